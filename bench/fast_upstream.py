@@ -1,0 +1,156 @@
+"""A fast MCP upstream for benchmarks: raw JSON lines on stdin/stdout, no SDK.
+
+Owns the cheapest honest MCP server the benchmarks can put behind a proxy, so
+that what a proxy adds is not hidden under server cost. It answers
+`initialize`, `ping`, `tools/list` (the catalog its argv names, see
+`catalogs.CatalogSpec.argv`), and `tools/call` of two working tools: `echo`
+(returns its arguments as JSON text) and `blob` (returns a JSON array of
+records of `arguments.bytes` bytes, built once per size and cached). Any other
+catalog tool answers with a one-line text. Notifications are accepted and
+ignored; unknown methods get -32601.
+
+It refuses concurrency: requests are handled in arrival order, one at a time,
+each reply written and flushed before the next line is read.
+
+Run it as a script: `python bench/fast_upstream.py --tools 425 ...`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import msgspec
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.catalogs import CatalogSpec, build_catalog, records_json  # noqa: E402
+
+_HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+
+
+class Request(msgspec.Struct):
+    method: str = ""
+    id: int | str | None = None
+    params: msgspec.Raw = msgspec.Raw(b"")
+
+
+class InitializeParams(msgspec.Struct):
+    protocolVersion: str = "2025-06-18"  # noqa: N815 (wire name)
+
+
+class CallParams(msgspec.Struct):
+    name: str
+    arguments: msgspec.Raw = msgspec.Raw(b"")
+
+
+class BlobArguments(msgspec.Struct):
+    bytes: int = 1000
+
+
+class FastUpstream:
+    """The request handlers; `handle` maps one request line to one reply line."""
+
+    def __init__(self, spec: CatalogSpec) -> None:
+        self.spec = spec
+        self._request = msgspec.json.Decoder(Request)
+        self._init_params = msgspec.json.Decoder(InitializeParams)
+        self._call_params = msgspec.json.Decoder(CallParams)
+        self._blob_args = msgspec.json.Decoder(BlobArguments)
+        self._encode = msgspec.json.Encoder().encode
+        self._tools_result: bytes | None = None
+        self._blobs: dict[int, bytes] = {}
+
+    def handle(self, line: bytes) -> bytes | None:
+        request = self._request.decode(line)
+        if request.id is None:
+            return None
+        result = self._dispatch(request)
+        head = b'{"jsonrpc":"2.0","id":' + self._encode(request.id)
+        if result is None:
+            error = self._encode({"code": -32601, "message": f"method not found: {request.method}"})
+            return head + b',"error":' + error + b"}\n"
+        return head + b',"result":' + result + b"}\n"
+
+    def _dispatch(self, request: Request) -> bytes | None:
+        method = request.method
+        if method == "tools/call":
+            return self._call(request.params)
+        if method == "tools/list":
+            return self._tools()
+        if method == "ping":
+            return b"{}"
+        if method == "initialize":
+            return self._initialize(request.params)
+        return None
+
+    def _initialize(self, params: msgspec.Raw) -> bytes:
+        asked = self._init_params.decode(params).protocolVersion if params else ""
+        version = asked if asked in _HANDSHAKE_VERSIONS else "2025-06-18"
+        return self._encode({
+            "protocolVersion": version,
+            "capabilities": {"tools": {"listChanged": False}},
+            "serverInfo": {"name": "bench-fast-upstream", "version": "1.0"},
+        })
+
+    def _tools(self) -> bytes:
+        if self._tools_result is None:
+            self._tools_result = self._encode({"tools": build_catalog(self.spec)})
+        return self._tools_result
+
+    def _call(self, params: msgspec.Raw) -> bytes:
+        call = self._call_params.decode(params or b'{"name":""}')
+        if call.name == "echo":
+            text = bytes(call.arguments) or b"{}"
+            return self._text_result(text.decode())
+        if call.name == "blob":
+            size = self._blob_args.decode(call.arguments or b"{}").bytes
+            return self._blob(size)
+        return self._text_result(f"{call.name} ran")
+
+    def _blob(self, size: int) -> bytes:
+        cached = self._blobs.get(size)
+        if cached is None:
+            cached = self._text_result(records_json(size).decode())
+            self._blobs[size] = cached
+        return cached
+
+    def _text_result(self, text: str) -> bytes:
+        content: list[dict[str, Any]] = [{"type": "text", "text": text}]
+        return self._encode({"content": content, "isError": False})
+
+
+def serve(upstream: FastUpstream, source: BinaryIO, sink: BinaryIO) -> None:
+    """Answer every line of `source` on `sink` until end of input."""
+    for line in source:
+        if not line.strip():
+            continue
+        reply = upstream.handle(line)
+        if reply is not None:
+            sink.write(reply)
+            sink.flush()
+
+
+def parse_spec(argv: list[str] | None = None) -> CatalogSpec:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--tools", type=int, default=4, help="tool count, echo and blob included")
+    parser.add_argument("--tool-bytes", type=int, default=300, help="approximate JSON bytes per tool")
+    parser.add_argument("--seed", type=int, default=4)
+    parser.add_argument("--area", default="", help="name prefix of generated tools")
+    args = parser.parse_args(argv)
+    return CatalogSpec(tools=args.tools, tool_bytes=args.tool_bytes, seed=args.seed, area=args.area)
+
+
+def main(argv: list[str] | None = None) -> None:
+    upstream = FastUpstream(parse_spec(argv))
+    try:
+        serve(upstream, sys.stdin.buffer, sys.stdout.buffer)
+    except (BrokenPipeError, KeyboardInterrupt):
+        pass
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,116 @@
+"""The catalog of a face: every upstream's tools and prompts, merged and named.
+
+Pure functions over data the upstream pool hands in. Owns naming, order (upstreams in
+configured order, each upstream's tools in the order it listed them), stripping of
+invisible characters, and per-upstream sizes. Refuses nothing: a tool without a usable
+name is skipped and counted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import msgspec
+
+from sidecar.catalog.names import assign_names
+from sidecar.catalog.sanitize import might_hold_invisible, strip_invisible
+
+__all__ = ["CatalogEntry", "Catalog", "UpstreamListing", "UpstreamSize", "build_catalog"]
+
+
+class UpstreamListing(msgspec.Struct, frozen=True):
+    """What one ready upstream offers, as decoded from its list answers."""
+
+    alias: str
+    tools: list[dict[str, Any]]
+    prompts: list[dict[str, Any]] = []
+    tools_json: bytes = b""  # the encoded tools array, for the fast invisible-char check
+
+
+class CatalogEntry(msgspec.Struct, frozen=True):
+    exposed: str  # the name the engine sees
+    alias: str  # the upstream
+    name: str  # the upstream's own name for it
+    spec: dict[str, Any]  # the tool (or prompt) object as the engine sees it
+
+
+class UpstreamSize(msgspec.Struct, frozen=True):
+    tools: int
+    description_chars: int
+
+
+class Catalog(msgspec.Struct, frozen=True):
+    tools: tuple[CatalogEntry, ...]
+    prompts: tuple[CatalogEntry, ...]
+    by_tool: dict[str, CatalogEntry]
+    by_prompt: dict[str, CatalogEntry]
+    sizes: dict[str, UpstreamSize]
+    stripped_chars: int
+    skipped_tools: int
+
+    def tool(self, exposed: str) -> CatalogEntry | None:
+        return self.by_tool.get(exposed)
+
+
+EMPTY_CATALOG = Catalog((), (), {}, {}, {}, 0, 0)
+
+
+def _usable(items: Iterable[Any]) -> list[dict[str, Any]]:
+    return [i for i in items if isinstance(i, dict) and isinstance(i.get("name"), str) and i["name"]]
+
+
+def _clean(listing: UpstreamListing) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
+    tools = _usable(listing.tools)
+    prompts = _usable(listing.prompts)
+    stripped = 0
+    if not listing.tools_json or might_hold_invisible(listing.tools_json):
+        tools, stripped = strip_invisible(tools)
+    prompts, prompt_stripped = strip_invisible(prompts)
+    return tools, prompts, stripped + prompt_stripped
+
+
+def _description_chars(tools: Sequence[dict[str, Any]]) -> int:
+    return sum(len(d) for t in tools if isinstance(d := t.get("description"), str))
+
+
+def _entries(
+    items: Sequence[tuple[str, dict[str, Any]]], budget: int, reserved: Iterable[str], prefixed: bool
+) -> tuple[CatalogEntry, ...]:
+    names = assign_names([(alias, item["name"]) for alias, item in items], budget, reserved, prefixed)
+    return tuple(
+        CatalogEntry(exposed, alias, item["name"], {**item, "name": exposed})
+        for exposed, (alias, item) in zip(names, items)
+    )
+
+
+def build_catalog(
+    listings: Sequence[UpstreamListing],
+    name_budget: int,
+    reserved: Iterable[str] = (),
+    prefixed: bool = True,
+) -> Catalog:
+    """Merge ready upstreams' listings into one named catalog."""
+    tools: list[tuple[str, dict[str, Any]]] = []
+    prompts: list[tuple[str, dict[str, Any]]] = []
+    sizes: dict[str, UpstreamSize] = {}
+    stripped = skipped = 0
+    reserved = frozenset(reserved)
+    for listing in listings:
+        clean_tools, clean_prompts, count = _clean(listing)
+        stripped += count
+        skipped += len(listing.tools) - len(clean_tools)
+        sizes[listing.alias] = UpstreamSize(len(clean_tools), _description_chars(clean_tools))
+        tools.extend((listing.alias, t) for t in clean_tools)
+        prompts.extend((listing.alias, p) for p in clean_prompts)
+    tool_entries = _entries(tools, name_budget, reserved, prefixed)
+    prompt_entries = _entries(prompts, name_budget, (), prefixed)
+    return Catalog(
+        tools=tool_entries,
+        prompts=prompt_entries,
+        by_tool={e.exposed: e for e in tool_entries},
+        by_prompt={e.exposed: e for e in prompt_entries},
+        sizes=sizes,
+        stripped_chars=stripped,
+        skipped_tools=skipped,
+    )

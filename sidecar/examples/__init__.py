@@ -1,0 +1,1 @@
+"""The bundled example: two small MCP servers and the demo that drives the sidecar."""

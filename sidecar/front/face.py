@@ -1,0 +1,182 @@
+"""A face: what the engine sees as one MCP server, and the routing behind it.
+
+Owns the face's catalog and listing (rebuilt whenever an upstream changes, with
+`list_changed` sent only when what the engine sees really changed), the routing of
+resources, prompts and completions by name or URI, and the relay of upstream
+notifications and requests to the engine sessions.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any
+
+import msgspec
+
+from sidecar.catalog import EMPTY_CATALOG, Catalog, Listing, UpstreamListing, build_catalog, full_layout, name_budget
+from sidecar.config import SidecarConfig
+from sidecar.errors import INVALID_PARAMS, METHOD_NOT_FOUND, EngineInputError
+from sidecar.front.session import CAPABILITY_OF_REQUEST, EngineSession
+from sidecar.gate import Gate
+from sidecar.upstream import Connection, Pool, Upstream
+from sidecar.wire import UpstreamFrame
+
+__all__ = ["Face", "RESOURCE_NOT_FOUND"]
+
+log = logging.getLogger(__name__)
+
+RESOURCE_NOT_FOUND = -32002
+RESERVED_TOOL_NAMES = frozenset({"find_tool", "use_tool", "query_result", "mcp_search_tools",
+                                 "mcp_describe_tool", "mcp_call_tool"})
+_TEMPLATE_PART = re.compile(r"\{[^}]*\}")
+
+
+def _template_pattern(template: str) -> re.Pattern[str]:
+    """A URI template as a regex: each `{...}` matches any run of characters."""
+    parts = _TEMPLATE_PART.split(template)
+    return re.compile(".+?".join(re.escape(p) for p in parts) + r"\Z", re.DOTALL)
+
+
+class Face:
+    def __init__(self, config: SidecarConfig) -> None:
+        self.config = config
+        self.name = config.face.name
+        self.sessions: list[EngineSession] = []
+        self.pool = Pool(config.servers, self, self._upstream_changed, config.face.start_timeout_seconds)
+        self.catalog: Catalog = EMPTY_CATALOG
+        self.listing: Listing = full_layout(EMPTY_CATALOG)
+        self.gate = Gate(self.pool, self.catalog)
+        self._resource_owner: dict[str, str] = {}
+        self._templates: list[tuple[re.Pattern[str], str]] = []
+        self._pages: dict[tuple[int, int], bytes] = {}
+        self.closing = False  # set at shutdown: no more notifications to the engine
+
+    # -- catalog ----------------------------------------------------------------
+
+    def _upstream_changed(self, upstream: Upstream) -> None:
+        if self.closing:
+            return
+        before_tools, before_prompts = self.listing.tools, self.catalog.prompts
+        before_resources = dict(self._resource_owner)
+        self.rebuild()
+        if self.listing.tools != before_tools:
+            self._broadcast("notifications/tools/list_changed")
+        if self.catalog.prompts != before_prompts:
+            self._broadcast("notifications/prompts/list_changed")
+        if self._resource_owner != before_resources:
+            self._broadcast("notifications/resources/list_changed")
+
+    def rebuild(self) -> None:
+        ready = self.pool.ready()
+        listings = [UpstreamListing(u.alias, u.listing.tools, u.listing.prompts, u.listing.tools_json) for u in ready]
+        self.catalog = build_catalog(listings, name_budget(self.name), RESERVED_TOOL_NAMES)
+        self.listing = full_layout(self.catalog)
+        self.gate.catalog = self.catalog
+        self._pages.clear()
+        self._index_resources(ready)
+
+    def _index_resources(self, ready: list[Upstream]) -> None:
+        owners: dict[str, str] = {}
+        templates: list[tuple[re.Pattern[str], str]] = []
+        for upstream in ready:
+            for resource in upstream.listing.resources:
+                uri = resource.get("uri")
+                if isinstance(uri, str):
+                    owners.setdefault(uri, upstream.alias)
+            for template in upstream.listing.templates:
+                pattern = template.get("uriTemplate")
+                if isinstance(pattern, str):
+                    templates.append((_template_pattern(pattern), upstream.alias))
+        self._resource_owner, self._templates = owners, templates
+
+    def tools_page(self, offset: int) -> bytes:
+        """The encoded `tools/list` result from `offset` (cached until the next rebuild)."""
+        size = self.config.face.page_size
+        key = (offset, size)
+        page = self._pages.get(key)
+        if page is None:
+            tools, following = self.listing.page(offset, size)
+            result: dict[str, Any] = {"tools": tools}
+            if following is not None:
+                result["nextCursor"] = encode_cursor(following)
+            page = self._pages[key] = msgspec.json.encode(result)
+        return page
+
+    def missing_upstreams(self) -> list[tuple[str, str]]:
+        return [(u.alias, u.state) for u in self.pool if u.state != "ready"]
+
+    # -- routing ------------------------------------------------------------------
+
+    def upstream_for_resource(self, uri: str) -> Upstream:
+        alias = self._resource_owner.get(uri)
+        if alias is None:
+            alias = next((a for pattern, a in self._templates if pattern.match(uri)), None)
+        if alias is None:
+            offering = [u.alias for u in self.pool.ready() if "resources" in u.capabilities]
+            alias = offering[0] if len(offering) == 1 else None
+        upstream = self.pool.get(alias) if alias else None
+        if upstream is None:
+            raise EngineInputError(f"unknown resource '{uri}' at params.uri", code=RESOURCE_NOT_FOUND)
+        return upstream
+
+    def upstream_for_prompt(self, name: str) -> tuple[Upstream, str]:
+        entry = self.catalog.by_prompt.get(name)
+        upstream = self.pool.get(entry.alias) if entry else None
+        if entry is None or upstream is None:
+            raise EngineInputError(f"unknown prompt '{name}' at params.name", code=INVALID_PARAMS)
+        return upstream, entry.name
+
+    # -- from upstreams -------------------------------------------------------------
+
+    def upstream_notification(self, conn: Connection, frame: UpstreamFrame) -> None:
+        upstream = self.pool.get(conn.alias)
+        if upstream is not None and upstream.notification(conn, frame):
+            return
+        method = frame.method or ""
+        if method in ("notifications/message", "notifications/resources/updated"):
+            params = msgspec.json.decode(frame.params) if frame.params else None
+            self._broadcast(method, params)
+        elif method == "notifications/cancelled":
+            self._cancel_relayed(conn, frame)
+
+    def upstream_request(self, conn: Connection, frame: UpstreamFrame) -> None:
+        assert frame.id is not None and frame.method is not None
+        if frame.method == "ping":
+            conn.respond(frame.id, {})
+            return
+        capability = CAPABILITY_OF_REQUEST.get(frame.method)
+        if capability is None:
+            conn.respond_error(frame.id, METHOD_NOT_FOUND, f"the sidecar does not relay {frame.method}")
+            return
+        session = next((s for s in self.sessions if s.declared(capability)), None)
+        if session is None:
+            conn.respond_error(frame.id, METHOD_NOT_FOUND, f"the client did not declare the {capability} capability")
+            return
+        session.relay_request(conn, frame.id, frame.method, frame.params)
+
+    def _cancel_relayed(self, conn: Connection, frame: UpstreamFrame) -> None:
+        try:
+            params = msgspec.json.decode(frame.params) if frame.params else {}
+        except msgspec.DecodeError:
+            return
+        wanted = params.get("requestId") if isinstance(params, dict) else None
+        for session in self.sessions:
+            for ident, (owner, upstream_id) in list(session.relayed.items()):
+                if owner is conn and upstream_id == wanted:
+                    session.relayed.release(ident)
+                    session.notify("notifications/cancelled", {"requestId": ident, "reason": params.get("reason", "")})
+
+    def _broadcast(self, method: str, params: Any = None) -> None:
+        for session in self.sessions:
+            session.notify(method, params)
+
+
+def encode_cursor(offset: int) -> str:
+    return f"o{offset}"
+
+
+def decode_cursor(cursor: object) -> int:
+    if isinstance(cursor, str) and cursor[:1] == "o" and cursor[1:].isdigit():
+        return int(cursor[1:])
+    raise EngineInputError("invalid cursor at params.cursor", code=INVALID_PARAMS)

@@ -1,0 +1,58 @@
+"""One engine session: what the engine declared, what it is waiting for, and the
+requests upstreams asked it to answer.
+
+Owns the engine side of id routing: engine ids of calls in flight (for cancellation),
+and fresh ids for requests relayed to the engine (sampling, elicitation, roots), mapped
+back to (upstream connection, upstream id).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+
+from sidecar.upstream import Connection
+from sidecar.wire import IdAllocator, RequestId, encode_notification, encode_request
+
+__all__ = ["EngineSession", "CAPABILITY_OF_REQUEST"]
+
+# A request an upstream sends to the client is relayed only if the engine declared this.
+CAPABILITY_OF_REQUEST = {
+    "sampling/createMessage": "sampling",
+    "elicitation/create": "elicitation",
+    "roots/list": "roots",
+}
+
+
+class EngineSession:
+    def __init__(self, send: Callable[[bytes], None]) -> None:
+        self.send = send
+        self.protocol_version: str | None = None
+        self.client_capabilities: dict[str, Any] = {}
+        self.client_info: dict[str, Any] = {}
+        self.announced = False  # initialize answered: notifications may flow
+        self.in_flight: dict[RequestId, tuple[Connection, int] | None] = {}
+        self.relayed: IdAllocator[tuple[Connection, int | str]] = IdAllocator()
+
+    def declared(self, capability: str) -> bool:
+        return isinstance(self.client_capabilities.get(capability), dict)
+
+    def notify(self, method: str, params: Any = None) -> None:
+        if self.announced:
+            self.send(encode_notification(method, params))
+
+    def relay_request(self, conn: Connection, upstream_id: int | str, method: str, params: msgspec.Raw) -> None:
+        ident = self.relayed.allocate((conn, upstream_id))
+        self.send(encode_request(ident, method, params if params else None))
+
+    def cancel(self, engine_id: RequestId) -> bool:
+        """The engine gave up on `engine_id`: cancel it upstream; no answer will be sent."""
+        if engine_id not in self.in_flight:
+            return False
+        sent = self.in_flight.pop(engine_id)
+        if sent is not None:
+            conn, upstream_id = sent
+            conn.cancel(upstream_id)
+        return True

@@ -1,0 +1,218 @@
+"""One MCP client connection to an upstream, whatever carries its bytes.
+
+Owns the upstream side of id routing (its own counter, RELIABILITY rule 1), progress
+tokens, cancellation, and the split of incoming frames into answers, notifications and
+requests. Refuses: frames that are not JSON-RPC (skipped and counted), answers to ids it
+never sent or already settled (dropped and counted).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import Any, Protocol
+
+import msgspec
+
+from sidecar.errors import INTERNAL_ERROR, CallCancelled, UpstreamError, UpstreamUnavailable
+from sidecar.wire import (
+    IdAllocator,
+    UpstreamFrame,
+    decode_upstream_frame,
+    encode_error,
+    encode_notification,
+    encode_request,
+    encode_result,
+)
+
+__all__ = ["Connection", "Transport", "PeerHandler", "ProgressSink"]
+
+log = logging.getLogger(__name__)
+
+ProgressSink = Callable[[dict[str, Any]], None]
+
+
+class Transport(Protocol):
+    """Carries bytes to the upstream; the reader side calls `Connection.feed`."""
+
+    def write(self, data: bytes) -> None: ...
+
+
+class PeerHandler(Protocol):
+    """What the connection hands upward: notifications and requests from the upstream."""
+
+    def upstream_notification(self, conn: Connection, frame: UpstreamFrame) -> None: ...
+
+    def upstream_request(self, conn: Connection, frame: UpstreamFrame) -> None: ...
+
+
+class _Pending:
+    __slots__ = ("future", "progress_token")
+
+    def __init__(self, future: asyncio.Future[UpstreamFrame], progress_token: int | None) -> None:
+        self.future = future
+        self.progress_token = progress_token
+
+
+class Connection:
+    """Requests out with fresh ids; answers matched back; the rest handed to `handler`."""
+
+    def __init__(self, alias: str, transport: Transport, handler: PeerHandler) -> None:
+        self.alias = alias
+        self.transport = transport
+        self.handler = handler
+        self.closed_reason: str | None = None
+        self.skipped_lines = 0
+        self.stray_answers = 0
+        self._ids: IdAllocator[_Pending] = IdAllocator()
+        self._progress: dict[int, ProgressSink] = {}
+        self._next_token = 0
+
+    # -- outgoing -------------------------------------------------------------------
+
+    def start_request(
+        self, method: str, params: Any, progress: ProgressSink | None = None
+    ) -> tuple[int, asyncio.Future[UpstreamFrame]]:
+        """Send a request now; returns its upstream id and the future of its answer."""
+        if self.closed_reason is not None:
+            raise UpstreamUnavailable(f"upstream '{self.alias}' {self.closed_reason}")
+        future: asyncio.Future[UpstreamFrame] = asyncio.get_running_loop().create_future()
+        token = None
+        if progress is not None:
+            params, token = self._with_progress_token(params, progress)
+        ident = self._ids.allocate(_Pending(future, token))
+        self.transport.write(encode_request(ident, method, params))
+        return ident, future
+
+    async def request(self, method: str, params: Any = None) -> msgspec.Raw:
+        """Send a request and wait for its result (errors raised as UpstreamError)."""
+        ident, future = self.start_request(method, params)
+        try:
+            frame = await future
+        finally:
+            self.forget(ident)
+        return result_of(frame)
+
+    def _with_progress_token(self, params: Any, sink: ProgressSink) -> tuple[Any, int]:
+        self._next_token += 1
+        token = self._next_token
+        self._progress[token] = sink
+        params = dict(params or {})
+        meta = dict(params.get("_meta") or {})
+        meta["progressToken"] = token
+        params["_meta"] = meta
+        return params, token
+
+    def forget(self, ident: int) -> None:
+        """Stop waiting for `ident` (done or abandoned); a late answer is then dropped."""
+        pending = self._ids.release(ident)
+        if pending is not None:
+            self._settle(pending)
+
+    def cancel(self, ident: int, reason: str = "cancelled by the client") -> None:
+        """Tell the upstream to stop `ident`, and drop whatever answer still comes."""
+        pending = self._ids.release(ident)
+        if pending is None:
+            return
+        self._settle(pending)
+        if not pending.future.done():
+            pending.future.set_exception(CallCancelled("cancelled by the client"))
+            pending.future.exception()
+        self.notify("notifications/cancelled", {"requestId": ident, "reason": reason})
+
+    def _settle(self, pending: _Pending) -> None:
+        if pending.progress_token is not None:
+            self._progress.pop(pending.progress_token, None)
+
+    def notify(self, method: str, params: Any = None) -> None:
+        if self.closed_reason is None:
+            self.transport.write(encode_notification(method, params))
+
+    def respond(self, ident: int | str, result: Any) -> None:
+        if self.closed_reason is None:
+            self.transport.write(encode_result(ident, result))
+
+    def respond_error(self, ident: int | str, code: int, message: str) -> None:
+        if self.closed_reason is None:
+            self.transport.write(encode_error(ident, code, message))
+
+    # -- incoming -------------------------------------------------------------------
+
+    def feed(self, line: bytes) -> None:
+        frame = decode_upstream_frame(line)
+        if frame is None:
+            self.skipped_lines += 1
+            return
+        if frame.method is None:
+            self._answer(frame)
+        elif frame.id is None:
+            self._notification(frame)
+        else:
+            self.handler.upstream_request(self, frame)
+
+    def _answer(self, frame: UpstreamFrame) -> None:
+        pending = self._ids.release(frame.id)
+        if pending is None:
+            self.stray_answers += 1
+            return
+        self._settle(pending)
+        if not pending.future.done():
+            pending.future.set_result(frame)
+
+    def _notification(self, frame: UpstreamFrame) -> None:
+        if frame.method == "notifications/progress":
+            self._progress_notification(frame)
+        else:
+            self.handler.upstream_notification(self, frame)
+
+    def _progress_notification(self, frame: UpstreamFrame) -> None:
+        try:
+            params = msgspec.json.decode(frame.params) if frame.params else {}
+        except msgspec.DecodeError:
+            return
+        if not isinstance(params, dict):
+            return
+        token = params.get("progressToken")
+        sink = self._progress.get(token) if type(token) is int else None
+        if sink is not None:
+            sink(params)
+
+    def lost(self, reason: str) -> None:
+        """The transport is gone: every waiting request fails now, clearly."""
+        if self.closed_reason is not None:
+            return
+        self.closed_reason = reason
+        self._progress.clear()
+        error = UpstreamUnavailable(f"upstream '{self.alias}' {reason}; the call was not retried")
+        for pending in self._ids.drain():
+            if not pending.future.done():
+                pending.future.set_exception(error)
+                pending.future.exception()  # consumed here: nobody may be waiting any more
+
+    @property
+    def in_flight(self) -> int:
+        return len(self._ids)
+
+
+def result_of(frame: UpstreamFrame) -> msgspec.Raw:
+    """The result of an answer, or the upstream's own error raised as UpstreamError."""
+    if frame.error:
+        raise upstream_error(frame.error)
+    return frame.result if frame.result else msgspec.Raw(b"{}")
+
+
+def upstream_error(raw: msgspec.Raw) -> UpstreamError:
+    try:
+        error = msgspec.json.decode(raw)
+    except msgspec.DecodeError:
+        error = None
+    if not isinstance(error, dict):
+        return UpstreamError("the upstream answered with a malformed error")
+    code = error.get("code")
+    message = error.get("message")
+    return UpstreamError(
+        message if isinstance(message, str) else "the upstream reported an error",
+        code=code if type(code) is int else INTERNAL_ERROR,
+        data=error.get("data"),
+    )

@@ -1,0 +1,201 @@
+"""One configured upstream kept alive: start, handshake, list, watch, restart.
+
+Owns the upstream's state machine (a table), its backoff and circuit breaker, and its
+current connection and listing. A crash fails the calls in flight at once (no retry of
+`tools/call`, RELIABILITY rule 5); the upstream restarts with backoff, and after repeated
+crashes the circuit opens for a while. One upstream's trouble never touches another's.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+import msgspec
+
+from sidecar.config import ServerConfig
+from sidecar.errors import SidecarError, UpstreamUnavailable
+from sidecar.upstream.connection import Connection, PeerHandler
+from sidecar.upstream.handshake import Handshake, Listing, handshake, read_listing
+from sidecar.upstream.stdio import ChildProcess, spawn_child
+from sidecar.wire import UpstreamFrame
+from sidecar.wire.framing import DEFAULT_LINE_CAP
+
+__all__ = ["Upstream", "UpstreamState", "Backoff"]
+
+log = logging.getLogger(__name__)
+
+UpstreamState = str
+# state -> the words a refused call gets ("upstream 'x' <words>")
+REFUSALS: dict[UpstreamState, str] = {
+    "starting": "is still starting",
+    "ready": "",
+    "restarting": "stopped and is restarting",
+    "failed": "could not be started",
+    "paused": "crashed repeatedly and is paused for a while",
+    "stopped": "is shut down",
+}
+_LIST_NOTIFICATIONS = {
+    "notifications/tools/list_changed": "tools",
+    "notifications/prompts/list_changed": "prompts",
+    "notifications/resources/list_changed": "resources",
+}
+
+
+class Backoff(msgspec.Struct):
+    """Restart delays that double up to a ceiling; the circuit opens after a burst of crashes."""
+
+    first: float = 0.25
+    ceiling: float = 30.0
+    burst: int = 5
+    window: float = 60.0
+    pause: float = 60.0
+    crashes: list[float] = []
+
+    def next_delay(self, now: float) -> float:
+        self.crashes = [t for t in self.crashes if now - t < self.window] + [now]
+        if len(self.crashes) >= self.burst:
+            self.crashes = []
+            return self.pause
+        return min(self.ceiling, self.first * 2 ** (len(self.crashes) - 1))
+
+
+class Upstream:
+    """The pool's handle on one upstream: its state, connection, listing and supervisor."""
+
+    def __init__(
+        self,
+        config: ServerConfig,
+        handler: PeerHandler,
+        on_change: Callable[[Upstream], None],
+        start_timeout: float,
+    ) -> None:
+        self.config = config
+        self.alias = config.alias
+        self.state: UpstreamState = "starting"
+        self.reason = ""
+        self.connection: Connection | None = None
+        self.info: Handshake | None = None
+        self.listing = Listing()
+        self.start_timeout = config.start_timeout_seconds or start_timeout
+        self.backoff = Backoff()
+        self._handler = handler
+        self._on_change = on_change
+        self._child: ChildProcess | None = None
+        self._refresh: anyio.abc.TaskGroup | None = None
+        self._lines_to: Connection | None = None  # the connection of the current child
+
+    @property
+    def capabilities(self) -> dict[str, Any]:
+        return self.info.capabilities if self.info else {}
+
+    def ready_connection(self) -> Connection:
+        """The live connection, or UpstreamUnavailable saying why there is none."""
+        conn = self.connection
+        if self.state == "ready" and conn is not None and conn.closed_reason is None:
+            return conn
+        words = REFUSALS.get(self.state) or "is not connected"
+        raise UpstreamUnavailable(f"upstream '{self.alias}' {words}")
+
+    def _set_state(self, state: UpstreamState, reason: str = "") -> None:
+        changed = state != self.state
+        self.state, self.reason = state, reason
+        if changed:
+            self._on_change(self)
+
+    async def run(self) -> None:
+        """Supervise until cancelled: start, serve, and restart after each stop."""
+        if self.config.type != "stdio":
+            self._set_state("failed", f"{self.config.type} upstreams are not supported yet")
+            log.warning("upstream '%s' left out: %s", self.alias, self.reason)
+            return
+        try:
+            while True:
+                await self._serve_once()
+                delay = self.backoff.next_delay(time.monotonic())
+                if delay >= self.backoff.pause:
+                    self._set_state("paused", self.reason)
+                    log.warning("upstream '%s' paused for %.0fs after repeated stops", self.alias, delay)
+                await anyio.sleep(delay)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self._stop_child()
+                self._set_state("stopped")
+
+    async def _serve_once(self) -> None:
+        try:
+            child = await spawn_child(self.config, self._feed, DEFAULT_LINE_CAP)
+        except OSError as exc:
+            self._fail(f"its command could not be started ({exc.strerror or type(exc).__name__})")
+            return
+        self._child = child
+        conn = self._lines_to = Connection(self.alias, child, self._handler)
+        child.gone.add_done_callback(lambda _: conn.lost(f"stopped (exit code {child.returncode})"))
+        try:
+            await self._start(conn)
+            async with anyio.create_task_group() as self._refresh:
+                self.connection = conn
+                self._set_state("ready")
+                log.info("upstream '%s' ready: %d tools", self.alias, len(self.listing.tools))
+                await child.gone
+                self._refresh.cancel_scope.cancel()
+            self._fail(f"stopped (exit code {child.returncode})", restarting=True)
+        except TimeoutError:
+            self._fail(f"did not answer within {self.start_timeout:g}s")
+        except SidecarError as exc:
+            self._fail(exc.message)
+        finally:
+            self._refresh = None
+            await self._stop_child()
+
+    async def _start(self, conn: Connection) -> None:
+        with anyio.fail_after(self.start_timeout):
+            self.info = await handshake(conn)
+            self.listing = await read_listing(conn, self.info.capabilities)
+
+    def _feed(self, line: bytes) -> None:
+        if self._lines_to is not None:
+            self._lines_to.feed(line)
+
+    def _fail(self, reason: str, restarting: bool = False) -> None:
+        self.connection = None
+        if not restarting:
+            tail = self._child.stderr_tail()[-800:] if self._child else ""
+            log.warning("upstream '%s' %s%s", self.alias, reason, f"; its stderr ends: {tail!r}" if tail else "")
+        else:
+            log.warning("upstream '%s' %s", self.alias, reason)
+        self._set_state("restarting" if restarting else "failed", reason)
+
+    async def _stop_child(self) -> None:
+        child, self._child = self._child, None
+        if child is not None:
+            if self.connection is not None:
+                self.connection.lost("is shutting down")
+            await child.stop()
+
+    def notification(self, conn: Connection, frame: UpstreamFrame) -> bool:
+        """Handle list changes here (re-read, then announce); False for the others."""
+        kind = _LIST_NOTIFICATIONS.get(frame.method or "")
+        if kind is None or self._refresh is None or conn is not self.connection:
+            return False
+        self._refresh.start_soon(self._reread, conn, kind)
+        return True
+
+    async def _reread(self, conn: Connection, kind: str) -> None:
+        try:
+            with anyio.fail_after(self.start_timeout):
+                fresh = await read_listing(conn, self.capabilities, frozenset({kind}))
+        except (TimeoutError, SidecarError) as exc:
+            log.warning("upstream '%s': re-reading its %s failed: %s", self.alias, kind, exc)
+            return
+        if kind == "tools":
+            self.listing = msgspec.structs.replace(self.listing, tools=fresh.tools, tools_json=fresh.tools_json)
+        elif kind == "prompts":
+            self.listing = msgspec.structs.replace(self.listing, prompts=fresh.prompts)
+        else:
+            self.listing = msgspec.structs.replace(self.listing, resources=fresh.resources, templates=fresh.templates)
+        self._on_change(self)
+

@@ -1,0 +1,39 @@
+"""JSON-RPC 2.0 on msgspec, with no I/O: line framing, strict decoding, envelopes, ids."""
+
+from sidecar.wire.framing import LineFramer
+from sidecar.wire.ids import IdAllocator
+from sidecar.wire.jsonrpc import (
+    EngineMessage,
+    FrameRejected,
+    Notification,
+    Request,
+    RequestId,
+    Response,
+    UpstreamFrame,
+    decode_engine_frame,
+    decode_upstream_frame,
+    encode_error,
+    encode_error_raw,
+    encode_notification,
+    encode_request,
+    encode_result,
+)
+
+__all__ = [
+    "EngineMessage",
+    "FrameRejected",
+    "IdAllocator",
+    "LineFramer",
+    "Notification",
+    "Request",
+    "RequestId",
+    "Response",
+    "UpstreamFrame",
+    "decode_engine_frame",
+    "decode_upstream_frame",
+    "encode_error",
+    "encode_error_raw",
+    "encode_notification",
+    "encode_request",
+    "encode_result",
+]

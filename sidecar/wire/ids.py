@@ -1,0 +1,45 @@
+"""Per-connection request ids: never route by the peer's bare id (RELIABILITY rule 1)."""
+
+from __future__ import annotations
+
+from typing import Generic, TypeVar
+
+__all__ = ["IdAllocator"]
+
+T = TypeVar("T")
+
+
+class IdAllocator(Generic[T]):
+    """Hands out fresh integer ids on one connection and maps them back to what waits."""
+
+    __slots__ = ("_next", "_waiting")
+
+    def __init__(self) -> None:
+        self._next = 0
+        self._waiting: dict[int, T] = {}
+
+    def allocate(self, waiter: T) -> int:
+        self._next += 1
+        self._waiting[self._next] = waiter
+        return self._next
+
+    def release(self, ident: object) -> T | None:
+        """Take the waiter for an id; None for an id we never gave or already answered."""
+        if type(ident) is not int:
+            return None
+        return self._waiting.pop(ident, None)
+
+    def peek(self, ident: int) -> T | None:
+        return self._waiting.get(ident)
+
+    def items(self) -> list[tuple[int, T]]:
+        return list(self._waiting.items())
+
+    def drain(self) -> list[T]:
+        """Take every waiter (the connection is gone)."""
+        waiting = list(self._waiting.values())
+        self._waiting.clear()
+        return waiting
+
+    def __len__(self) -> int:
+        return len(self._waiting)

@@ -1,0 +1,211 @@
+"""JSON-RPC 2.0 envelopes: strict decoding of what the engine sends, lean decoding of
+what upstreams send, and byte-level encoders.
+
+Engine frames are judged by the gate, so they are decoded strictly (RELIABILITY rule 2):
+duplicate keys, NaN/Infinity, out-of-range numbers, lone surrogates, boolean or
+fractional ids and non-object params are refused with the JSON-RPC code that fits.
+Upstream frames are decoded lazily: `params`, `result` and `error` stay `msgspec.Raw`, so
+passing a result through is a copy, not a parse.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import msgspec
+
+from sidecar.errors import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR
+
+__all__ = [
+    "EngineMessage",
+    "FrameRejected",
+    "Notification",
+    "Request",
+    "Response",
+    "UpstreamFrame",
+    "decode_engine_frame",
+    "decode_upstream_frame",
+    "encode_error",
+    "encode_error_raw",
+    "encode_notification",
+    "encode_request",
+    "encode_result",
+    "RequestId",
+]
+
+RequestId = int | str
+
+
+class Request(msgspec.Struct, frozen=True):
+    id: RequestId
+    method: str
+    params: dict[str, Any]
+
+
+class Notification(msgspec.Struct, frozen=True):
+    method: str
+    params: dict[str, Any]
+
+
+class Response(msgspec.Struct, frozen=True):
+    """The engine's answer to a request the sidecar relayed to it."""
+
+    id: RequestId
+    result: Any = None
+    error: dict[str, Any] | None = None
+
+
+class FrameRejected(msgspec.Struct, frozen=True):
+    """A frame refused before dispatch; `id` is echoed when it could be read."""
+
+    code: int
+    message: str
+    id: RequestId | None = None
+
+
+EngineMessage = Request | Notification | Response
+
+
+class UpstreamFrame(msgspec.Struct):
+    jsonrpc: str = ""
+    id: int | str | None = None
+    method: str | None = None
+    params: msgspec.Raw = msgspec.Raw()
+    result: msgspec.Raw = msgspec.Raw()
+    error: msgspec.Raw = msgspec.Raw()
+
+
+_upstream_decoder = msgspec.json.Decoder(UpstreamFrame)
+_validator = msgspec.json.Decoder()
+_encode = msgspec.json.encode
+
+
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _pairs_without_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        raise _DuplicateKey("duplicate key in object")
+    return obj
+
+
+def _no_constants(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+_strict_decoder = json.JSONDecoder(
+    object_pairs_hook=_pairs_without_duplicates, parse_constant=_no_constants
+)
+
+
+def _decode_strict(line: bytes) -> Any:
+    """Decode a frame, refusing what JSON or the gate cannot judge unambiguously."""
+    try:
+        _validator.decode(line)
+    except msgspec.DecodeError:
+        text = line.decode("utf-8", "replace")
+        _validator.decode(text.encode())  # still bad once UTF-8 is repaired: refuse
+        line = text.encode()
+    return _strict_decoder.decode(line.decode())
+
+
+def _valid_id(value: object) -> bool:
+    return type(value) is int or type(value) is str
+
+
+def decode_engine_frame(line: bytes) -> EngineMessage | FrameRejected:
+    """Decode one line from the engine into a message or a rejection with its code."""
+    try:
+        obj = _decode_strict(line)
+    except _DuplicateKey:
+        return FrameRejected(PARSE_ERROR, "parse error: duplicate key in object")
+    except (msgspec.DecodeError, ValueError):
+        return FrameRejected(PARSE_ERROR, "parse error: not valid JSON")
+    if isinstance(obj, list):
+        return FrameRejected(INVALID_REQUEST, "batch requests are not supported")
+    if not isinstance(obj, dict):
+        return FrameRejected(INVALID_REQUEST, "a message must be a JSON object")
+    return _envelope(obj)
+
+
+def _envelope(obj: dict[str, Any]) -> EngineMessage | FrameRejected:
+    ident = obj.get("id")
+    has_id = "id" in obj
+    if has_id and not _valid_id(ident):
+        return FrameRejected(INVALID_REQUEST, "id must be a string or an integer")
+    echo = ident if has_id else None
+    if obj.get("jsonrpc") != "2.0":
+        return FrameRejected(INVALID_REQUEST, 'jsonrpc must be "2.0"', echo)
+    method = obj.get("method")
+    if method is None and has_id and ("result" in obj or "error" in obj):
+        return _response(obj)
+    if not isinstance(method, str):
+        return FrameRejected(INVALID_REQUEST, "method must be a string", echo)
+    params = obj.get("params", {})
+    if not isinstance(params, dict):
+        return FrameRejected(INVALID_PARAMS, "params must be an object", echo)
+    if has_id:
+        return Request(ident, method, params)
+    return Notification(method, params)
+
+
+def _response(obj: dict[str, Any]) -> Response | FrameRejected:
+    error = obj.get("error")
+    if "result" in obj and error is not None:
+        return FrameRejected(INVALID_REQUEST, "a response has result or error, not both")
+    if error is not None and not isinstance(error, dict):
+        return FrameRejected(INVALID_REQUEST, "error must be an object")
+    return Response(obj["id"], obj.get("result"), error)
+
+
+def decode_upstream_frame(line: bytes) -> UpstreamFrame | None:
+    """Decode one line from an upstream; None for a line that is not a JSON-RPC object."""
+    try:
+        return _upstream_decoder.decode(line)
+    except msgspec.DecodeError:
+        pass
+    try:
+        return _upstream_decoder.decode(line.decode("utf-8", "replace").encode())
+    except msgspec.DecodeError:
+        return None
+
+
+def _id_bytes(ident: RequestId | None) -> bytes:
+    return b"null" if ident is None else _encode(ident)
+
+
+def encode_result(ident: RequestId, result: bytes | msgspec.Raw | Any) -> bytes:
+    """A success response; `result` given as bytes/Raw is spliced in without parsing."""
+    body = result if isinstance(result, (bytes, msgspec.Raw)) else _encode(result)
+    return b'{"jsonrpc":"2.0","id":%b,"result":%b}\n' % (_id_bytes(ident), bytes(body))
+
+
+def encode_error(
+    ident: RequestId | None, code: int, message: str, data: Any = None
+) -> bytes:
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return b'{"jsonrpc":"2.0","id":%b,"error":%b}\n' % (_id_bytes(ident), _encode(error))
+
+
+def encode_error_raw(ident: RequestId, error: bytes | msgspec.Raw) -> bytes:
+    """Pass an upstream's error object through under the engine's id."""
+    return b'{"jsonrpc":"2.0","id":%b,"error":%b}\n' % (_id_bytes(ident), bytes(error))
+
+
+def encode_request(ident: RequestId, method: str, params: Any = None) -> bytes:
+    frame: dict[str, Any] = {"jsonrpc": "2.0", "id": ident, "method": method}
+    if params is not None:
+        frame["params"] = params
+    return _encode(frame) + b"\n"
+
+
+def encode_notification(method: str, params: Any = None) -> bytes:
+    frame: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+    if params is not None:
+        frame["params"] = params
+    return _encode(frame) + b"\n"
