@@ -1,0 +1,51 @@
+"""The import rules: arrows point one way, and the runtime path stays light."""
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1] / "sidecar"
+HEAVY = ("mcp", "pydantic", "aiohttp", "jmespath")
+# package -> the sidecar packages it must not import
+FORBIDDEN = {
+    "wire": {"front", "catalog", "gate", "upstream", "app", "cli"},
+    "catalog": {"front", "gate", "upstream", "app", "cli"},
+    "gate": {"front", "app", "cli"},
+    "upstream": {"front", "gate", "catalog", "app", "cli"},
+    "errors": {"front", "catalog", "gate", "upstream", "wire", "app"},
+    "config": {"front", "catalog", "gate", "upstream", "wire", "app"},
+}
+
+
+def imported_packages(path: Path) -> set[str]:
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("sidecar."):
+            found.add(node.module.split(".")[1])
+        elif isinstance(node, ast.Import):
+            found |= {a.name.split(".")[1] for a in node.names if a.name.startswith("sidecar.")}
+    return found
+
+
+def test_imports_point_one_way() -> None:
+    wrong = []
+    for path in ROOT.rglob("*.py"):
+        owner = path.relative_to(ROOT).parts[0].removesuffix(".py")
+        bad = imported_packages(path) & FORBIDDEN.get(owner, set())
+        wrong += [f"{path.relative_to(ROOT)} imports sidecar.{b}" for b in sorted(bad)]
+    assert not wrong
+
+
+def test_nothing_imports_front_or_app_but_the_root() -> None:
+    for path in ROOT.rglob("*.py"):
+        rel = path.relative_to(ROOT)
+        if rel.parts[0] in ("front", "app.py", "cli.py"):
+            continue
+        assert not imported_packages(path) & {"front", "app"}, rel
+
+
+def test_the_runtime_path_loads_no_heavy_module() -> None:
+    code = "import sys, sidecar.app, sidecar.cli; print(' '.join(sorted(sys.modules)))"
+    loaded = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split())
+    assert not {m for m in loaded if m.split(".")[0] in HEAVY}

@@ -1,0 +1,44 @@
+from hypothesis import given, strategies as st
+
+from sidecar.wire import LineFramer
+
+
+def test_lines_split_across_chunks_are_joined() -> None:
+    framer = LineFramer(100)
+    assert framer.feed(b'{"a":') == []
+    assert framer.feed(b'1}\n{"b":2}\n{"c"') == [b'{"a":1}', b'{"b":2}']
+    assert framer.feed(b":3}\r\n") == [b'{"c":3}']
+
+
+def test_blank_lines_are_skipped() -> None:
+    assert LineFramer(100).feed(b"\n  \n\r\nx\n") == [b"x"]
+
+
+def test_oversized_line_is_dropped_and_framing_resyncs_at_next_newline() -> None:
+    framer = LineFramer(10)
+    assert framer.feed(b"0123456789ABCDEF") == []
+    assert framer.feed(b"still the same line") == []
+    assert framer.feed(b"...end\nok\n") == [b"ok"]
+    assert framer.oversized == 1
+    assert framer.pending_bytes == 0
+
+
+def test_oversized_line_in_one_chunk() -> None:
+    framer = LineFramer(4)
+    assert framer.feed(b"toolong\nfine\n") == [b"fine"]
+    assert framer.oversized == 1
+
+
+@given(st.lists(st.binary(max_size=30).filter(lambda b: b"\n" not in b and b.strip()), max_size=20),
+       st.lists(st.integers(min_value=1, max_value=17), min_size=1, max_size=10))
+def test_any_chunking_gives_the_same_lines(lines: list[bytes], cuts: list[int]) -> None:
+    stream = b"".join(line + b"\n" for line in lines)
+    framer = LineFramer(1000)
+    out: list[bytes] = []
+    position, turn = 0, 0
+    while position < len(stream):
+        step = cuts[turn % len(cuts)]
+        out += framer.feed(stream[position : position + step])
+        position += step
+        turn += 1
+    assert out == [line.rstrip(b"\r") for line in lines if line.rstrip(b"\r").strip()]
