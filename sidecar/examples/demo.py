@@ -48,7 +48,7 @@ class ScriptedEngine:
             line = self.process.stdout.readline()
             if not line:
                 raise RuntimeError("the sidecar stopped")
-            message = json.loads(line)
+            message: dict[str, Any] = json.loads(line)
             if message.get("id") == self.next_id:
                 return message
             if "method" in message:

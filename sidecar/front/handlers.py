@@ -29,7 +29,7 @@ from sidecar.front.face import Face, decode_cursor
 from sidecar.front.session import EngineSession
 from sidecar.gate import ToolCall
 from sidecar.redact import Redactor
-from sidecar.upstream import Upstream, result_of
+from sidecar.upstream import Connection, Upstream, result_of
 from sidecar.upstream.handshake import HANDSHAKE_VERSIONS
 from sidecar.wire import (
     FrameRejected,
@@ -278,8 +278,12 @@ async def logging_set_level(d: Dispatcher, req: Request) -> Result:
         if "logging" in upstream.capabilities:
             conn = upstream.ready_connection()
             ident, answer = conn.start_request("logging/setLevel", {"level": level})
-            answer.add_done_callback(lambda _f, c=conn, i=ident: c.forget(i))
+            answer.add_done_callback(_forget_when_done(conn, ident))
     return _EMPTY
+
+
+def _forget_when_done(conn: Connection, ident: int) -> Callable[[object], None]:
+    return lambda _: conn.forget(ident)
 
 
 HANDLERS: dict[str, Handler] = {

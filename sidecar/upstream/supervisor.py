@@ -60,7 +60,7 @@ class Backoff(msgspec.Struct):
         if len(self.crashes) >= self.burst:
             self.crashes = []
             return self.pause
-        return min(self.ceiling, self.first * 2 ** (len(self.crashes) - 1))
+        return min(self.ceiling, self.first * 2.0 ** (len(self.crashes) - 1))
 
 
 class Upstream:

@@ -148,6 +148,7 @@ def _envelope(obj: dict[str, Any]) -> EngineMessage | FrameRejected:
     if not isinstance(params, dict):
         return FrameRejected(INVALID_PARAMS, "params must be an object", echo)
     if has_id:
+        assert ident is not None
         return Request(ident, method, params)
     return Notification(method, params)
 

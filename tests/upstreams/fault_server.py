@@ -134,6 +134,7 @@ class FaultServer:
         self.pending_out: dict[Any, tuple[threading.Event, list[Any]]] = {}
         self.hang_tools = {t for t in str(opts["hang-tool"]).split(",") if t}
         self.garbage_i = 0
+        self.stdin_closed_on_purpose = False
 
     # ---- recording and output ----------------------------------------------------------
 
@@ -300,6 +301,9 @@ class FaultServer:
                 break
             self.handle_line(line)
         self.record("stdin_eof")
+        if self.stdin_closed_on_purpose:
+            self.record("waiting_to_be_killed")
+            threading.Event().wait()
         if self.o["linger"]:
             time.sleep(self.o["linger"])
         self.record("exit", code=0, why="stdin closed")
@@ -534,6 +538,7 @@ class FaultServer:
                 self.close_stdout()
             return None
         if name == "close_stdin":
+            self.stdin_closed_on_purpose = True
             self.record("stdin_closed")
             try:
                 os.close(0)
