@@ -121,9 +121,8 @@ class Upstream:
                     log.warning("upstream '%s' paused for %.0fs after repeated stops", self.alias, delay)
                 await anyio.sleep(delay)
         finally:
-            with anyio.CancelScope(shield=True):
-                await self._stop_child()
-                self._set_state("stopped")
+            await self._stop_child()
+            self._set_state("stopped")
 
     async def _serve_once(self) -> None:
         try:
@@ -174,7 +173,8 @@ class Upstream:
         if child is not None:
             if self.connection is not None:
                 self.connection.lost("is shutting down")
-            await child.stop()
+            with anyio.CancelScope(shield=True):
+                await child.stop()
 
     def notification(self, conn: Connection, frame: UpstreamFrame) -> bool:
         """Handle list changes here (re-read, then announce); False for the others."""
