@@ -1,0 +1,174 @@
+"""Bad input from the engine, through the real sidecar process: every bad frame gets the
+right error, every valid call is answered right, and the process keeps serving."""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+import anyio
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+# (line, expected code, id echoed in the error)
+MALFORMED: list[tuple[bytes, int, Any]] = [
+    (b"not json at all", -32700, None),
+    (b'{"jsonrpc":"2.0","id":1,"method":"ping"', -32700, None),
+    (b'{"jsonrpc":"2.0","id":"d","id":"e","method":"ping"}', -32700, None),
+    (b'{"jsonrpc":"2.0","id":"n","method":"tools/call","params":{"name":"x","arguments":{"v":NaN}}}', -32700, None),
+    (b'{"jsonrpc":"2.0","id":"i","method":"tools/call","params":{"arguments":{"v":-Infinity}}}', -32700, None),
+    (b'{"jsonrpc":"2.0","id":"s","method":"ping","params":{"v":"\\udc00"}}', -32700, None),
+    (b'{"jsonrpc":"2.0","id":true,"method":"ping"}', -32600, None),
+    (b'{"jsonrpc":"2.0","id":2.5,"method":"ping"}', -32600, None),
+    (b'{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}', -32600, None),
+    (b"[]", -32600, None),
+    (b"17", -32600, None),
+    (b'{"jsonrpc":"2.0","id":"bad-version-1","method":"ping","jsonrpc2":1}', None, None),  # valid: extra key
+    (b'{"jsonrpc":"3.0","id":"v","method":"ping"}', -32600, "v"),
+    (b'{"jsonrpc":"2.0","id":"m","method":["tools/list"]}', -32600, "m"),
+    (b'{"jsonrpc":"2.0","id":"p","method":"tools/list","params":[1,2]}', -32602, "p"),
+    (b'{"jsonrpc":"2.0","id":"u","method":"no/such/method"}', -32601, "u"),
+    (b'{"jsonrpc":"2.0","id":"t","method":"tools/call","params":{"name":5}}', -32602, "t"),
+    (b'{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"f__echo","arguments":"x"}}', -32602, "a"),
+    (b'{"jsonrpc":"2.0","id":"k","method":"tools/call","params":{"name":"nope__nothing"}}', -32602, "k"),
+    (b'{"jsonrpc":"2.0","id":"c","method":"tools/list","params":{"cursor":"zzz"}}', -32602, "c"),
+    (b'{"jsonrpc":"2.0","id":"r","method":"resources/read","params":{"uri":"none://x"}}', -32002, "r"),
+    (b'{"jsonrpc":"2.0","id":"g","method":"prompts/get","params":{"name":"missing"}}', -32602, "g"),
+    (b'\xff\xfe{"jsonrpc":"2.0","id":"utf","method":"ping"}', -32700, None),
+    (b'{"jsonrpc":"2.0","method":"notifications/unknown"}', None, None),  # notification: no answer
+    (b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"never"}}', None, None),
+    (b'{"jsonrpc":"2.0","id":"ghost","result":{}}', None, None),  # answer to nothing: dropped
+]
+
+
+def _unique_id(line: bytes, n: int) -> bytes:
+    for echo in {e for _, _, e in MALFORMED if isinstance(e, str)}:
+        line = line.replace(b'"id":"%s"' % echo.encode(), b'"id":"%s-%d"' % (echo.encode(), n))
+    return line
+
+
+def _expected_errors(chosen: list[tuple[bytes, int, Any]]) -> dict[int, int]:
+    counts: dict[int, int] = {}
+    for _, code, _ in chosen:
+        if code is not None:
+            counts[code] = counts.get(code, 0) + 1
+    return counts
+
+
+async def test_ten_thousand_malformed_frames_interleaved_with_valid_calls(raw_sidecar, write_config, fault_server_entry) -> None:
+    config = write_config({"f": fault_server_entry()})
+    rng = random.Random(7)
+    async with raw_sidecar(config) as sc:
+        await sc.initialize()
+        await sc.wait_for_tools(["f__echo"])
+        start = len(sc.frames)
+        chosen = [rng.choice(MALFORMED) for _ in range(10_000)]
+        valid_ids: list[int] = []
+        batch = bytearray()
+        for n, (line, _, _) in enumerate(chosen):
+            # Requests in flight at once must have distinct ids, or they are refused as reused.
+            batch += _unique_id(line, n) + b"\n"
+            if n % 10 == 0:
+                ident = 1_000_000 + n
+                valid_ids.append(ident)
+                call = {"jsonrpc": "2.0", "id": ident, "method": "tools/call",
+                        "params": {"name": "f__echo", "arguments": {"nonce": f"nonce-{ident}"}}}
+                batch += json.dumps(call).encode() + b"\n"
+            if len(batch) > 32_000:
+                await sc.send_bytes(bytes(batch))
+                batch.clear()
+        await sc.send_bytes(bytes(batch))
+        expected = _expected_errors(chosen)
+        # "bad-version-1" is a valid ping (unknown top-level keys are allowed): one result each.
+        valid_pings = sum(1 for line, _, _ in chosen if b"bad-version-1" in line)
+        total = sum(expected.values()) + len(valid_ids) + valid_pings
+        with anyio.fail_after(120):
+            while len(sc.frames) - start < total:
+                await sc._changed.wait()
+        frames = sc.frames[start:]
+        answers = {f["id"]: f for f in frames if isinstance(f.get("id"), int) and f["id"] >= 1_000_000}
+        assert sorted(answers) == valid_ids
+        for ident, answer in answers.items():
+            assert answer["result"]["content"][0]["text"] == f"nonce-{ident}"
+        codes: dict[int, int] = {}
+        for f in frames:
+            if "error" in f:
+                codes[f["error"]["code"]] = codes.get(f["error"]["code"], 0) + 1
+        assert codes == expected
+        assert (await sc.request("ping"))["result"] == {}
+        assert "Traceback" not in sc.stderr
+
+
+async def test_each_refusal_echoes_the_id_it_could_read(raw_sidecar, write_config, fault_server_entry) -> None:
+    config = write_config({"f": fault_server_entry()})
+    async with raw_sidecar(config) as sc:
+        await sc.initialize()
+        await sc.wait_for_tools(["f__echo"])
+        for line, code, echo in MALFORMED:
+            if code is None:
+                continue
+            mark = len(sc.frames)
+            await sc.send_bytes(line + b"\n")
+            answer = await sc.wait_for(lambda f: "error" in f, start=mark)
+            assert (answer["error"]["code"], answer["id"]) == (code, echo), line
+
+
+async def test_an_id_already_in_flight_is_refused_and_the_first_call_still_answers(raw_sidecar, write_config, fault_server_entry) -> None:
+    config = write_config({"f": fault_server_entry()})
+    async with raw_sidecar(config) as sc:
+        await sc.initialize()
+        await sc.wait_for_tools(["f__sleep"])
+        await sc.send_request("tools/call", {"name": "f__sleep", "arguments": {"seconds": 0.5, "nonce": "first"}}, id="dup")
+        await sc.send_request("tools/call", {"name": "f__echo", "arguments": {"nonce": "second"}}, id="dup")
+        refused = await sc.wait_for(lambda f: f.get("id") == "dup" and "error" in f)
+        assert refused["error"]["code"] == -32600
+        answered = await sc.wait_for(lambda f: f.get("id") == "dup" and "result" in f)
+        assert answered["result"]["content"][0]["text"].endswith("first")
+
+
+async def test_cancellation_reaches_the_upstream_and_no_answer_follows(raw_sidecar, write_config, fault_server_entry, tmp_path) -> None:
+    record = tmp_path / "events.jsonl"
+    config = write_config({"f": fault_server_entry(f"record={record}", "late-after-cancel")})
+    async with raw_sidecar(config) as sc:
+        await sc.initialize()
+        await sc.wait_for_tools(["f__sleep"])
+        rid = await sc.send_request("tools/call", {"name": "f__sleep", "arguments": {"seconds": 0.6, "nonce": "late"}})
+        await sc.request("ping")
+        await sc.notify("notifications/cancelled", {"requestId": rid, "reason": "user pressed stop"})
+        with anyio.fail_after(5):
+            while "cancel" not in record.read_text():
+                await anyio.sleep(0.02)
+        await anyio.sleep(1.0)  # the upstream answers late on purpose; it must be dropped
+        await sc.request("ping")
+        assert sc.responses_to(rid) == []
+
+
+async def test_progress_comes_back_under_the_engines_token(raw_sidecar, write_config, fault_server_entry) -> None:
+    config = write_config({"f": fault_server_entry()})
+    async with raw_sidecar(config) as sc:
+        await sc.initialize()
+        await sc.wait_for_tools(["f__flood"])
+        response = await sc.call("f__flood", {"count": 25, "nonce": "done"}, meta={"progressToken": "engine-token-1"})
+        assert "done" in response["result"]["content"][0]["text"]
+        progress = sc.notifications("notifications/progress")
+        assert len(progress) == 25
+        assert {p["params"]["progressToken"] for p in progress} == {"engine-token-1"}
+
+
+async def test_requests_from_an_upstream_reach_an_engine_that_declared_them(raw_sidecar, write_config, fault_server_entry) -> None:
+    config = write_config({"f": fault_server_entry()})
+    async with raw_sidecar(config) as sc:
+        await sc.initialize(capabilities={"sampling": {}, "roots": {"listChanged": True}})
+        await sc.wait_for_tools(["f__ask"])
+        rid = await sc.send_request("tools/call", {"name": "f__ask", "arguments": {"method": "sampling/createMessage",
+                                    "params": {"messages": [], "maxTokens": 5}}})
+        asked = await sc.peer_request("sampling/createMessage")
+        await sc.respond(asked["id"], {"role": "assistant", "content": {"type": "text", "text": "sampled!"}, "model": "m"})
+        answer = await sc.response(rid)
+        assert "sampled!" in answer["result"]["content"][0]["text"]
+        rid = await sc.send_request("tools/call", {"name": "f__ask", "arguments": {"method": "elicitation/create",
+                                    "params": {"message": "?", "requestedSchema": {"type": "object", "properties": {}}}}})
+        answer = await sc.response(rid)
+        assert "did not declare the elicitation capability" in json.dumps(answer)
