@@ -6,13 +6,11 @@ from __future__ import annotations
 
 import logging
 import signal
-from collections.abc import Coroutine
-from typing import Any
 
 import anyio
 
 from sidecar.config import SidecarConfig
-from sidecar.front import Dispatcher, EngineSession, Face, open_stdout, serve_stdio
+from sidecar.front import Dispatcher, EngineSession, Face, Jobs, open_stdout, serve_stdio
 from sidecar.redact import Redactor
 
 __all__ = ["run_stdio"]
@@ -41,11 +39,13 @@ async def run_stdio(config: SidecarConfig, redactor: Redactor) -> None:
         session = EngineSession(send)
         face.sessions.append(session)
 
-        def spawn(job: Coroutine[Any, Any, None]) -> None:
-            group.start_soon(lambda: job)
-
-        dispatcher = Dispatcher(face, session, spawn, redactor)
-        await serve_stdio(dispatcher.feed)
-        log.info("the engine closed stdin: shutting down")
-        face.closing = True
-        group.cancel_scope.cancel()
+        jobs = Jobs()
+        dispatcher = Dispatcher(face, session, jobs.spawn, redactor)
+        try:
+            await serve_stdio(dispatcher.feed)
+            log.info("the engine closed stdin: shutting down")
+        finally:
+            face.closing = True
+            with anyio.CancelScope(shield=True):
+                await jobs.aclose()
+            group.cancel_scope.cancel()

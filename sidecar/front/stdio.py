@@ -13,7 +13,7 @@ import stat
 import sys
 from collections.abc import Callable
 
-from sidecar.wire import LineFramer
+from sidecar.wire import LineFramer, Outbox
 
 __all__ = ["serve_stdio", "ENGINE_LINE_CAP"]
 
@@ -71,7 +71,7 @@ async def open_stdout() -> Callable[[bytes], None]:
     # A duplicate of fd 1, so closing the transport never closes the real stdout early.
     pipe = os.fdopen(os.dup(sys.stdout.fileno()), "wb", buffering=0)
     transport, _ = await loop.connect_write_pipe(asyncio.Protocol, pipe)
-    return StdoutWriter(transport)
+    return Outbox(StdoutWriter(transport), loop)
 
 
 async def serve_stdio(on_line: Callable[[bytes], None]) -> None:

@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable, Mapping
 
 from sidecar.config import ServerConfig
-from sidecar.wire import LineFramer
+from sidecar.wire import LineFramer, Outbox
 
 __all__ = ["ChildProcess", "spawn_child", "child_environment", "INHERITED_VARIABLES"]
 
@@ -97,6 +97,7 @@ class ChildProcess:
         self._protocol = protocol
         self.pid: int = transport.get_pid()
         self._stdin = transport.get_pipe_transport(0)
+        self._outbox = Outbox(self._write_now, asyncio.get_running_loop())
 
     @property
     def exited(self) -> asyncio.Future[None]:
@@ -115,6 +116,9 @@ class ChildProcess:
         return b"".join(self._protocol.stderr_tail).decode("utf-8", "replace")
 
     def write(self, data: bytes) -> None:
+        self._outbox(data)
+
+    def _write_now(self, data: bytes) -> None:
         stdin = self._stdin
         if stdin is not None and not stdin.is_closing():
             stdin.write(data)  # type: ignore[attr-defined]

@@ -2,6 +2,7 @@
 
 from sidecar.wire.framing import LineFramer
 from sidecar.wire.ids import IdAllocator
+from sidecar.wire.outbox import Outbox
 from sidecar.wire.jsonrpc import (
     EngineMessage,
     FrameRejected,
@@ -24,6 +25,7 @@ __all__ = [
     "FrameRejected",
     "IdAllocator",
     "LineFramer",
+    "Outbox",
     "Notification",
     "Request",
     "RequestId",
