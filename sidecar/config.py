@@ -66,6 +66,9 @@ class Face(msgspec.Struct, rename="camel", frozen=True):
     name: str = "omb"
     layout: LayoutName = "auto"
     page_size: int = 1000
+    # How long a `tools/list` may wait for upstreams still on their first start. 0 answers
+    # at once (engines that follow list_changed); an engine that lists once wants more.
+    list_wait_seconds: float = 0.0
     start_timeout_seconds: float = 8.0
 
 

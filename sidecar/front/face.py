@@ -8,10 +8,13 @@ notifications and requests to the engine sessions.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
+import time
 from typing import Any
 
+import anyio
 import msgspec
 
 from sidecar.catalog import EMPTY_CATALOG, Catalog, Listing, UpstreamListing, build_catalog, full_layout, name_budget
@@ -51,12 +54,16 @@ class Face:
         self._templates: list[tuple[re.Pattern[str], str]] = []
         self._pages: dict[tuple[int, int], bytes] = {}
         self.closing = False  # set at shutdown: no more notifications to the engine
+        self.settled = asyncio.Event()  # every upstream is past its first start
+        self._started = time.monotonic()
 
     # -- catalog ----------------------------------------------------------------
 
     def _upstream_changed(self, upstream: Upstream) -> None:
         if self.closing:
             return
+        if self.pool.settled():
+            self.settled.set()
         before_tools, before_prompts = self.listing.tools, self.catalog.prompts
         before_resources = dict(self._resource_owner)
         self.rebuild()
@@ -89,6 +96,13 @@ class Face:
                 if isinstance(pattern, str):
                     templates.append((_template_pattern(pattern), upstream.alias))
         self._resource_owner, self._templates = owners, templates
+
+    async def wait_for_first_start(self) -> None:
+        """Hold a listing until upstreams settle, at most `listWaitSeconds` from start."""
+        remaining = self._started + self.config.face.list_wait_seconds - time.monotonic()
+        if remaining > 0 and not self.settled.is_set() and not self.pool.settled():
+            with anyio.move_on_after(remaining):
+                await self.settled.wait()
 
     def tools_page(self, offset: int) -> bytes:
         """The encoded `tools/list` result from `offset` (cached until the next rebuild)."""

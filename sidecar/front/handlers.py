@@ -208,6 +208,7 @@ def server_capabilities(face: Face) -> dict[str, Any]:
 
 async def tools_list(d: Dispatcher, req: Request) -> Result:
     cursor = req.params.get("cursor")
+    await d.face.wait_for_first_start()
     return d.face.tools_page(0 if cursor is None else decode_cursor(cursor))
 
 

@@ -27,22 +27,36 @@ def unknown_tool(name: str) -> EngineInputError:
     return EngineInputError(f"unknown tool '{name}' at params.name", code=INVALID_PARAMS)
 
 
+async def _end_of_chain(call: ToolCall) -> ToolCall:
+    return call
+
+
+def compose(stages: Sequence[Stage]) -> Next:
+    """Bind each stage to the next once, so a call costs no closure per stage."""
+    following: Next = _end_of_chain
+    for stage in reversed(stages):
+        following = _bind(stage, following)
+    return following
+
+
+def _bind(stage: Stage, following: Next) -> Next:
+    async def bound(call: ToolCall) -> ToolCall:
+        return await stage(call, following)
+
+    return bound
+
+
 class Gate:
     """Runs calls through its stages; the catalog is swapped in as it changes."""
 
     def __init__(self, pool: Pool, catalog: Catalog) -> None:
         self.pool = pool
         self.catalog = catalog
-        self.stages: Sequence[Stage] = (self.resolve, self.record, self.route)
+        self._entry = compose((self.resolve, self.record, self.route))
 
     async def run(self, call: ToolCall) -> ToolCall:
-        async def step(index: int, current: ToolCall) -> ToolCall:
-            if index == len(self.stages):
-                return current
-            return await self.stages[index](current, lambda c: step(index + 1, c))
-
         try:
-            return await step(0, call)
+            return await self._entry(call)
         except SidecarError as exc:  # a stage broke its promise; the call still ends once
             return call if call.outcome else call.fail(exc)
 

@@ -61,3 +61,20 @@ async def test_a_failed_upstream_drops_only_itself(raw_sidecar, write_config, fa
         tools = await sc.wait_for_tools(["ok__echo"])
         assert all(t["name"].startswith("ok__") for t in tools)
         assert (await sc.call("ok__echo", {"nonce": "still"}))["result"]["content"][0]["text"] == "still"
+
+
+async def test_list_wait_holds_the_first_listing_until_upstreams_settle(raw_sidecar, write_config, fault_server_entry) -> None:
+    config = write_config({"slow": fault_server_entry("init-delay=0.5")}, face={"listWaitSeconds": 20})
+    async with raw_sidecar(config) as sc:
+        await sc.initialize()
+        first = await sc.request("tools/list", timeout=20)
+        assert "slow__echo" in {t["name"] for t in first["result"]["tools"]}
+
+
+async def test_by_default_the_first_listing_does_not_wait(raw_sidecar, write_config, fault_server_entry) -> None:
+    config = write_config({"slow": fault_server_entry("init-delay=3")})
+    async with raw_sidecar(config) as sc:
+        await sc.initialize()
+        first = await sc.request("tools/list", timeout=2)
+        assert first["result"]["tools"] == []
+        await sc.wait_for_tools(["slow__echo"])
