@@ -4,6 +4,7 @@ one task group. Shutdown on stdin EOF, SIGINT or SIGTERM stops every child in or
 
 from __future__ import annotations
 
+import argparse
 import logging
 import signal
 
@@ -13,7 +14,7 @@ from sidecar.config import SidecarConfig
 from sidecar.front import Dispatcher, EngineSession, Face, Jobs, open_stdout, serve_stdio
 from sidecar.redact import Redactor
 
-__all__ = ["run_stdio"]
+__all__ = ["run_http", "run_stdio"]
 
 log = logging.getLogger(__name__)
 
@@ -49,3 +50,8 @@ async def run_stdio(config: SidecarConfig, redactor: Redactor) -> None:
             with anyio.CancelScope(shield=True):
                 await jobs.aclose()
             group.cancel_scope.cancel()
+
+
+async def run_http(config: SidecarConfig, options: argparse.Namespace, redactor: Redactor) -> None:
+    """Serve Streamable HTTP (`--http HOST:PORT`): the HTTP front is not built yet."""
+    raise SystemExit("omb-sidecar: the HTTP front is not available yet")

@@ -1,7 +1,9 @@
 """`omb-sidecar`: argv -> config -> the app.
 
-  omb-sidecar --config PATH      serve one engine over stdio (the default front)
-  omb-sidecar demo               run the bundled example and show what an engine sees
+  omb-sidecar --config PATH                  serve one engine over stdio (the default front)
+  omb-sidecar --config PATH --http H:P ...   serve Streamable HTTP on loopback
+  omb-sidecar demo                           run the bundled example, show what an engine sees
+  omb-sidecar add|check|servers ...          bring your own servers (see `omb-sidecar add -h`)
 """
 
 from __future__ import annotations
@@ -10,19 +12,26 @@ import argparse
 import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
-from sidecar.config import load_config
+from sidecar.config import SidecarConfig, load_config
 from sidecar.errors import ConfigError
 from sidecar.redact import RedactingFilter, Redactor
 
-__all__ = ["main"]
+__all__ = ["main", "setup_logging", "run_async"]
+
+SERVER_COMMANDS = ("add", "check", "servers")
 
 
-def _parser() -> argparse.ArgumentParser:
+def _serve_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="omb-sidecar", description="An MCP proxy beside an AI agent engine.")
     parser.add_argument("command", nargs="?", choices=["serve", "demo"], default="serve")
     parser.add_argument("--config", help="the sidecar's JSON config file")
+    parser.add_argument("--http", metavar="HOST:PORT", help="serve Streamable HTTP instead of stdio")
+    parser.add_argument("--token-file", help="file holding the HTTP bearer token")
+    parser.add_argument("--token-env", metavar="NAME", help="environment variable holding the HTTP bearer token")
+    parser.add_argument("--allow-remote", action="store_true", help="allow a non-loopback HTTP bind address")
     parser.add_argument(
         "--log-level",
         default=os.environ.get("OMB_LOG_LEVEL", "WARNING"),
@@ -32,7 +41,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _setup_logging(level: str, redactor: Redactor) -> None:
+def setup_logging(level: str, redactor: Redactor) -> None:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("omb-sidecar %(levelname)s %(name)s: %(message)s"))
     handler.addFilter(RedactingFilter(redactor))
@@ -41,7 +50,8 @@ def _setup_logging(level: str, redactor: Redactor) -> None:
     root.setLevel(level)
 
 
-def _run(coroutine_factory: object) -> None:
+def run_async(factory: Callable[[], Any]) -> None:
+    """Run a coroutine factory on asyncio, with uvloop where it is installed."""
     import anyio
 
     try:
@@ -50,13 +60,26 @@ def _run(coroutine_factory: object) -> None:
         options = {"use_uvloop": True}
     except ImportError:
         options = {}
-    anyio.run(coroutine_factory, backend="asyncio", backend_options=options)  # type: ignore[arg-type]
+    anyio.run(factory, backend="asyncio", backend_options=options)
+
+
+def _load(path: str) -> SidecarConfig | None:
+    try:
+        return load_config(path)
+    except ConfigError as exc:
+        print(f"omb-sidecar: config error: {exc.message}", file=sys.stderr)
+        return None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in SERVER_COMMANDS:
+        from sidecar.servers.commands import main as servers_main  # type: ignore[import-not-found,unused-ignore]
+
+        return int(servers_main(argv))
+    args = _serve_parser().parse_args(argv)
     redactor = Redactor()
-    _setup_logging(args.log_level, redactor)
+    setup_logging(args.log_level, redactor)
     if args.command == "demo":
         from sidecar.examples.demo import run_demo
 
@@ -64,16 +87,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.config:
         print("omb-sidecar: --config PATH is required (or run `omb-sidecar demo`)", file=sys.stderr)
         return 2
-    try:
-        config = load_config(args.config)
-    except ConfigError as exc:
-        print(f"omb-sidecar: config error: {exc.message}", file=sys.stderr)
+    config = _load(args.config)
+    if config is None:
         return 2
     redactor.add(config.secrets())
-    from sidecar.app import run_stdio
-
     try:
-        _run(lambda: run_stdio(config, redactor))
+        if args.http:
+            from sidecar.app import run_http
+
+            run_async(lambda: run_http(config, args, redactor))
+        else:
+            from sidecar.app import run_stdio
+
+            run_async(lambda: run_stdio(config, redactor))
     except KeyboardInterrupt:
         pass
     return 0

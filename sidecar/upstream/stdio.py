@@ -112,8 +112,13 @@ class ChildProcess:
     def returncode(self) -> int | None:
         return self._transport.get_returncode()
 
-    def stderr_tail(self) -> str:
+    def diagnostics(self) -> str:
+        """The tail of the child's stderr (kept for logs, never sent to the engine)."""
         return b"".join(self._protocol.stderr_tail).decode("utf-8", "replace")
+
+    def describe_end(self) -> str:
+        code = self.returncode
+        return "stopped" if code is None else f"stopped (exit code {code})"
 
     def write(self, data: bytes) -> None:
         self._outbox(data)

@@ -20,9 +20,8 @@ from sidecar.config import ServerConfig
 from sidecar.errors import SidecarError, UpstreamUnavailable
 from sidecar.upstream.connection import Connection, PeerHandler
 from sidecar.upstream.handshake import Handshake, Listing, handshake, read_listing
-from sidecar.upstream.stdio import ChildProcess, spawn_child
+from sidecar.upstream.channel import Channel, open_channel
 from sidecar.wire import UpstreamFrame
-from sidecar.wire.framing import DEFAULT_LINE_CAP
 
 __all__ = ["Upstream", "UpstreamState", "Backoff"]
 
@@ -84,7 +83,7 @@ class Upstream:
         self.backoff = Backoff()
         self._handler = handler
         self._on_change = on_change
-        self._child: ChildProcess | None = None
+        self._child: Channel | None = None
         self._refresh: anyio.abc.TaskGroup | None = None
         self._lines_to: Connection | None = None  # the connection of the current child
 
@@ -108,10 +107,6 @@ class Upstream:
 
     async def run(self) -> None:
         """Supervise until cancelled: start, serve, and restart after each stop."""
-        if self.config.type != "stdio":
-            self._set_state("failed", f"{self.config.type} upstreams are not supported yet")
-            log.warning("upstream '%s' left out: %s", self.alias, self.reason)
-            return
         try:
             while True:
                 await self._serve_once()
@@ -126,13 +121,13 @@ class Upstream:
 
     async def _serve_once(self) -> None:
         try:
-            child = await spawn_child(self.config, self._feed, DEFAULT_LINE_CAP)
-        except OSError as exc:
-            self._fail(f"its command could not be started ({exc.strerror or type(exc).__name__})")
+            child = await open_channel(self.config, self._feed)
+        except SidecarError as exc:
+            self._fail(exc.message)
             return
         self._child = child
         conn = self._lines_to = Connection(self.alias, child, self._handler)
-        child.gone.add_done_callback(lambda _: conn.lost(f"stopped (exit code {child.returncode})"))
+        child.gone.add_done_callback(lambda _: conn.lost(child.describe_end()))
         try:
             await self._start(conn)
             async with anyio.create_task_group() as self._refresh:
@@ -141,7 +136,7 @@ class Upstream:
                 log.info("upstream '%s' ready: %d tools", self.alias, len(self.listing.tools))
                 await child.gone
                 self._refresh.cancel_scope.cancel()
-            self._fail(f"stopped (exit code {child.returncode})", restarting=True)
+            self._fail(child.describe_end(), restarting=True)
         except TimeoutError:
             self._fail(f"did not answer within {self.start_timeout:g}s")
         except SidecarError as exc:
@@ -162,7 +157,7 @@ class Upstream:
     def _fail(self, reason: str, restarting: bool = False) -> None:
         self.connection = None
         if not restarting:
-            tail = self._child.stderr_tail()[-800:] if self._child else ""
+            tail = self._child.diagnostics()[-800:] if self._child else ""
             log.warning("upstream '%s' %s%s", self.alias, reason, f"; its stderr ends: {tail!r}" if tail else "")
         else:
             log.warning("upstream '%s' %s", self.alias, reason)

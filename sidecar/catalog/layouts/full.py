@@ -1,21 +1,52 @@
-"""The full layout: every tool of the face, under its engine-visible name."""
+"""The full layout: every tool of the face, under its engine-visible name.
+
+Also home of the layout seam's data types (`Listing`, `MetaTool`, `UpstreamTraits`),
+which every layout module shares.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
 from sidecar.catalog.merge import Catalog
 
-__all__ = ["Listing", "full_layout"]
+__all__ = ["Listing", "MetaTool", "UpstreamTraits", "full_layout"]
+
+MetaKind = Literal["find_tool", "use_tool", "search_tools", "describe_tool", "call_tool"]
+
+
+class UpstreamTraits(msgspec.Struct, frozen=True):
+    """What a layout needs to know of an upstream beyond its tools."""
+
+    alias: str
+    transport: str = "stdio"  # "stdio" (a command) | "http" | "sse" (URL upstreams)
+    builtin: bool = False
+    always_listed: tuple[str, ...] = ()  # upstream's own tool names
+    direct_only: tuple[str, ...] = ()  # upstream's own tool names
+
+
+class MetaTool(msgspec.Struct, frozen=True):
+    """A listed tool the sidecar answers itself, or resolves to a hidden catalog tool.
+
+    `targets` maps every name the model may pass (for `use_tool`/`call_tool`) or ask about
+    (for `describe_tool`) to the catalog entry's engine-visible name; find/search tools
+    search those same entries.
+    """
+
+    kind: MetaKind
+    targets: dict[str, str]
 
 
 class Listing(msgspec.Struct, frozen=True):
-    """The tools the engine sees, in order, with each page pre-encoded on demand."""
+    """The tools the engine sees, in order, and what stands behind each meta-tool."""
 
     tools: tuple[dict[str, Any], ...]
     layout: str
+    meta: dict[str, MetaTool] = {}
+    direct_only: frozenset[str] = frozenset()  # engine-visible names refused through use_tool
+    notes: tuple[str, ...] = ()  # what the face reports: upstreams behind search, count vs cap
 
     def page(self, offset: int, size: int) -> tuple[list[dict[str, Any]], int | None]:
         """Tools from `offset`, at most `size`, and the next offset (None at the end)."""
