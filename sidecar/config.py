@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -18,24 +17,31 @@ from typing import Any, Literal
 import msgspec
 
 from sidecar.errors import ConfigError
+from sidecar.servers import rules
 
 __all__ = [
+    "Audit",
+    "Grants",
+    "Policy",
+    "PolicyRule",
     "Bot",
     "Budgets",
+    "Data",
     "Face",
     "Features",
+    "Organization",
     "Selection",
     "ServerConfig",
     "SidecarConfig",
     "load_config",
     "parse_config",
+    "parse_server",
 ]
 
 log = logging.getLogger(__name__)
 
 Transport = Literal["stdio", "http", "sse"]
 LayoutName = Literal["auto", "full", "bridged", "trio", "cap"]
-_ALIAS = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 
 
 class Selection(msgspec.Struct, rename="camel", frozen=True):
@@ -58,6 +64,35 @@ class Budgets(msgspec.Struct, rename="camel", frozen=True):
     result_chars: int = 8000
     held_bytes_per_server: int = 64 * 1024 * 1024
     tool_cap: int = 128
+    binary_bytes: int = 1024 * 1024  # images, audio, blobs pass up to this; beyond, a note
+    query_seconds: float = 5.0  # one query_result, at most
+    query_depth: int = 40  # nesting of a query expression, at most
+
+
+class Grants(msgspec.Struct, rename="camel", frozen=True):
+    """Allow- and deny-lists of tool-name patterns (`alias__tool`); `*` is any run of characters."""
+
+    allow: list[str] | None = None  # None: everything the selection leaves
+    deny: list[str] = []
+
+
+class PolicyRule(msgspec.Struct, rename="camel", frozen=True):
+    tool: str  # a pattern as in Grants
+    action: Literal["allow", "deny", "confirm"]
+    reason: str = ""
+
+
+class Policy(msgspec.Struct, rename="camel", frozen=True):
+    rules: list[PolicyRule] = []  # first match wins
+    hook: str | None = None  # "module:function", loaded at start
+    hook_timeout_seconds: float = 5.0
+    require_confirmation: bool = False  # consequential calls need an approval (the hook)
+
+
+class Audit(msgspec.Struct, rename="camel", frozen=True):
+    file: str | None = None  # JSON lines; none: no audit file
+    max_bytes: int = 10 * 1024 * 1024
+    keep: int = 3
 
 
 class Face(msgspec.Struct, rename="camel", frozen=True):
@@ -70,6 +105,25 @@ class Face(msgspec.Struct, rename="camel", frozen=True):
     # at once (engines that follow list_changed); an engine that lists once wants more.
     list_wait_seconds: float = 0.0
     start_timeout_seconds: float = 8.0
+
+
+class Organization(msgspec.Struct, rename="camel", frozen=True):
+    """An organization's policy: with custom servers off, only approved names/addresses start."""
+
+    name: str = ""
+    custom_servers: bool = True
+    approved: list[str] = []
+
+    def admits(self, server: ServerConfig) -> bool:
+        if self.custom_servers or server.builtin:
+            return True
+        return rules.approved(server.alias, server.url, self.approved)
+
+
+class Data(msgspec.Struct, rename="camel", frozen=True):
+    """Where the sidecar keeps what it learns (server health); default: the config's folder."""
+
+    folder: str | None = None
 
 
 class ServerConfig(msgspec.Struct, rename="camel", frozen=True):
@@ -88,6 +142,11 @@ class ServerConfig(msgspec.Struct, rename="camel", frozen=True):
     always_listed: list[str] = []
     direct_only: list[str] = []
     start_timeout_seconds: float | None = None
+    # The gate, per upstream
+    result_chars: int | None = None  # overrides budgets.resultChars for this upstream
+    consequential: list[str] = []  # tool names whose calls have real side effects
+    trust_destructive_hint: bool = False  # treat `destructiveHint: true` as consequential
+    call_deadline_seconds: float | None = None  # none by default: engines set their own
 
     def secrets(self) -> list[str]:
         """Values that must never be shown: env values and header values."""
@@ -99,8 +158,14 @@ class SidecarConfig(msgspec.Struct, frozen=True):
     features: Features = Features()
     budgets: Budgets = Budgets()
     face: Face = Face()
+    grants: Grants = Grants()
+    policy: Policy = Policy()
+    audit: Audit = Audit()
+    organization: Organization = Organization()
+    data: Data = Data()
     servers: tuple[ServerConfig, ...] = ()
     skipped: tuple[tuple[str, str], ...] = ()
+    source: str | None = None  # the file it was read from, when it was read from one
 
     def secrets(self) -> list[str]:
         return [s for server in self.servers for s in server.secrets()]
@@ -111,6 +176,11 @@ _SECTIONS: dict[str, type[msgspec.Struct]] = {
     "features": Features,
     "budgets": Budgets,
     "face": Face,
+    "grants": Grants,
+    "policy": Policy,
+    "audit": Audit,
+    "organization": Organization,
+    "data": Data,
 }
 
 
@@ -124,7 +194,8 @@ def load_config(path: str | Path, environ: Mapping[str, str] | None = None) -> S
         document = msgspec.json.decode(raw)
     except msgspec.DecodeError as exc:
         raise ConfigError("", f"config file is not valid JSON ({exc})") from None
-    return parse_config(document, os.environ if environ is None else environ)
+    config = parse_config(document, os.environ if environ is None else environ)
+    return msgspec.structs.replace(config, source=str(path))
 
 
 def parse_config(document: object, environ: Mapping[str, str]) -> SidecarConfig:
@@ -137,7 +208,8 @@ def parse_config(document: object, environ: Mapping[str, str]) -> SidecarConfig:
             sections[key] = _convert(value, _SECTIONS[key], key)
         elif key != "mcpServers":
             log.warning("config: unknown key %s ignored", key)
-    servers, skipped = _parse_servers(document.get("mcpServers", {}))
+    organization = sections.get("organization", Organization())
+    servers, skipped = _parse_servers(document.get("mcpServers", {}), organization)
     config = SidecarConfig(**sections, servers=servers, skipped=skipped)
     return _apply_environment(config, environ)
 
@@ -160,27 +232,35 @@ def _located(message: str, path: str) -> str:
     return message.replace("`$", f"`{path}")
 
 
-def _parse_servers(block: object) -> tuple[tuple[ServerConfig, ...], tuple[tuple[str, str], ...]]:
+def _parse_servers(
+    block: object, organization: Organization
+) -> tuple[tuple[ServerConfig, ...], tuple[tuple[str, str], ...]]:
     if not isinstance(block, dict):
         raise ConfigError("mcpServers", "must be an object of alias -> server entry")
     servers: list[ServerConfig] = []
     skipped: list[tuple[str, str]] = []
     for alias, entry in block.items():
         try:
-            server = _parse_server(alias, entry)
+            server = parse_server(alias, entry)
         except ConfigError as exc:
             log.warning("config: server entry skipped: %s", exc.message)
             skipped.append((alias, exc.message))
             continue
-        if server.enabled:
-            servers.append(server)
+        if not server.enabled:
+            continue
+        if not organization.admits(server):
+            reason = f"not on {organization.name or 'the organization'}'s approved list (managed by the organization)"
+            log.warning("config: server '%s' is not started: %s", alias, reason)
+            skipped.append((alias, reason))
+            continue
+        servers.append(server)
     return tuple(servers), tuple(skipped)
 
 
-def _parse_server(alias: str, entry: object) -> ServerConfig:
+def parse_server(alias: str, entry: object) -> ServerConfig:
+    """One `mcpServers` entry, checked by the rules of `sidecar.servers.rules`."""
     path = f"mcpServers.{alias}"
-    if not _ALIAS.match(alias):
-        raise ConfigError(path, "alias must be letters, digits, '_' or '-' (at most 64)")
+    rules.check_name(alias, path, builtin=isinstance(entry, dict) and entry.get("builtin") is True)
     if not isinstance(entry, dict):
         raise ConfigError(path, "a server entry must be an object")
     entry = dict(entry, alias=alias)
@@ -193,9 +273,10 @@ def _parse_server(alias: str, entry: object) -> ServerConfig:
         raise ConfigError(path, "a stdio server needs `command`")
     if server.type != "stdio" and not server.url:
         raise ConfigError(path, f"a {server.type} server needs `url`")
-    for name in server.env:
-        if not name or "=" in name or "\0" in name:
-            raise ConfigError(f"{path}.env", f"invalid environment variable name {name!r}")
+    rules.check_env(server.env, f"{path}.env")
+    if server.url is not None:
+        rules.check_url(server.url, f"{path}.url")
+    rules.check_headers(server.headers, f"{path}.headers")
     return server
 
 

@@ -21,7 +21,7 @@ from sidecar.catalog import EMPTY_CATALOG, Catalog, Listing, UpstreamListing, bu
 from sidecar.config import SidecarConfig
 from sidecar.errors import INVALID_PARAMS, METHOD_NOT_FOUND, EngineInputError
 from sidecar.front.session import CAPABILITY_OF_REQUEST, EngineSession
-from sidecar.gate import Gate
+from sidecar.gate import QUERY_RESULT_TOOL, Gate
 from sidecar.upstream import Connection, Pool, Upstream
 from sidecar.wire import UpstreamFrame
 
@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 
 RESOURCE_NOT_FOUND = -32002
 RESERVED_TOOL_NAMES = frozenset({"find_tool", "use_tool", "query_result", "mcp_search_tools",
-                                 "mcp_describe_tool", "mcp_call_tool"})
+                                 "mcp_describe_tool", "mcp_call_tool"})  # the sidecar's own tools
 _TEMPLATE_PART = re.compile(r"\{[^}]*\}")
 
 
@@ -49,13 +49,14 @@ class Face:
         self.pool = Pool(config.servers, self, self._upstream_changed, config.face.start_timeout_seconds)
         self.catalog: Catalog = EMPTY_CATALOG
         self.listing: Listing = full_layout(EMPTY_CATALOG)
-        self.gate = Gate(self.pool, self.catalog)
+        self.gate = Gate(config, self.pool)
         self._resource_owner: dict[str, str] = {}
         self._templates: list[tuple[re.Pattern[str], str]] = []
         self._pages: dict[tuple[int, int], bytes] = {}
         self.closing = False  # set at shutdown: no more notifications to the engine
         self.settled = asyncio.Event()  # every upstream is past its first start
         self._started = time.monotonic()
+        self.rebuild()
 
     # -- catalog ----------------------------------------------------------------
 
@@ -78,10 +79,24 @@ class Face:
         ready = self.pool.ready()
         listings = [UpstreamListing(u.alias, u.listing.tools, u.listing.prompts, u.listing.tools_json) for u in ready]
         self.catalog = build_catalog(listings, name_budget(self.name), RESERVED_TOOL_NAMES)
-        self.listing = full_layout(self.catalog)
-        self.gate.catalog = self.catalog
+        granted = self._granted(self.catalog)
+        self.listing = self._with_query_result(full_layout(granted))
+        self.gate.catalog, self.gate.listing = self.catalog, self.listing
         self._pages.clear()
         self._index_resources(ready)
+
+    def _granted(self, catalog: Catalog) -> Catalog:
+        """The catalog less what the bot may not use: a tool it may not call is never listed."""
+        grant = self.gate.grant
+        if not grant.restricts:
+            return catalog
+        tools = tuple(e for e in catalog.tools if grant.allows(e.alias, e.name))
+        return msgspec.structs.replace(catalog, tools=tools, by_tool={e.exposed: e for e in tools})
+
+    def _with_query_result(self, listing: Listing) -> Listing:
+        if not self.config.servers:
+            return listing
+        return msgspec.structs.replace(listing, tools=(*listing.tools, QUERY_RESULT_TOOL))
 
     def _index_resources(self, ready: list[Upstream]) -> None:
         owners: dict[str, str] = {}

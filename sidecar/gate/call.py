@@ -1,7 +1,9 @@
 """The ToolCall record: one per `tools/call`, from request to outcome.
 
-Every call ends in exactly one of `completed` or `failed` (a cancelled call is failed
-with kind `cancelled`); `finish` refuses a second ending.
+Every call ends in exactly one of `completed` or `failed`; `complete`/`fail` refuse a
+second ending. The record carries what the audit line and the debug log need: the
+tool that really ran (never `use_tool` or a trio's call tool), each stage's decision,
+sizes, whether the result was held, timings and the kind of error.
 """
 
 from __future__ import annotations
@@ -15,22 +17,30 @@ import msgspec
 from sidecar.catalog import CatalogEntry
 from sidecar.errors import SidecarError
 
-__all__ = ["ToolCall", "Outcome"]
+__all__ = ["ToolCall", "Outcome", "LocalKind"]
 
 Outcome = Literal["completed", "failed"]
+LocalKind = Literal["find_tool", "search_tools", "describe_tool", "query_result"]
 
 
 class ToolCall(msgspec.Struct, kw_only=True):
-    """Request, target, decisions, result, error and timings of one tool call."""
-
     name: str  # as the engine called it
     arguments: dict[str, Any]
     meta: dict[str, Any] | None = None
-    target: CatalogEntry | None = None
-    decisions: list[tuple[str, str]] = []  # (stage, what it decided)
+    session: object = None  # held results are bound to it
+    via: str | None = None  # the meta-tool that named the target, if any
+    asked_for: str = ""  # the tool name the model asked for (direct or through a meta-tool)
+    target: CatalogEntry | None = None  # a catalog tool to run upstream
+    local: LocalKind | None = None  # or a question the sidecar answers itself
+    decisions: list[tuple[str, str, str]] = []  # (stage, action, reason)
     result: msgspec.Raw | None = None
     error: SidecarError | None = None
     outcome: Outcome | None = None
+    charge: str = ""  # what the budget did: pass, cut, shaped, binary, too_big
+    bytes_in: int = 0
+    bytes_out: int = 0
+    handle: str | None = None
+    held_under: str = ""  # the upstream a result is held for (a query's answer: its source's)
     started: float = msgspec.field(default_factory=time.perf_counter)
     ended: float | None = None
     progress: Callable[[dict[str, Any]], None] | None = None
@@ -44,6 +54,9 @@ class ToolCall(msgspec.Struct, kw_only=True):
         self.error = error
         return self._finish("failed")
 
+    def decide(self, stage: str, action: str, reason: str = "") -> None:
+        self.decisions.append((stage, action, reason))
+
     def _finish(self, outcome: Outcome) -> ToolCall:
         if self.outcome is not None:
             raise RuntimeError(f"tool call {self.name!r} already {self.outcome}")
@@ -54,3 +67,10 @@ class ToolCall(msgspec.Struct, kw_only=True):
     @property
     def seconds(self) -> float:
         return (self.ended or time.perf_counter()) - self.started
+
+    @property
+    def ran(self) -> str:
+        """The tool that really ran: `alias__tool`, a local answer, or '-'."""
+        if self.target is not None:
+            return f"{self.target.alias}__{self.target.name}"
+        return self.local or "-"

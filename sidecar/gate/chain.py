@@ -1,30 +1,64 @@
 """The gate: the single ordered path every tool call takes.
 
 A stage is `async (call, call_next) -> ToolCall`; it ends a call by finishing the record
-(completed or failed), never by raising. The chain today: resolve -> route (terminal).
-Grants, policy, budget and record join here as stages of their own.
+(completed or failed), never by raising. The chain:
+
+    record -> resolve -> grant -> policy -> budget -> call (upstream route or local answer)
+
+`record` wraps everything so it sees the final outcome; `budget` wraps the call so it
+charges whatever came back. A direct call, `use_tool`, a trio's call tool and
+`query_result` all take this one path.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
 
-from sidecar.catalog import Catalog
-from sidecar.errors import INVALID_PARAMS, EngineInputError, SidecarError
+import anyio
+
+from sidecar.catalog import EMPTY_CATALOG, Catalog, Listing, full_layout
+from sidecar.config import ServerConfig, SidecarConfig
+from sidecar.errors import SidecarError
+from sidecar.gate.audit import AuditLog
+from sidecar.gate.budget import charge_result
 from sidecar.gate.call import ToolCall
-from sidecar.upstream import Pool, result_of
+from sidecar.gate.grants import Grant
+from sidecar.gate.held import HeldStore
+from sidecar.gate.policy import CallView, PolicyEngine
+from sidecar.gate.query import QueryLimits
+from sidecar.gate.route import answer_locally, route_upstream, tool_error, unknown_tool
+from sidecar.redact import Redactor
+from sidecar.upstream import Pool
 
-__all__ = ["Gate", "Stage", "Next"]
+__all__ = ["Gate", "Stage", "Next", "QUERY_RESULT", "QUERY_RESULT_TOOL", "compose"]
 
 log = logging.getLogger(__name__)
 
 Next = Callable[[ToolCall], Awaitable[ToolCall]]
 Stage = Callable[[ToolCall, Next], Awaitable[ToolCall]]
-
-
-def unknown_tool(name: str) -> EngineInputError:
-    return EngineInputError(f"unknown tool '{name}' at params.name", code=INVALID_PARAMS)
+QUERY_RESULT = "query_result"
+QUERY_RESULT_TOOL: dict[str, Any] = {
+    "name": QUERY_RESULT,
+    "description": (
+        "Read part of a large tool result that the sidecar is holding. When a result is too big to "
+        "show whole, you get its shape, its first records and a handle; pass that handle and a "
+        "JMESPath expression (for example `items[?status=='open'].{id: id, title: title}` or "
+        "`length(items)`) to get just what you need. Read-only."
+    ),
+    "inputSchema": {
+        "type": "object",
+        "properties": {
+            "handle": {"type": "string", "description": "The handle from the shaped result."},
+            "query": {"type": "string", "description": "A JMESPath expression over the held JSON."},
+        },
+        "required": ["handle", "query"],
+    },
+    "annotations": {"readOnlyHint": True},
+}
+LARGE_RESULT = 1 << 20  # charged in a worker thread above this size
+_META_CALLS = ("use_tool", "call_tool")
 
 
 async def _end_of_chain(call: ToolCall) -> ToolCall:
@@ -47,12 +81,21 @@ def _bind(stage: Stage, following: Next) -> Next:
 
 
 class Gate:
-    """Runs calls through its stages; the catalog is swapped in as it changes."""
+    """Runs calls through the stages; the catalog and listing are swapped in as they change."""
 
-    def __init__(self, pool: Pool, catalog: Catalog) -> None:
+    def __init__(self, config: SidecarConfig, pool: Pool, audit: AuditLog | None = None) -> None:
+        self.config = config
         self.pool = pool
-        self.catalog = catalog
-        self._entry = compose((self.resolve, self.record, self.route))
+        self.catalog: Catalog = EMPTY_CATALOG
+        self.listing: Listing = full_layout(EMPTY_CATALOG)
+        self.grant = Grant(config.bot.selection, config.grants)
+        self.policy = PolicyEngine(config.policy)
+        self.held = HeldStore(config.budgets.held_bytes_per_server)
+        self.audit = audit or AuditLog(config.audit)
+        self.limits = QueryLimits(config.budgets.query_seconds, config.budgets.query_depth)
+        self.servers: dict[str, ServerConfig] = {s.alias: s for s in config.servers}
+        self.redact = Redactor(config.secrets())
+        self._entry = compose((self.record, self.resolve, self.check_grant, self.check_policy, self.charge, self.call))
 
     async def run(self, call: ToolCall) -> ToolCall:
         try:
@@ -60,42 +103,132 @@ class Gate:
         except SidecarError as exc:  # a stage broke its promise; the call still ends once
             return call if call.outcome else call.fail(exc)
 
+    def allowed(self, exposed: str) -> bool:
+        entry = self.catalog.tool(exposed)
+        return entry is not None and self.grant.allows(entry.alias, entry.name)
+
+    # -- stages ---------------------------------------------------------------------
+
     async def resolve(self, call: ToolCall, call_next: Next) -> ToolCall:
-        entry = self.catalog.tool(call.name)
-        if entry is None:
-            return call.fail(unknown_tool(call.name))
-        call.target = entry
+        call.asked_for = call.name
+        if call.name == QUERY_RESULT:
+            call.local = "query_result"
+            return await call_next(call)
+        meta = self.listing.meta.get(call.name)
+        if meta is None:
+            entry = self.catalog.tool(call.name)
+            if entry is None:
+                return call.fail(unknown_tool(call.name))
+            call.target = entry
+            return await call_next(call)
+        if meta.kind not in _META_CALLS:
+            call.local = meta.kind  # type: ignore[assignment]
+            return await call_next(call)
+        return await self._resolve_through(call, call_next)
+
+    async def _resolve_through(self, call: ToolCall, call_next: Next) -> ToolCall:
+        from sidecar.catalog.search import resolve_meta_call
+
+        asked = call.arguments.get("name")
+        call.via, call.asked_for = call.name, asked if isinstance(asked, str) else ""
+        resolved = resolve_meta_call(self.listing, call.name, call.arguments)
+        meta = self.listing.meta[call.name]
+        exposed = meta.targets.get(call.asked_for)
+        if exposed is None or self.catalog.tool(exposed) is None:
+            return call.fail(unknown_tool(call.asked_for))
+        if isinstance(resolved, str):
+            call.decide("resolve", "refuse", resolved)
+            return call.complete(tool_error(resolved))
+        target_name, inner = resolved
+        call.target = self.catalog.tool(target_name)
+        if call.target is None:
+            return call.fail(unknown_tool(call.asked_for))
+        call.arguments = inner
         return await call_next(call)
+
+    async def check_grant(self, call: ToolCall, call_next: Next) -> ToolCall:
+        target = call.target
+        if target is not None and not self.grant.allows(target.alias, target.name):
+            call.decide("grant", "deny")
+            return call.fail(unknown_tool(call.asked_for))
+        return await call_next(call)
+
+    async def check_policy(self, call: ToolCall, call_next: Next) -> ToolCall:
+        target = call.target
+        if target is None or not self.policy.active:
+            return await call_next(call)
+        view = CallView(
+            tool=call.ran, upstream=target.alias, arguments=_copy(call.arguments), bot=self.config.bot.id,
+            engine=self.config.bot.engine, consequential=self._consequential(call), confirmation_required=False,
+        )
+        decision = await self.policy.decide(view)
+        call.decide("policy", decision.action, decision.reason)
+        if decision.action == "allow":
+            return await call_next(call)
+        if decision.action == "confirm":
+            return call.complete(tool_error(f"Confirmation required: {decision.reason}. The call was not run."))
+        return call.complete(tool_error(f"The sidecar's policy refused this call: {decision.reason or 'denied'}"))
+
+    def _consequential(self, call: ToolCall) -> bool:
+        assert call.target is not None
+        server = self.servers.get(call.target.alias)
+        if server is None:
+            return False
+        if call.target.name in server.consequential:
+            return True
+        hints = call.target.spec.get("annotations")
+        return server.trust_destructive_hint and isinstance(hints, dict) and hints.get("destructiveHint") is True
+
+    async def charge(self, call: ToolCall, call_next: Next) -> ToolCall:
+        await call_next(call)
+        if call.outcome != "completed" or call.result is None:
+            return call
+        raw = bytes(call.result)
+        alias = call.target.alias if call.target is not None else call.held_under
+        server = self.servers.get(alias)
+        budget = (server.result_chars if server and server.result_chars else None) or self.config.budgets.result_chars
+        session, name = call.session, call.ran
+
+        def hold(payload: bytes) -> str:
+            return self.held.hold(session, alias or "sidecar", name, payload)
+
+        if len(raw) > LARGE_RESULT:
+            charged = await anyio.to_thread.run_sync(charge_result, raw, budget, self.config.budgets.binary_bytes, hold)
+        else:
+            charged = charge_result(raw, budget, self.config.budgets.binary_bytes, hold)
+        call.result, call.charge, call.handle = charged.result, charged.kind, charged.handle
+        call.bytes_in, call.bytes_out = charged.bytes_in, charged.bytes_out
+        return call
+
+    async def call(self, call: ToolCall, call_next: Next) -> ToolCall:
+        try:
+            if call.target is not None:
+                server = self.servers.get(call.target.alias)
+                return await route_upstream(call, self.pool, server.call_deadline_seconds if server else None)
+            return await answer_locally(call, self.catalog, self.listing, self.held, self.allowed, self.limits)
+        except SidecarError as exc:
+            return call.fail(exc)
 
     async def record(self, call: ToolCall, call_next: Next) -> ToolCall:
         await call_next(call)
+        self.audit.write({
+            "bot": self.config.bot.id, "face": self.config.face.name,
+            "upstream": call.target.alias if call.target else None, "tool": call.ran,
+            "via": call.via, "outcome": call.outcome,
+            "decisions": [{"stage": s, "action": a, "reason": self.redact(r)} for s, a, r in call.decisions],
+            "bytesIn": call.bytes_in, "bytesOut": call.bytes_out, "charge": call.charge or None,
+            "held": call.handle is not None, "ms": round(call.seconds * 1000, 2),
+            "error": type(call.error).__name__ if call.error else None,
+        })
         if log.isEnabledFor(logging.DEBUG):
-            target = call.target
-            log.debug(
-                "call %s -> %s/%s %s in %.1f ms",
-                call.name, target.alias if target else "-", target.name if target else "-",
-                call.outcome, call.seconds * 1000,
-            )
+            log.debug("call %s -> %s %s %s in %.1f ms", call.name, call.ran, call.outcome, call.charge, call.seconds * 1000)
         return call
 
-    async def route(self, call: ToolCall, call_next: Next) -> ToolCall:
-        """Terminal stage: the upstream request, with progress and cancellation relayed."""
-        assert call.target is not None
-        upstream = self.pool.get(call.target.alias)
-        try:
-            if upstream is None:
-                raise unknown_tool(call.name)
-            conn = upstream.ready_connection()
-            params = {"name": call.target.name, "arguments": call.arguments}
-            if call.meta:
-                params["_meta"] = {k: v for k, v in call.meta.items() if k != "progressToken"}
-            ident, answer = conn.start_request("tools/call", params, call.progress)
-            if call.on_sent is not None:
-                call.on_sent(conn, ident)
-            try:
-                frame = await answer
-            finally:
-                conn.forget(ident)
-            return call.complete(result_of(frame))
-        except SidecarError as exc:
-            return call.fail(exc)
+
+def _copy(arguments: dict[str, Any]) -> dict[str, Any]:
+    import msgspec
+
+    copied: dict[str, Any] = msgspec.json.decode(msgspec.json.encode(arguments))
+    return copied
+
+

@@ -34,7 +34,8 @@ async def test_hostile_tool_names_and_descriptions_are_made_safe(raw_sidecar, wr
         assert described["h__ctl_desc"] == "abc[2Jdefg"
         names = [t["name"] for t in tools]
         assert len(names) == len(set(names))
-        assert "query_result" not in names and "find_tool" not in names
+        assert names.count("query_result") == 1 and names[-1] == "query_result"  # the sidecar's own
+        assert "find_tool" not in names
         long = next(n for n in names if n.startswith("h__xxxx"))
         response = await sc.call(long, {})  # the upstream gets its own long name back
         assert "x" * 100 in response["error"]["message"]
@@ -59,7 +60,7 @@ async def test_a_failed_upstream_drops_only_itself(raw_sidecar, write_config, fa
     async with raw_sidecar(config) as sc:
         await sc.initialize()
         tools = await sc.wait_for_tools(["ok__echo"])
-        assert all(t["name"].startswith("ok__") for t in tools)
+        assert all(t["name"].startswith("ok__") for t in tools if t["name"] != "query_result")
         assert (await sc.call("ok__echo", {"nonce": "still"}))["result"]["content"][0]["text"] == "still"
 
 
@@ -76,5 +77,5 @@ async def test_by_default_the_first_listing_does_not_wait(raw_sidecar, write_con
     async with raw_sidecar(config) as sc:
         await sc.initialize()
         first = await sc.request("tools/list", timeout=2)
-        assert first["result"]["tools"] == []
+        assert [t["name"] for t in first["result"]["tools"]] == ["query_result"]
         await sc.wait_for_tools(["slow__echo"])

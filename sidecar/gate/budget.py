@@ -1,0 +1,143 @@
+"""The result budget: no oversized result reaches the model whole.
+
+Pure functions over a result's bytes. Under budget, the bytes pass untouched and
+undecoded. Over budget: a JSON payload (structuredContent, or a text block that parses
+as JSON) is held and replaced by its shaped view; other text is cut, head and tail, with
+a marker. Images, audio and blobs pass up to a byte cap, beyond which a note replaces them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Literal
+
+import msgspec
+
+from sidecar.gate.held import TooBigToHold
+from sidecar.gate.shape import cut_text, shaped_view
+
+__all__ = ["Charge", "charge_result"]
+
+ChargeKind = Literal["pass", "binary", "cut", "shaped", "too_big"]
+_BINARY_TYPES = ("image", "audio")
+
+
+class Charge(msgspec.Struct, frozen=True):
+    kind: ChargeKind
+    result: msgspec.Raw
+    bytes_in: int
+    handle: str | None = None
+
+    @property
+    def bytes_out(self) -> int:
+        return len(self.result)
+
+
+def _text_result(text: str, is_error: bool = False) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": text}], "isError": is_error}
+
+
+def _trim_binary(content: list[Any], cap: int) -> tuple[list[Any], bool]:
+    """Replace binary blocks over the cap; returns the content and whether it changed."""
+    changed = False
+    out: list[Any] = []
+    for block in content:
+        data, label = _binary_of(block)
+        if data is None:
+            out.append(block)
+        elif len(data) > cap:
+            out.append({"type": "text", "text": f"[{label} of {len(data) * 3 // 4:,} bytes left out: over the sidecar's cap of {cap:,} bytes]"})
+            changed = True
+        else:
+            out.append(block)
+    return out, changed
+
+
+def _binary_of(block: Any) -> tuple[str | None, str]:
+    if not isinstance(block, dict):
+        return None, ""
+    if block.get("type") in _BINARY_TYPES and isinstance(block.get("data"), str):
+        return block["data"], str(block.get("mimeType") or block["type"])
+    resource = block.get("resource")
+    if block.get("type") == "resource" and isinstance(resource, dict) and isinstance(resource.get("blob"), str):
+        return resource["blob"], str(resource.get("mimeType") or "embedded blob")
+    return None, ""
+
+
+def visible_chars(result: dict[str, Any]) -> int:
+    """Characters the model reads: text blocks and embedded texts, or the structured content."""
+    chars = 0
+    for block in result.get("content") or []:
+        if not isinstance(block, dict):
+            continue
+        if isinstance(block.get("text"), str):
+            chars += len(block["text"])
+        resource = block.get("resource")
+        if isinstance(resource, dict) and isinstance(resource.get("text"), str):
+            chars += len(resource["text"])
+    structured = result.get("structuredContent")
+    if structured is not None:  # often a copy of the text: the larger of the two counts
+        chars = max(chars, len(msgspec.json.encode(structured).decode("utf-8", "replace")))
+    return chars
+
+
+def _json_payload(result: dict[str, Any]) -> tuple[Any, bytes] | None:
+    structured = result.get("structuredContent")
+    if isinstance(structured, (dict, list)):
+        return structured, msgspec.json.encode(structured)
+    texts = [b["text"] for b in result.get("content") or [] if isinstance(b, dict) and isinstance(b.get("text"), str)]
+    for text in sorted(texts, key=len, reverse=True):
+        if text.lstrip()[:1] in ("{", "["):
+            try:
+                return msgspec.json.decode(text), text.encode()
+            except msgspec.DecodeError:
+                continue
+    return None
+
+
+def _cut_all(result: dict[str, Any], budget: int, chars: int) -> dict[str, Any]:
+    content: list[Any] = []
+    for block in result.get("content") or []:
+        if isinstance(block, dict) and isinstance(block.get("text"), str):
+            share = max(200, budget * len(block["text"]) // max(chars, 1))
+            block = {**block, "text": cut_text(block["text"], share)}
+        content.append(block)
+    cut = {k: v for k, v in result.items() if k != "structuredContent"}
+    cut["content"] = content
+    return cut
+
+
+def charge_result(raw: bytes, budget: int, binary_cap: int, hold: Callable[[bytes], str]) -> Charge:
+    """Decide what of `raw` (a tools/call result) the model may see."""
+    size = len(raw)
+    if size <= budget:
+        return Charge("pass", msgspec.Raw(raw), size)
+    try:
+        result = msgspec.json.decode(raw)
+    except msgspec.DecodeError:
+        return Charge("pass", msgspec.Raw(raw), size)
+    if not isinstance(result, dict):
+        return Charge("pass", msgspec.Raw(raw), size)
+    content, trimmed = _trim_binary(list(result.get("content") or []), binary_cap)
+    if trimmed:
+        result = {**result, "content": content}
+        raw = msgspec.json.encode(result)
+    chars = visible_chars(result)
+    if chars <= budget:
+        return Charge("binary" if trimmed else "pass", msgspec.Raw(raw), size)
+    return _over_budget(result, chars, budget, hold, size)
+
+
+def _over_budget(result: dict[str, Any], chars: int, budget: int, hold: Callable[[bytes], str], size: int) -> Charge:
+    found = _json_payload(result)
+    if found is None:
+        return Charge("cut", msgspec.Raw(msgspec.json.encode(_cut_all(result, budget, chars))), size)
+    value, payload = found
+    try:
+        handle = hold(payload)
+    except TooBigToHold as exc:
+        message = f"{exc}. Ask the tool for less (a narrower query or a smaller page)."
+        return Charge("too_big", msgspec.Raw(msgspec.json.encode(_text_result(message, True))), size)
+    view = shaped_view(value, handle, len(payload), budget)
+    shaped = _text_result(view, bool(result.get("isError")))
+    return Charge("shaped", msgspec.Raw(msgspec.json.encode(shaped)), size, handle)

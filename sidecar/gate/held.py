@@ -1,0 +1,68 @@
+"""Held results: oversized JSON payloads kept by the gate for `query_result`.
+
+Owns the bytes, per upstream, within a byte cap (oldest evicted first), for as long as
+the engine session lasts. A handle is 128 random bits and bound to its session: a
+handle from another session, an evicted one and a made-up one all look the same.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections import OrderedDict
+
+import msgspec
+
+__all__ = ["HeldResult", "HeldStore", "TooBigToHold"]
+
+
+class TooBigToHold(Exception):
+    def __init__(self, size: int, cap: int) -> None:
+        super().__init__(f"the result is {size:,} bytes, more than the {cap:,} bytes the sidecar holds per server")
+        self.size = size
+        self.cap = cap
+
+
+class HeldResult(msgspec.Struct, frozen=True):
+    handle: str
+    session: object
+    upstream: str
+    tool: str
+    payload: bytes
+
+
+class HeldStore:
+    def __init__(self, cap_per_upstream: int) -> None:
+        self.cap = cap_per_upstream
+        self._by_upstream: dict[str, OrderedDict[str, HeldResult]] = {}
+        self._bytes: dict[str, int] = {}
+
+    def hold(self, session: object, upstream: str, tool: str, payload: bytes) -> str:
+        if len(payload) > self.cap:
+            raise TooBigToHold(len(payload), self.cap)
+        held = self._by_upstream.setdefault(upstream, OrderedDict())
+        while held and self._bytes.get(upstream, 0) + len(payload) > self.cap:
+            _, oldest = held.popitem(last=False)
+            self._bytes[upstream] -= len(oldest.payload)
+        handle = "h_" + secrets.token_urlsafe(16)
+        held[handle] = HeldResult(handle, session, upstream, tool, payload)
+        self._bytes[upstream] = self._bytes.get(upstream, 0) + len(payload)
+        return handle
+
+    def get(self, session: object, handle: object) -> HeldResult | None:
+        if not isinstance(handle, str):
+            return None
+        for held in self._by_upstream.values():
+            found = held.get(handle)
+            if found is not None:
+                return found if found.session is session else None
+        return None
+
+    def held_bytes(self, upstream: str | None = None) -> int:
+        if upstream is not None:
+            return self._bytes.get(upstream, 0)
+        return sum(self._bytes.values())
+
+    def drop_session(self, session: object) -> None:
+        for upstream, held in self._by_upstream.items():
+            for handle in [h for h, r in held.items() if r.session is session]:
+                self._bytes[upstream] -= len(held.pop(handle).payload)

@@ -1,0 +1,107 @@
+"""The gate's terminals: the upstream request, and the questions the sidecar answers
+itself (find_tool, a trio's search/describe, query_result).
+
+The upstream route relays progress and cancellation and honours a per-call deadline
+(none by default, as engines set their own). Local answers run off the event loop and
+are bounded: two minutes for search work, the query limits for query_result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+import msgspec
+
+from sidecar.catalog import Catalog, Listing
+from sidecar.errors import EngineInputError, SidecarError, UpstreamUnavailable
+from sidecar.gate.call import ToolCall
+from sidecar.gate.held import HeldStore
+from sidecar.gate.query import QueryError, QueryLimits, run_query
+from sidecar.upstream import Pool, result_of
+
+__all__ = ["route_upstream", "answer_locally", "SEARCH_SECONDS", "tool_error"]
+
+SEARCH_SECONDS = 120.0
+
+
+def tool_error(text: str) -> msgspec.Raw:
+    return msgspec.Raw(msgspec.json.encode({"content": [{"type": "text", "text": text}], "isError": True}))
+
+
+def tool_text(text: str) -> msgspec.Raw:
+    return msgspec.Raw(msgspec.json.encode({"content": [{"type": "text", "text": text}], "isError": False}))
+
+
+async def route_upstream(call: ToolCall, pool: Pool, deadline: float | None) -> ToolCall:
+    assert call.target is not None
+    upstream = pool.get(call.target.alias)
+    if upstream is None:
+        raise UpstreamUnavailable(f"upstream '{call.target.alias}' is not configured")
+    conn = upstream.ready_connection()
+    params: dict[str, Any] = {"name": call.target.name, "arguments": call.arguments}
+    if call.meta:
+        rest = {k: v for k, v in call.meta.items() if k != "progressToken"}
+        if rest:
+            params["_meta"] = rest
+    ident, answer = conn.start_request("tools/call", params, call.progress)
+    if call.on_sent is not None:
+        call.on_sent(conn, ident)
+    try:
+        if deadline is None:
+            frame = await answer
+        else:
+            with anyio.fail_after(deadline):
+                frame = await answer
+    except TimeoutError:
+        conn.cancel(ident, "the sidecar's deadline for this call passed")
+        raise UpstreamUnavailable(f"upstream '{call.target.alias}' timed out after {deadline:g}s") from None
+    finally:
+        conn.forget(ident)
+    return call.complete(result_of(frame))
+
+
+async def answer_locally(
+    call: ToolCall,
+    catalog: Catalog,
+    listing: Listing,
+    held: HeldStore,
+    allowed: Callable[[str], bool],
+    limits: QueryLimits,
+) -> ToolCall:
+    if call.local == "query_result":
+        return call.complete(await _query(call, held, limits))
+    from sidecar.catalog.search import answer_meta
+
+    def answer() -> dict[str, Any]:
+        result: dict[str, Any] = answer_meta(listing, catalog, call.name, call.arguments, allowed)
+        return result
+
+    try:
+        with anyio.fail_after(SEARCH_SECONDS):
+            result = await anyio.to_thread.run_sync(answer, abandon_on_cancel=True)
+    except TimeoutError:
+        return call.complete(tool_error(f"the search did not finish within {SEARCH_SECONDS:g}s; try fewer words"))
+    return call.complete(msgspec.Raw(msgspec.json.encode(result)))
+
+
+async def _query(call: ToolCall, held: HeldStore, limits: QueryLimits) -> msgspec.Raw:
+    handle = call.arguments.get("handle")
+    expression = call.arguments.get("query")
+    if not isinstance(expression, str):
+        raise EngineInputError("query_result needs `query`, a JMESPath expression, at params.arguments.query")
+    found = held.get(call.session, handle)
+    if found is None:
+        return tool_error(f"no held result has the handle {str(handle)[:64]!r} (results are held for this session only, oldest dropped first)")
+    call.held_under = found.upstream
+    try:
+        value = await anyio.to_thread.run_sync(run_query, found.payload, expression, limits, abandon_on_cancel=True)
+    except QueryError as exc:
+        return tool_error(str(exc))
+    return tool_text(msgspec.json.encode(value).decode())
+
+
+def unknown_tool(name: str) -> SidecarError:
+    """One error for unknown, hidden and denied tools alike: the model cannot probe."""
+    return EngineInputError(f"unknown tool '{name}' at params.name")
