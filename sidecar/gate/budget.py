@@ -14,7 +14,7 @@ from typing import Any, Literal
 import msgspec
 
 from sidecar.gate.held import TooBigToHold
-from sidecar.gate.shape import cut_text, shaped_view
+from sidecar.gate.shape import cut_text, open_level, shaped_view
 
 __all__ = ["Charge", "charge_result"]
 
@@ -81,17 +81,20 @@ def visible_chars(result: dict[str, Any]) -> int:
     return chars
 
 
-def _json_payload(result: dict[str, Any]) -> tuple[Any, bytes] | None:
+def _json_payload(result: dict[str, Any]) -> bytes | None:
+    """The bytes worth holding: structuredContent, or the largest text block that is JSON."""
     structured = result.get("structuredContent")
     if isinstance(structured, (dict, list)):
-        return structured, msgspec.json.encode(structured)
+        return msgspec.json.encode(structured)
     texts = [b["text"] for b in result.get("content") or [] if isinstance(b, dict) and isinstance(b.get("text"), str)]
     for text in sorted(texts, key=len, reverse=True):
         if text.lstrip()[:1] in ("{", "["):
+            payload = text.encode()
             try:
-                return msgspec.json.decode(text), text.encode()
+                open_level(payload)  # parses it all, keeping only one level of views
             except msgspec.DecodeError:
                 continue
+            return payload
     return None
 
 
@@ -129,15 +132,14 @@ def charge_result(raw: bytes, budget: int, binary_cap: int, hold: Callable[[byte
 
 
 def _over_budget(result: dict[str, Any], chars: int, budget: int, hold: Callable[[bytes], str], size: int) -> Charge:
-    found = _json_payload(result)
-    if found is None:
+    payload = _json_payload(result)
+    if payload is None:
         return Charge("cut", msgspec.Raw(msgspec.json.encode(_cut_all(result, budget, chars))), size)
-    value, payload = found
     try:
         handle = hold(payload)
     except TooBigToHold as exc:
         message = f"{exc}. Ask the tool for less (a narrower query or a smaller page)."
         return Charge("too_big", msgspec.Raw(msgspec.json.encode(_text_result(message, True))), size)
-    view = shaped_view(value, handle, len(payload), budget)
+    view = shaped_view(payload, handle, len(payload), budget)
     shaped = _text_result(view, bool(result.get("isError")))
     return Charge("shaped", msgspec.Raw(msgspec.json.encode(shaped)), size, handle)

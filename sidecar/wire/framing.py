@@ -39,8 +39,12 @@ class LineFramer:
                 self._scanned = len(self._buffer)
                 self._drop_if_oversized()
                 return lines
-            line = bytes(self._buffer[:newline])
-            del self._buffer[: newline + 1]
+            with memoryview(self._buffer) as view:
+                line = bytes(view[:newline])  # one copy, not a slice and then a copy
+            if newline + 1 == len(self._buffer):
+                self._buffer = bytearray()  # let a big line's buffer go at once
+            else:
+                del self._buffer[: newline + 1]
             self._scanned = 0
             if self._discarding:
                 self._discarding = False

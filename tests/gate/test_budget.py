@@ -82,5 +82,5 @@ def test_held_store_evicts_oldest_and_binds_handles_to_sessions() -> None:
 
 def test_cut_text_and_shaped_view_fit_their_budget() -> None:
     assert len(cut_text("q" * 100_000, 500)) <= 500
-    huge_keys = {f"key_{i}": i for i in range(10_000)}
+    huge_keys = msgspec.json.encode({f"key_{i}": i for i in range(10_000)})
     assert len(shaped_view(huge_keys, "h_x", 10**6, 600)) <= 600
