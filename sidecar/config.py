@@ -101,10 +101,14 @@ class Face(msgspec.Struct, rename="camel", frozen=True):
     name: str = "omb"
     layout: LayoutName = "auto"
     page_size: int = 1000
-    # How long a `tools/list` may wait for upstreams still on their first start. 0 answers
-    # at once (engines that follow list_changed); an engine that lists once wants more.
-    list_wait_seconds: float = 0.0
+    # How long (from start) a `tools/list` may wait for upstreams still on their first
+    # start. The default stays inside Claude Code's ~2 s start window; 0 answers at once
+    # (upstreams that come later are announced with list_changed); a client that lists
+    # only once (Codex, the Inspector CLI) wants as long as its own start timeout.
+    list_wait_seconds: float = 1.5
     start_timeout_seconds: float = 8.0
+    # A face with exactly one upstream may show its tools and prompts by their own names.
+    bare_names: bool = False
 
 
 class Organization(msgspec.Struct, rename="camel", frozen=True):

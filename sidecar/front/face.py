@@ -54,7 +54,6 @@ class Face:
         self._templates: list[tuple[re.Pattern[str], str]] = []
         self._pages: dict[tuple[int, int], bytes] = {}
         self.closing = False  # set at shutdown: no more notifications to the engine
-        self.settled = asyncio.Event()  # every upstream is past its first start
         self._started = time.monotonic()
         self.rebuild()
 
@@ -63,8 +62,6 @@ class Face:
     def _upstream_changed(self, upstream: Upstream) -> None:
         if self.closing:
             return
-        if self.pool.settled():
-            self.settled.set()
         before_tools, before_prompts = self.listing.tools, self.catalog.prompts
         before_resources = dict(self._resource_owner)
         self.rebuild()
@@ -78,7 +75,8 @@ class Face:
     def rebuild(self) -> None:
         ready = self.pool.ready()
         listings = [UpstreamListing(u.alias, u.listing.tools, u.listing.prompts, u.listing.tools_json) for u in ready]
-        self.catalog = build_catalog(listings, name_budget(self.name), RESERVED_TOOL_NAMES)
+        bare = self.config.face.bare_names and len(self.pool.upstreams) == 1
+        self.catalog = build_catalog(listings, name_budget(self.name), RESERVED_TOOL_NAMES, prefixed=not bare)
         granted = self._granted(self.catalog)
         self.listing = self._with_query_result(full_layout(granted))
         self.gate.catalog, self.gate.listing = self.catalog, self.listing
@@ -115,9 +113,8 @@ class Face:
     async def wait_for_first_start(self) -> None:
         """Hold a listing until upstreams settle, at most `listWaitSeconds` from start."""
         remaining = self._started + self.config.face.list_wait_seconds - time.monotonic()
-        if remaining > 0 and not self.settled.is_set() and not self.pool.settled():
-            with anyio.move_on_after(remaining):
-                await self.settled.wait()
+        if remaining > 0 and not self.pool.settled():
+            await self.pool.wait_first_start(None, remaining)
 
     def tools_page(self, offset: int) -> bytes:
         """The encoded `tools/list` result from `offset` (cached until the next rebuild)."""
@@ -137,7 +134,22 @@ class Face:
 
     # -- routing ------------------------------------------------------------------
 
-    def upstream_for_resource(self, uri: str) -> Upstream:
+    async def upstream_for_resource(self, uri: str) -> Upstream:
+        """As `find_resource_upstream`, waiting first for upstreams still starting if unknown."""
+        try:
+            return self.find_resource_upstream(uri)
+        except EngineInputError:
+            if self.pool.settled():
+                raise
+        await self.pool.wait_first_start()
+        return self.find_resource_upstream(uri)
+
+    async def upstream_for_prompt(self, name: str) -> tuple[Upstream, str]:
+        if name not in self.catalog.by_prompt and not self.pool.settled():
+            await self.pool.wait_first_start(name.split("__", 1)[0] if "__" in name else None)
+        return self.find_prompt_upstream(name)
+
+    def find_resource_upstream(self, uri: str) -> Upstream:
         alias = self._resource_owner.get(uri)
         if alias is None:
             alias = next((a for pattern, a in self._templates if pattern.match(uri)), None)
@@ -149,7 +161,7 @@ class Face:
             raise EngineInputError(f"unknown resource '{uri}' at params.uri", code=RESOURCE_NOT_FOUND)
         return upstream
 
-    def upstream_for_prompt(self, name: str) -> tuple[Upstream, str]:
+    def find_prompt_upstream(self, name: str) -> tuple[Upstream, str]:
         entry = self.catalog.by_prompt.get(name)
         upstream = self.pool.get(entry.alias) if entry else None
         if entry is None or upstream is None:

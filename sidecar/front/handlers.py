@@ -250,7 +250,7 @@ async def resource_templates_list(d: Dispatcher, req: Request) -> Result:
 
 
 async def by_uri(d: Dispatcher, req: Request) -> Result:
-    return await d.forward(req, d.face.upstream_for_resource(_text_param(req, "uri")))
+    return await d.forward(req, await d.face.upstream_for_resource(_text_param(req, "uri")))
 
 
 async def prompts_list(d: Dispatcher, req: Request) -> Result:
@@ -258,7 +258,7 @@ async def prompts_list(d: Dispatcher, req: Request) -> Result:
 
 
 async def prompts_get(d: Dispatcher, req: Request) -> Result:
-    upstream, name = d.face.upstream_for_prompt(_text_param(req, "name"))
+    upstream, name = await d.face.upstream_for_prompt(_text_param(req, "name"))
     return await d.forward(req, upstream, {**req.params, "name": name})
 
 
@@ -267,10 +267,10 @@ async def completion_complete(d: Dispatcher, req: Request) -> Result:
     if not isinstance(ref, dict):
         raise EngineInputError("params.ref must be an object")
     if ref.get("type") == "ref/prompt" and isinstance(ref.get("name"), str):
-        upstream, name = d.face.upstream_for_prompt(ref["name"])
+        upstream, name = await d.face.upstream_for_prompt(ref["name"])
         return await d.forward(req, upstream, {**req.params, "ref": {**ref, "name": name}})
     if ref.get("type") == "ref/resource" and isinstance(ref.get("uri"), str):
-        return await d.forward(req, d.face.upstream_for_resource(ref["uri"]))
+        return await d.forward(req, await d.face.upstream_for_resource(ref["uri"]))
     raise EngineInputError("params.ref must name a prompt or a resource", code=INVALID_PARAMS)
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import anyio
 
-from sidecar.catalog import EMPTY_CATALOG, Catalog, Listing, full_layout
+from sidecar.catalog import EMPTY_CATALOG, Catalog, CatalogEntry, Listing, full_layout
 from sidecar.config import ServerConfig, SidecarConfig
 from sidecar.errors import SidecarError
 from sidecar.gate.audit import AuditLog
@@ -116,7 +116,7 @@ class Gate:
             return await call_next(call)
         meta = self.listing.meta.get(call.name)
         if meta is None:
-            entry = self.catalog.tool(call.name)
+            entry = self.catalog.tool(call.name) or await self._after_first_start(call.name)
             if entry is None:
                 return call.fail(unknown_tool(call.name))
             call.target = entry
@@ -125,6 +125,14 @@ class Gate:
             call.local = meta.kind  # type: ignore[assignment]
             return await call_next(call)
         return await self._resolve_through(call, call_next)
+
+    async def _after_first_start(self, name: str) -> CatalogEntry | None:
+        """A name of an upstream still on its first start: wait for it, then look again."""
+        alias = name.split("__", 1)[0]
+        if "__" not in name or not self.pool.starting(alias):
+            return None
+        await self.pool.wait_first_start(alias)
+        return self.catalog.tool(name)
 
     async def _resolve_through(self, call: ToolCall, call_next: Next) -> ToolCall:
         from sidecar.catalog.search import resolve_meta_call

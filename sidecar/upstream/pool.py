@@ -7,6 +7,7 @@ rebuild its catalog.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Iterator, Sequence
 
 import anyio
@@ -26,9 +27,32 @@ class Pool:
         on_change: Callable[[Upstream], None],
         start_timeout: float,
     ) -> None:
+        self._on_change = on_change
         self.upstreams: dict[str, Upstream] = {
-            s.alias: Upstream(s, handler, on_change, start_timeout) for s in servers
+            s.alias: Upstream(s, handler, self._changed, start_timeout) for s in servers
         }
+        # Set once an upstream is past its first start (ready, failed or stopped).
+        self._first_start = {alias: asyncio.Event() for alias in self.upstreams}
+
+    def _changed(self, upstream: Upstream) -> None:
+        if upstream.state != "starting":
+            self._first_start[upstream.alias].set()
+        self._on_change(upstream)
+
+    def starting(self, alias: str) -> bool:
+        upstream = self.upstreams.get(alias)
+        return upstream is not None and upstream.state == "starting"
+
+    async def wait_first_start(self, alias: str | None = None, limit: float | None = None) -> None:
+        """Wait until `alias` (or every upstream) is past its first start, at most `limit` s."""
+        if alias is not None and alias not in self._first_start:
+            return
+        events = [self._first_start[alias]] if alias is not None else list(self._first_start.values())
+        if limit is None:
+            limit = max((u.start_timeout for u in self.upstreams.values()), default=0.0)
+        with anyio.move_on_after(limit):
+            for event in events:
+                await event.wait()
 
     async def run(self) -> None:
         """Supervise every upstream until cancelled; on cancel, every child is stopped."""

@@ -72,10 +72,18 @@ async def test_list_wait_holds_the_first_listing_until_upstreams_settle(raw_side
         assert "slow__echo" in {t["name"] for t in first["result"]["tools"]}
 
 
-async def test_by_default_the_first_listing_does_not_wait(raw_sidecar, write_config, fault_server_entry) -> None:
-    config = write_config({"slow": fault_server_entry("init-delay=3")})
+async def test_with_no_list_wait_the_first_listing_does_not_wait(raw_sidecar, write_config, fault_server_entry) -> None:
+    config = write_config({"slow": fault_server_entry("init-delay=3")}, face={"listWaitSeconds": 0})
     async with raw_sidecar(config) as sc:
         await sc.initialize()
         first = await sc.request("tools/list", timeout=2)
         assert [t["name"] for t in first["result"]["tools"]] == ["query_result"]
         await sc.wait_for_tools(["slow__echo"])
+
+
+async def test_a_call_to_an_upstream_still_starting_waits_for_it(raw_sidecar, write_config, fault_server_entry) -> None:
+    config = write_config({"slow": fault_server_entry("init-delay=2")}, face={"listWaitSeconds": 0})
+    async with raw_sidecar(config) as sc:
+        await sc.initialize()
+        response = await sc.call("slow__echo", {"nonce": "waited"}, timeout=20)
+        assert response["result"]["content"][0]["text"] == "waited"

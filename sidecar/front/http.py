@@ -1,0 +1,283 @@
+"""The Streamable HTTP front: MCP at `/mcp` (and `/mcp/<face>`), one engine session
+per `Mcp-Session-Id`, and the stateless 2026-07-28 requests beside them.
+
+Owns the routes and the order of admission: Host, then Origin (403), then the bearer
+token (401), then the body cap (413, judged before buffering) and its read timeout.
+A POST's requests go to the session's dispatcher and their answers come back as JSON,
+or as an event stream when progress or upstream requests must flow; the GET stream
+carries the rest. `/health` says "ok" and nothing else. Refuses new work while
+draining (503).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from aiohttp import web
+
+from sidecar.errors import INVALID_PARAMS, INVALID_REQUEST
+from sidecar.front.face import Face
+from sidecar.front.handlers import server_capabilities
+from sidecar.front.http_guard import HostRule, bearer_matches
+from sidecar.front.http_listener import FrontSettings
+from sidecar.front.http_modern import discover_result, envelope_of, http_status, judge, stamp_answer
+from sidecar.front.http_sessions import Exchange, HttpSession, SessionTable
+from sidecar.redact import Redactor
+from sidecar.upstream.handshake import HANDSHAKE_VERSIONS, MODERN_VERSION
+from sidecar.wire import FrameRejected, Notification, Request, Response, decode_engine_frame, encode_error
+
+__all__ = ["HttpFront"]
+
+log = logging.getLogger(__name__)
+
+SESSION_HEADER = "Mcp-Session-Id"
+SESSION_NOT_FOUND = -32001
+PING_SECONDS = 15.0
+_SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+
+
+def _rpc_error(ident: Any, code: int, message: str, status: int, data: Any = None,
+               headers: dict[str, str] | None = None) -> web.Response:
+    body = encode_error(ident, code, message, data)
+    return web.Response(body=body, status=status, content_type="application/json", headers=headers)
+
+
+def _refuse(status: int, words: str, headers: dict[str, str] | None = None) -> web.Response:
+    return _rpc_error(None, INVALID_REQUEST, words, status, headers=headers)
+
+
+def _event(frame: bytes) -> bytes:
+    return b"event: message\ndata: " + frame.rstrip(b"\n") + b"\n\n"
+
+
+class HttpFront:
+    def __init__(self, face: Face, redactor: Redactor, settings: FrontSettings) -> None:
+        self.face = face
+        self.settings = settings
+        self.rule = HostRule(settings.host, settings.allowed_hosts)
+        self.table = SessionTable(face, redactor, settings.max_sessions, settings.idle_seconds)
+        self.draining = False
+        self.posts = 0  # POSTs being served right now, for the drain
+
+    def app(self) -> web.Application:
+        app = web.Application(middlewares=[self._admit], client_max_size=self.settings.body_cap)
+        app.router.add_get("/health", self._health)
+        for path in ("/mcp", "/mcp/{face}"):
+            app.router.add_post(path, self._post)
+            app.router.add_get(path, self._get)
+            app.router.add_delete(path, self._delete)
+        return app
+
+    # -- admission --------------------------------------------------------------------
+
+    @web.middleware
+    async def _admit(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        if not self.rule.host_allowed(request.headers.get("Host")):
+            return _refuse(403, "Forbidden: this Host is not served here")
+        if not self.rule.origin_allowed(request.headers.get("Origin")):
+            return _refuse(403, "Forbidden: this Origin is not allowed")
+        if request.path == "/health":
+            return await handler(request)  # type: ignore[no-any-return]
+        if not bearer_matches(request.headers.get("Authorization"), self.settings.token):
+            return _refuse(401, "Unauthorized: a valid bearer token is required", {"WWW-Authenticate": "Bearer"})
+        face = request.match_info.get("face")
+        if face is not None and face != self.face.name:
+            return _refuse(404, "Not Found: no such face")
+        return await handler(request)  # type: ignore[no-any-return]
+
+    async def _health(self, request: web.Request) -> web.Response:
+        return web.Response(text="ok\n")
+
+    async def _read_body(self, request: web.Request) -> bytes | web.Response:
+        cap = self.settings.body_cap
+        if request.content_length is not None and request.content_length > cap:
+            return _refuse(413, f"Payload Too Large: at most {cap} bytes")
+        chunks: list[bytes] = []
+        size = 0
+        try:
+            async with asyncio.timeout(self.settings.body_seconds):
+                while chunk := await request.content.read(65536):
+                    size += len(chunk)
+                    if size > cap:
+                        return _refuse(413, f"Payload Too Large: at most {cap} bytes")
+                    chunks.append(chunk)
+        except TimeoutError:
+            return _refuse(408, "Request Timeout: the body came too slowly")
+        return b"".join(chunks)
+
+    # -- POST -------------------------------------------------------------------------
+
+    async def _post(self, request: web.Request) -> web.StreamResponse:
+        if self.draining:
+            return _refuse(503, "Service Unavailable: shutting down")
+        self.posts += 1
+        try:
+            return await self._post_admitted(request)
+        finally:
+            self.posts -= 1
+
+    async def _post_admitted(self, request: web.Request) -> web.StreamResponse:
+        if request.content_type != "application/json":
+            return _refuse(415, "Unsupported Media Type: send application/json")
+        body = await self._read_body(request)
+        if isinstance(body, web.Response):
+            return body
+        message = decode_engine_frame(body)
+        if isinstance(message, FrameRejected):
+            return _rpc_error(message.id, message.code, message.message, 400)
+        if isinstance(message, Request):
+            envelope = envelope_of(message)
+            if envelope is not None:
+                return await self._stateless(request, message, envelope, body)
+        found = self._session_for(request, message)
+        if isinstance(found, web.Response):
+            return found
+        if not isinstance(message, Request):
+            found.dispatcher.feed(body)
+            return web.Response(status=202)
+        return await self._serve(request, found, message, body)
+
+    def _session_for(self, request: web.Request, message: Request | Notification | Response) -> HttpSession | web.Response:
+        version = request.headers.get("MCP-Protocol-Version")
+        if version is not None and version not in HANDSHAKE_VERSIONS and version != MODERN_VERSION:
+            return _refuse(400, f"Bad Request: unsupported MCP-Protocol-Version {version!r}")
+        ident = request.headers.get(SESSION_HEADER)
+        if ident is not None:
+            session = self.table.get(ident)
+            if session is None:
+                return _rpc_error(None, SESSION_NOT_FOUND, "Session not found", 404)
+            return session
+        if isinstance(message, Request) and message.method == "initialize":
+            created = self.table.create()
+            return created if created is not None else _refuse(503, "Service Unavailable: too many sessions")
+        if version == MODERN_VERSION:
+            return _rpc_error(getattr(message, "id", None), INVALID_PARAMS,
+                              "params._meta must carry the 2026-07-28 request envelope", 400)
+        return _refuse(400, f"Bad Request: {SESSION_HEADER} header is required")
+
+    async def _serve(self, request: web.Request, session: HttpSession, req: Request, body: bytes) -> web.StreamResponse:
+        if session.busy_with(req.id):
+            return _rpc_error(req.id, INVALID_REQUEST, f"id {req.id!r} is already in use by a request in flight", 200)
+        headers = {SESSION_HEADER: session.id} if req.method == "initialize" and session.id else {}
+        exchange = session.begin([req.id], [_progress_token(req)])
+        exchange.streaming = _accepts_events(request)
+        session.dispatcher.feed(body)
+        try:
+            return await self._answer(request, exchange, headers, None)
+        finally:
+            session.end(exchange)
+
+    async def _stateless(self, request: web.Request, req: Request, envelope: dict[str, Any],
+                         body: bytes) -> web.StreamResponse:
+        refusal = judge(req, envelope, _multi(request))
+        if refusal is not None:
+            return _rpc_error(req.id, refusal.code, refusal.message, http_status(refusal.code), refusal.data)
+        if req.method == "server/discover":
+            result = discover_result(server_capabilities(self.face))
+            return web.json_response({"jsonrpc": "2.0", "id": req.id, "result": result})
+        session = self.table.transient()
+        caps = envelope.get("io.modelcontextprotocol/clientCapabilities")
+        session.engine.client_capabilities = caps if isinstance(caps, dict) else {}
+        session.engine.protocol_version = MODERN_VERSION
+        exchange = session.begin([req.id], [_progress_token(req)])
+        exchange.streaming = _accepts_events(request)
+        session.dispatcher.feed(body)
+        try:
+            return await self._answer(request, exchange, {}, req.method)
+        finally:
+            session.end(exchange)
+            await session.close()
+
+    async def _answer(self, request: web.Request, exchange: Exchange, headers: dict[str, str],
+                      stamp: str | None) -> web.StreamResponse:
+        """JSON when the answer comes first and alone; else an event stream of everything."""
+        first = await exchange.frames.get()
+        if first is not None and not exchange.waiting:
+            status = 200
+            if stamp is not None:
+                first, status = stamp_answer(stamp, first)
+            return web.Response(body=first, status=status, content_type="application/json", headers=headers)
+        response = web.StreamResponse(status=200, headers={**_SSE_HEADERS, **headers})
+        await response.prepare(request)
+        frame = first
+        while frame is not None:
+            await response.write(_event(stamp_answer(stamp, frame)[0] if stamp else frame))
+            frame = await _next_or_ping(exchange.frames, response)
+        await response.write_eof()
+        return response
+
+    # -- GET and DELETE -----------------------------------------------------------------
+
+    async def _get(self, request: web.Request) -> web.StreamResponse:
+        session = self.table.get(request.headers.get(SESSION_HEADER, ""))
+        if session is None:
+            status = 404 if SESSION_HEADER in request.headers else 400
+            return _refuse(status, f"a known {SESSION_HEADER} header is required")
+        if not _accepts_events(request):
+            return _refuse(406, "Not Acceptable: the stream is text/event-stream")
+        stream = session.open_stream()
+        if stream is None:
+            return _refuse(409, "Conflict: this session already has a stream open")
+        try:
+            response = web.StreamResponse(status=200, headers=_SSE_HEADERS)
+            await response.prepare(request)
+            while (frame := await _next_or_ping(stream, response)) not in (None, b""):
+                assert frame is not None
+                await response.write(_event(frame))
+            return response
+        finally:
+            session.close_stream(stream)
+
+    async def _delete(self, request: web.Request) -> web.StreamResponse:
+        if await self.table.drop(request.headers.get(SESSION_HEADER, "")):
+            return web.Response(status=200)
+        return _rpc_error(None, SESSION_NOT_FOUND, "Session not found", 404)
+
+    # -- life -----------------------------------------------------------------------------
+
+    async def expire_idle(self) -> None:
+        """Close sessions idle past their time, for as long as the front runs."""
+        period = max(0.05, min(self.settings.idle_seconds / 2, 30.0))
+        while True:
+            await asyncio.sleep(period)
+            if await self.table.expire():
+                log.info("idle HTTP sessions closed; %d remain", len(self.table.sessions))
+
+    async def drain(self) -> None:
+        """Refuse new work, let calls in flight finish (bounded), then close every session."""
+        self.draining = True
+        try:
+            async with asyncio.timeout(self.settings.drain_seconds):
+                while self.posts or self.table.in_flight():
+                    await asyncio.sleep(0.05)
+        except TimeoutError:
+            log.warning("drain time over: %d calls still in flight are cancelled", self.table.in_flight())
+        await self.table.close_all()
+
+
+async def _next_or_ping(queue: asyncio.Queue[Any], response: web.StreamResponse) -> Any:
+    """The next frame; while none comes, a comment now and then keeps proxies and us honest."""
+    while True:
+        try:
+            return await asyncio.wait_for(queue.get(), PING_SECONDS)
+        except TimeoutError:
+            await response.write(b": ping\n\n")
+
+
+def _accepts_events(request: web.Request) -> bool:
+    return "text/event-stream" in request.headers.get("Accept", "")
+
+
+def _progress_token(req: Request) -> object:
+    meta = req.params.get("_meta")
+    token = meta.get("progressToken") if isinstance(meta, dict) else None
+    return token if type(token) in (int, str) else None
+
+
+def _multi(request: web.Request) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for name, value in request.headers.items():
+        found.setdefault(name.lower(), []).append(value)
+    return found

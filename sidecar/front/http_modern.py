@@ -1,0 +1,148 @@
+"""The 2026-07-28 (stateless) revision on the HTTP front, as pure decisions.
+
+Owns: recognising a request that carries the per-request envelope in its body, the
+checks that come before it is served (the envelope's shape, the `MCP-Protocol-Version`,
+`Mcp-Method` and `Mcp-Name` headers against the body, the version), the methods this
+revision no longer has, the `server/discover` answer, and the fields every result of
+this revision carries. Decides on the body: a header is only ever compared with it.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+
+from sidecar import __version__
+from sidecar.errors import INVALID_PARAMS, METHOD_NOT_FOUND
+from sidecar.upstream.handshake import MODERN_VERSION
+from sidecar.wire import Request
+
+__all__ = [
+    "HEADER_MISMATCH",
+    "Refusal",
+    "UNSUPPORTED_VERSION",
+    "discover_result",
+    "envelope_of",
+    "http_status",
+    "judge",
+    "stamp_answer",
+]
+
+HEADER_MISMATCH = -32020
+UNSUPPORTED_VERSION = -32022
+SUPPORTED = (MODERN_VERSION,)
+VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
+SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
+NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+# Gone at this revision: the handshake, ping, the log level, subscriptions by resource.
+REMOVED = frozenset({"initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"})
+CACHEABLE = frozenset({"server/discover", "tools/list", "prompts/list", "resources/list",
+                       "resources/templates/list", "resources/read"})
+_STATUS = {-32700: 400, -32600: 400, INVALID_PARAMS: 400, HEADER_MISMATCH: 400, -32021: 400,
+           UNSUPPORTED_VERSION: 400, METHOD_NOT_FOUND: 404}
+
+
+@dataclass(frozen=True)
+class Refusal:
+    code: int
+    message: str
+    data: Any = None
+
+
+def http_status(code: int) -> int:
+    return _STATUS.get(code, 200)
+
+
+def envelope_of(req: Request) -> dict[str, Any] | None:
+    """The request's envelope when its body says it is a 2026-07-28 request."""
+    meta = req.params.get("_meta")
+    if isinstance(meta, dict) and VERSION_KEY in meta:
+        return meta
+    return None
+
+
+def _decoded(value: str | None) -> str | None:
+    """A header value, with the `=?base64?...?=` form undone (None when malformed)."""
+    if value is None or not (value.startswith("=?base64?") and value.endswith("?=")):
+        return value
+    try:
+        return base64.b64decode(value[9:-2], validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+
+
+def _header(headers: Mapping[str, list[str]], name: str) -> str | None:
+    values = headers.get(name.lower(), [])
+    return values[0] if len(values) == 1 else None  # twice is as bad as never
+
+
+def judge(req: Request, envelope: dict[str, Any], headers: Mapping[str, list[str]]) -> Refusal | None:
+    """The checks before serving, first failure wins; None to serve."""
+    if not isinstance(envelope.get(CAPABILITIES_KEY), dict):
+        return Refusal(INVALID_PARAMS, f"params._meta must carry {VERSION_KEY!r} and {CAPABILITIES_KEY!r}")
+    version = envelope.get(VERSION_KEY)
+    if _header(headers, "mcp-protocol-version") != version:
+        return Refusal(HEADER_MISMATCH, "the MCP-Protocol-Version header does not match params._meta")
+    if _header(headers, "mcp-method") != req.method:
+        return Refusal(HEADER_MISMATCH, "the Mcp-Method header does not match the body's method")
+    key = NAME_PARAM.get(req.method)
+    if key is not None and key in req.params and _decoded(_header(headers, "mcp-name")) != req.params[key]:
+        return Refusal(HEADER_MISMATCH, f"the Mcp-Name header does not match params.{key}")
+    if not isinstance(version, str):
+        return Refusal(INVALID_PARAMS, "the protocol version in params._meta must be a string")
+    if version not in SUPPORTED:
+        return Refusal(UNSUPPORTED_VERSION, "unsupported protocol version",
+                       {"supported": list(SUPPORTED), "requested": version})
+    if req.method in REMOVED:
+        return Refusal(METHOD_NOT_FOUND, f"method not found at {MODERN_VERSION}: {req.method}")
+    return None
+
+
+def discover_result(capabilities: dict[str, Any]) -> dict[str, Any]:
+    info = {"name": "omb-sidecar", "version": __version__}
+    return {
+        "supportedVersions": list(SUPPORTED),
+        "capabilities": capabilities,
+        "_meta": {SERVER_INFO_KEY: info},
+        "resultType": "complete",
+        "ttlMs": 0,
+        "cacheScope": "private",
+    }
+
+
+class _Answer(msgspec.Struct):
+    jsonrpc: str = "2.0"
+    id: int | str | None = None
+    result: dict[str, Any] | None = None
+    error: msgspec.Raw = msgspec.Raw()
+
+
+def stamp_answer(method: str, frame: bytes) -> tuple[bytes, int]:
+    """A result with `resultType` (and caching hints where cacheable); the HTTP status."""
+    try:
+        answer = msgspec.json.decode(frame, type=_Answer)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return frame, 200
+    if answer.result is None:
+        code = _error_code(answer.error)
+        return frame, http_status(code) if code is not None else 200
+    answer.result.setdefault("resultType", "complete")
+    if method in CACHEABLE:
+        answer.result.setdefault("ttlMs", 0)
+        answer.result.setdefault("cacheScope", "private")
+    return msgspec.json.encode({"jsonrpc": "2.0", "id": answer.id, "result": answer.result}), 200
+
+
+def _error_code(raw: msgspec.Raw) -> int | None:
+    try:
+        error = msgspec.json.decode(raw) if raw else None
+    except msgspec.DecodeError:
+        return None
+    code = error.get("code") if isinstance(error, dict) else None
+    return code if type(code) is int else None

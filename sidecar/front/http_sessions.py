@@ -1,0 +1,240 @@
+"""HTTP engine sessions: the same EngineSession and Dispatcher the stdio front uses,
+with each frame they send routed to the HTTP exchange that waits for it.
+
+Owns: the session table (a cap, idle expiry, ids with 192 random bits), and for each
+session its exchanges (one per POST carrying requests), its GET stream and the frames
+waiting for one. An answer goes to the POST that asked; progress goes to the POST whose
+request carries its token; requests and log messages from upstreams go to the newest
+POST still streaming, else to the GET stream; everything else goes to the GET stream.
+Refuses an engine id already waiting in the same session (answered by the dispatcher
+rules, in that POST), and a new session past the cap.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import secrets
+import time
+import msgspec
+
+from sidecar.front.face import Face
+from sidecar.front.handlers import Dispatcher
+from sidecar.front.jobs import Jobs
+from sidecar.front.session import EngineSession
+from sidecar.redact import Redactor
+from sidecar.wire import RequestId
+
+__all__ = ["Exchange", "HttpSession", "SessionTable", "new_session_id"]
+
+BACKLOG_FRAMES = 512  # frames kept for a GET stream not yet open; the oldest go first
+
+
+class _Head(msgspec.Struct):
+    id: int | str | None = None
+    method: str | None = None
+    params: msgspec.Raw = msgspec.Raw()
+
+
+class _Progress(msgspec.Struct):
+    progressToken: int | str | None = None  # noqa: N815 - the wire's name
+
+
+_head = msgspec.json.Decoder(_Head)
+_progress = msgspec.json.Decoder(_Progress)
+
+
+def new_session_id() -> str:
+    return secrets.token_urlsafe(24)
+
+
+class Exchange:
+    """The frames one POST waits for: its answers, and what relates to its requests."""
+
+    def __init__(self, ids: list[RequestId], tokens: list[object]) -> None:
+        self.waiting = set(ids)
+        self.tokens = {t for t in tokens if t is not None}
+        self.frames: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self.streaming = False  # the answer is an event stream, so more than answers may go in
+
+    def put(self, frame: bytes) -> None:
+        self.frames.put_nowait(frame)
+
+    def answered(self, ident: RequestId) -> None:
+        self.waiting.discard(ident)
+        if not self.waiting:
+            self.frames.put_nowait(None)  # the end of this exchange
+
+
+class HttpSession:
+    """One engine over HTTP: its dispatcher, its exchanges and its GET stream."""
+
+    def __init__(self, face: Face, redactor: Redactor, ident: str | None = None) -> None:
+        self.id = ident
+        self.face = face
+        self.engine = EngineSession(self.send)
+        self.jobs = Jobs()
+        self.dispatcher = Dispatcher(face, self.engine, self.jobs.spawn, redactor)
+        self.last_seen = time.monotonic()
+        self.stream: asyncio.Queue[bytes] | None = None
+        self.backlog: collections.deque[bytes] = collections.deque(maxlen=BACKLOG_FRAMES)
+        self._by_id: dict[RequestId, Exchange] = {}
+        self._by_token: dict[object, Exchange] = {}
+        self._open: list[Exchange] = []
+
+    # -- engine frames in ---------------------------------------------------------------
+
+    def busy_with(self, ident: RequestId) -> bool:
+        return ident in self._by_id
+
+    def begin(self, ids: list[RequestId], tokens: list[object]) -> Exchange:
+        self.last_seen = time.monotonic()
+        exchange = Exchange(ids, tokens)
+        for ident in ids:
+            self._by_id[ident] = exchange
+        for token in exchange.tokens:
+            self._by_token[token] = exchange
+        self._open.append(exchange)
+        return exchange
+
+    def end(self, exchange: Exchange) -> None:
+        """The POST is over (answered, or its client went away)."""
+        self.last_seen = time.monotonic()
+        if exchange in self._open:
+            self._open.remove(exchange)
+        for ident in list(exchange.waiting):
+            if self._by_id.get(ident) is exchange:
+                del self._by_id[ident]
+                self.engine.cancel(ident)  # a client that hung up gets no answer: stop the work
+        for token in exchange.tokens:
+            if self._by_token.get(token) is exchange:
+                del self._by_token[token]
+
+    # -- sidecar frames out -------------------------------------------------------------
+
+    def send(self, frame: bytes) -> None:
+        try:
+            head = _head.decode(frame)
+        except msgspec.DecodeError:
+            return
+        if head.method is None and head.id is not None:
+            self._answer(head.id, frame)
+        elif head.method == "notifications/progress":
+            self._to(self._by_token.get(self._token(head.params)) or self._newest(), frame)
+        elif head.id is not None or head.method == "notifications/message":
+            self._to(self._newest(), frame)
+        else:
+            self._to(None, frame)
+
+    def _answer(self, ident: RequestId, frame: bytes) -> None:
+        exchange = self._by_id.pop(ident, None)
+        if exchange is None:
+            self._to(None, frame)
+            return
+        exchange.put(frame)
+        exchange.answered(ident)
+
+    @staticmethod
+    def _token(params: msgspec.Raw) -> object:
+        try:
+            return _progress.decode(params).progressToken if params else None
+        except msgspec.DecodeError:
+            return None
+
+    def _newest(self) -> Exchange | None:
+        return next((e for e in reversed(self._open) if e.streaming and e.waiting), None)
+
+    def _to(self, exchange: Exchange | None, frame: bytes) -> None:
+        if exchange is not None and exchange.streaming:
+            exchange.put(frame)
+        elif self.stream is not None:
+            self.stream.put_nowait(frame)
+        else:
+            self.backlog.append(frame)
+
+    # -- the GET stream -----------------------------------------------------------------
+
+    def open_stream(self) -> asyncio.Queue[bytes] | None:
+        if self.stream is not None:
+            return None
+        self.stream = asyncio.Queue()
+        while self.backlog:
+            self.stream.put_nowait(self.backlog.popleft())
+        return self.stream
+
+    def close_stream(self, stream: asyncio.Queue[bytes]) -> None:
+        if self.stream is stream:
+            self.stream = None
+            self.last_seen = time.monotonic()
+
+    # -- life -----------------------------------------------------------------------------
+
+    @property
+    def in_flight(self) -> int:
+        return len(self.engine.in_flight)
+
+    def idle_for(self, now: float) -> float:
+        if self.in_flight or self.stream is not None or self._open:
+            return 0.0
+        return now - self.last_seen
+
+    async def close(self) -> None:
+        if self.engine in self.face.sessions:
+            self.face.sessions.remove(self.engine)
+        for exchange in list(self._open):
+            exchange.frames.put_nowait(None)
+        if self.stream is not None:
+            self.stream.put_nowait(b"")  # wakes the GET writer, which then ends
+        await self.jobs.aclose()
+
+
+class SessionTable:
+    """Sessions by id, capped, expired when idle."""
+
+    def __init__(self, face: Face, redactor: Redactor, cap: int, idle_seconds: float) -> None:
+        self.face = face
+        self.redactor = redactor
+        self.cap = cap
+        self.idle_seconds = idle_seconds
+        self.sessions: dict[str, HttpSession] = {}
+
+    def get(self, ident: str) -> HttpSession | None:
+        return self.sessions.get(ident)
+
+    def create(self) -> HttpSession | None:
+        """A new registered session, or None at the cap (after expiring idle ones)."""
+        if len(self.sessions) >= self.cap:
+            return None
+        session = HttpSession(self.face, self.redactor, new_session_id())
+        assert session.id is not None
+        self.sessions[session.id] = session
+        self.face.sessions.append(session.engine)
+        return session
+
+    def transient(self) -> HttpSession:
+        """A session for one 2026-07-28 request: not listed, no id, gone after it."""
+        session = HttpSession(self.face, self.redactor)
+        session.engine.announced = True
+        return session
+
+    async def drop(self, ident: str) -> bool:
+        session = self.sessions.pop(ident, None)
+        if session is None:
+            return False
+        await session.close()
+        return True
+
+    async def expire(self) -> int:
+        now = time.monotonic()
+        stale = [i for i, s in self.sessions.items() if s.idle_for(now) > self.idle_seconds]
+        for ident in stale:
+            await self.drop(ident)
+        return len(stale)
+
+    def in_flight(self) -> int:
+        return sum(s.in_flight for s in self.sessions.values())
+
+    async def close_all(self) -> None:
+        for ident in list(self.sessions):
+            await self.drop(ident)
+
