@@ -1,6 +1,16 @@
-"""What the engine sees: merge upstream listings, name them, lay them out. No I/O."""
+"""What the engine sees: merge upstream listings, name them, lay them out, search them. No I/O."""
 
-from sidecar.catalog.layouts import Listing, full_layout
+from sidecar.catalog.answers import answer_meta, resolve_meta_call, unknown_tool_text
+from sidecar.catalog.layouts import (
+    META_NAMES,
+    LayoutPlan,
+    Listing,
+    MetaTool,
+    UpstreamTraits,
+    build_listing,
+    choose_layout,
+    full_layout,
+)
 from sidecar.catalog.merge import (
     EMPTY_CATALOG,
     Catalog,
@@ -10,15 +20,26 @@ from sidecar.catalog.merge import (
     build_catalog,
 )
 from sidecar.catalog.names import name_budget
+from sidecar.catalog.search import SearchIndex
 
 __all__ = [
     "EMPTY_CATALOG",
+    "META_NAMES",
     "Catalog",
     "CatalogEntry",
+    "LayoutPlan",
     "Listing",
+    "MetaTool",
+    "SearchIndex",
     "UpstreamListing",
     "UpstreamSize",
+    "UpstreamTraits",
+    "answer_meta",
     "build_catalog",
+    "build_listing",
+    "choose_layout",
     "full_layout",
     "name_budget",
+    "resolve_meta_call",
+    "unknown_tool_text",
 ]

@@ -8,8 +8,8 @@ notifications and requests to the engine sessions.
 
 from __future__ import annotations
 
-import asyncio
 import logging
+import os
 import re
 import time
 from typing import Any
@@ -17,7 +17,18 @@ from typing import Any
 import anyio
 import msgspec
 
-from sidecar.catalog import EMPTY_CATALOG, Catalog, Listing, UpstreamListing, build_catalog, full_layout, name_budget
+from sidecar.catalog import (
+    EMPTY_CATALOG,
+    Catalog,
+    Listing,
+    UpstreamListing,
+    UpstreamTraits,
+    build_catalog,
+    build_listing,
+    choose_layout,
+    full_layout,
+    name_budget,
+)
 from sidecar.config import SidecarConfig
 from sidecar.errors import INVALID_PARAMS, METHOD_NOT_FOUND, EngineInputError
 from sidecar.front.session import CAPABILITY_OF_REQUEST, EngineSession
@@ -49,6 +60,12 @@ class Face:
         self.pool = Pool(config.servers, self, self._upstream_changed, config.face.start_timeout_seconds)
         self.catalog: Catalog = EMPTY_CATALOG
         self.listing: Listing = full_layout(EMPTY_CATALOG)
+        self.plan = choose_layout(config, os.environ)
+        self.traits = [
+            UpstreamTraits(s.alias, s.type, s.builtin, tuple(s.always_listed), tuple(s.direct_only))
+            for s in config.servers
+        ]
+        log.info("face '%s': layout %s (%s)", self.name, self.plan.name, self.plan.why)
         self.gate = Gate(config, self.pool)
         self._resource_owner: dict[str, str] = {}
         self._templates: list[tuple[re.Pattern[str], str]] = []
@@ -78,7 +95,12 @@ class Face:
         bare = self.config.face.bare_names and len(self.pool.upstreams) == 1
         self.catalog = build_catalog(listings, name_budget(self.name), RESERVED_TOOL_NAMES, prefixed=not bare)
         granted = self._granted(self.catalog)
-        self.listing = self._with_query_result(full_layout(granted))
+        own_tools = [QUERY_RESULT_TOOL] if self.config.servers else []
+        listing = build_listing(granted, self.traits, self.plan, face_tools=own_tools)
+        if listing.notes != self.listing.notes:
+            for note in listing.notes:
+                log.info("face '%s': %s", self.name, note)
+        self.listing = listing
         self.gate.catalog, self.gate.listing = self.catalog, self.listing
         self._pages.clear()
         self._index_resources(ready)
@@ -90,11 +112,6 @@ class Face:
             return catalog
         tools = tuple(e for e in catalog.tools if grant.allows(e.alias, e.name))
         return msgspec.structs.replace(catalog, tools=tools, by_tool={e.exposed: e for e in tools})
-
-    def _with_query_result(self, listing: Listing) -> Listing:
-        if not self.config.servers:
-            return listing
-        return msgspec.structs.replace(listing, tools=(*listing.tools, QUERY_RESULT_TOOL))
 
     def _index_resources(self, ready: list[Upstream]) -> None:
         owners: dict[str, str] = {}

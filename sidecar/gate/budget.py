@@ -89,7 +89,7 @@ def _json_payload(result: dict[str, Any]) -> bytes | None:
     texts = [b["text"] for b in result.get("content") or [] if isinstance(b, dict) and isinstance(b.get("text"), str)]
     for text in sorted(texts, key=len, reverse=True):
         if text.lstrip()[:1] in ("{", "["):
-            payload = text.encode()
+            payload: bytes = text.encode()
             try:
                 open_level(payload)  # parses it all, keeping only one level of views
             except msgspec.DecodeError:

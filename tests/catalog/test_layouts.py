@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 import faces
+import msgspec
 import pytest
 from fixture_platform import DIRECT_ONLY
 
@@ -134,11 +135,23 @@ def test_the_bridge_tools_say_nothing_that_depends_on_what_is_listed() -> None:
     for spec in (find_tool_spec(), use_tool_spec()):
         text = spec["description"].lower()
         assert "hidden" not in text and "not listed" not in text and "not in your list" not in text
-    everything = LayoutPlan(bridged=True)
+    # the same two tools whatever is listed beside them
     catalog = faces.catalog("platform")
-    always = UpstreamTraits("agents", builtin=True, always_listed=("list_bots",))
-    few = build_listing(catalog, [always], everything)
-    assert few.tools[-2:] == (find_tool_spec(), use_tool_spec())
+    one_listed = build_listing(catalog, [UpstreamTraits("agents", builtin=True, always_listed=("list_bots",))],
+                               LayoutPlan(bridged=True))
+    assert one_listed.tools[-2:] == faces.listing("platform", "bridged").tools[-2:] == (find_tool_spec(),
+                                                                                          use_tool_spec())
+
+
+def test_an_upstream_tool_named_like_a_meta_tool_is_renamed_when_the_catalog_is_built() -> None:
+    tools = [{"name": "find_tool"}, {"name": "use_tool"}, {"name": "mcp_call_tool"}, {"name": "x"}]
+    catalog = build_catalog([UpstreamListing("agents", tools)], 54, faces.RESERVED, prefixed=False)
+    listing = build_listing(catalog, [UpstreamTraits("agents", builtin=True, always_listed=("x",))],
+                            LayoutPlan(bridged=True, cap=5))
+    names = listed_names(listing)
+    assert names[-2:] == ["find_tool", "use_tool"] and len(names) == len(set(names))
+    assert resolve_meta_call(listing, "use_tool", {"name": "find_tool"}) == (catalog.tools[0].exposed, {})
+    assert catalog.tools[0].exposed.startswith("find_tool_")
 
 
 def test_a_builtin_with_nothing_hidden_gets_no_bridge_tools() -> None:
@@ -269,6 +282,8 @@ def test_the_cap_moves_whole_servers_behind_one_shared_trio_and_says_so() -> Non
     assert f"cap: {len(names)} of at most 128 tools listed" in listing.notes
     assert "warning: 'shop' alone has 425 tools, at least the cap of 128" in listing.notes
     assert resolve_meta_call(listing, "mcp_call_tool", {"name": "shop__refund_payment"}) == ("shop__refund_payment", {})
+    answer = answer_meta(listing, faces.catalog("mixed"), "mcp_search_tools", {"query": "refund a payment"}, ANYONE)
+    assert found_names(answer)[0] == "shop__refund_payment"
 
 
 def test_under_the_cap_builtins_come_first_and_half_the_cap_is_a_warning() -> None:
@@ -305,3 +320,11 @@ def test_listed_names_are_distinct_and_fit_provider_rules_in_every_golden_layout
             names = listed_names(faces.listing(face, label))
             assert len(names) == len(set(names)), (face, label)
             assert all(PROVIDER_NAME.match(f"mcp__{spec.name}__{n}") for n in names), (face, label)
+
+
+def test_a_big_server_cut_down_by_grants_is_listed_whole() -> None:
+    catalog = faces.catalog("shop")
+    kept = tuple(e for e in catalog.tools if "refund" in e.name)
+    granted = msgspec.structs.replace(catalog, tools=kept, by_tool={e.exposed: e for e in kept})
+    listing = build_listing(granted, [UpstreamTraits("shop", "http")], LayoutPlan(trio=frozenset({"http"})))
+    assert listed_names(listing) == [e.exposed for e in kept] and len(kept) < 10

@@ -34,7 +34,7 @@ async def test_hostile_tool_names_and_descriptions_are_made_safe(raw_sidecar, wr
         assert described["h__ctl_desc"] == "abc[2Jdefg"
         names = [t["name"] for t in tools]
         assert len(names) == len(set(names))
-        assert names.count("query_result") == 1 and names[-1] == "query_result"  # the sidecar's own
+        assert names.count("query_result") == 1 and names[0] == "query_result"  # the sidecar's own, first
         assert "find_tool" not in names
         long = next(n for n in names if n.startswith("h__xxxx"))
         response = await sc.call(long, {})  # the upstream gets its own long name back

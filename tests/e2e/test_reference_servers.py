@@ -83,8 +83,8 @@ async def test_inspector_lists_both_servers_under_their_prefixes(npm, two_server
     assert EV_CORE <= set(names), f"server-everything's tools missing from the first listing: {names}"
     assert SDK_CORE <= set(names), f"sdk_server's tools missing from the first listing: {names}"
     assert len(names) == len(set(names)), "a tool is listed twice"
-    assert names[-1] == "query_result"  # the sidecar's own tool, listed last
-    for name in names[:-1]:
+    assert names[0] == "query_result"  # the sidecar's own tool, listed first
+    for name in names[1:]:
         assert name.startswith((f"{EV}__", f"{SDK}__")), f"{name} lacks its upstream's prefix"
         assert NAME_RULE.match(name), f"{name} breaks ^[a-zA-Z0-9_-]{{1,64}}$"
     by_name = {t["name"]: t for t in tools}

@@ -11,6 +11,7 @@ from typing import Any, Literal
 import msgspec
 
 from sidecar.catalog.merge import Catalog
+from sidecar.catalog.search import SearchIndex
 
 __all__ = ["Listing", "MetaTool", "UpstreamTraits", "full_layout"]
 
@@ -32,11 +33,15 @@ class MetaTool(msgspec.Struct, frozen=True):
 
     `targets` maps every name the model may pass (for `use_tool`/`call_tool`) or ask about
     (for `describe_tool`) to the catalog entry's engine-visible name; find/search tools
-    search those same entries.
+    search those same entries, through `index` (built on the first query). A name may be
+    given as the engine-visible one or, where it is unambiguous, as the upstream's own.
+    `directOnly` tools are in the targets of the call tools so that they can be refused
+    by name ("call it directly") rather than reported unknown.
     """
 
     kind: MetaKind
     targets: dict[str, str]
+    index: SearchIndex | None = None
 
 
 class Listing(msgspec.Struct, frozen=True):

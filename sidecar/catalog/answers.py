@@ -1,0 +1,148 @@
+"""What the sidecar answers itself for a meta-tool, and what a run-by-name call resolves to.
+
+`answer_meta` answers `find_tool`, a trio's search tool and a trio's describe tool with an
+MCP `CallToolResult`, showing only tools the bot may see (`allowed`, by engine-visible
+name). `resolve_meta_call` turns a `use_tool` or trio call into the engine-visible name of
+the tool it runs and that tool's own arguments, or says in words why it cannot: the gate
+then runs that tool down exactly the path a direct call takes. Refuses: `directOnly`
+tools ("call it directly"), names it does not know, arguments of the wrong shape.
+A tool the bot may not see is reported exactly as an unknown one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+if TYPE_CHECKING:  # types only: `search` re-exports this module, and layouts import `search`
+    from sidecar.catalog.layouts.full import Listing, MetaTool
+    from sidecar.catalog.merge import Catalog, CatalogEntry
+
+__all__ = ["answer_meta", "resolve_meta_call", "unknown_tool_text", "FIND_LIMIT", "SEARCH_LIMIT"]
+
+FIND_LIMIT = 3
+SEARCH_LIMIT = 6
+SHORT_DESCRIPTION = 280
+NAMES_SHOWN = 200  # a query that finds nothing lists at most this many names
+
+Result = dict[str, Any]
+Allowed = Callable[[str], bool]
+
+
+def unknown_tool_text(name: object) -> str:
+    """The one refusal for a name that is not there, or not there for this bot."""
+    return f"unknown tool '{name}' at params.arguments.name"
+
+
+def _result(payload: dict[str, Any], text: str | None = None) -> Result:
+    body = text if text is not None else msgspec.json.encode(payload).decode()
+    return {"content": [{"type": "text", "text": body}], "structuredContent": payload}
+
+
+def _error(text: str) -> Result:
+    return {"content": [{"type": "text", "text": text}], "isError": True}
+
+
+def _text_argument(arguments: Mapping[str, Any], key: str) -> str | None:
+    value = arguments.get(key)
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def _short(text: object) -> str:
+    if not isinstance(text, str):
+        return ""
+    if len(text) <= SHORT_DESCRIPTION:
+        return text
+    cut = text[:SHORT_DESCRIPTION].rsplit(" ", 1)[0]
+    return f"{cut}…"
+
+
+def _found(entry: CatalogEntry, full: bool) -> dict[str, Any]:
+    spec = entry.spec
+    if not full:
+        return {"name": entry.exposed, "description": _short(spec.get("description"))}
+    return {"name": entry.exposed, "description": spec.get("description", ""),
+            "inputSchema": spec.get("inputSchema", {"type": "object"})}
+
+
+def _nothing_found(meta: MetaTool, query: str, allowed: Allowed) -> Result:
+    entries = meta.index.entries if meta.index is not None else ()
+    names = [e.exposed for e in entries if allowed(e.exposed)]
+    shown = names[:NAMES_SHOWN]
+    more = f" (and {len(names) - len(shown)} more)" if len(shown) < len(names) else ""
+    text = (
+        f"No tool shares a word with {query[:200]!r}. Search matches words, not meaning; "
+        f"the tools you can look up are: {', '.join(shown) or 'none'}{more}."
+    )
+    return _result({"tools": [], "names": shown}, text)
+
+
+def _search(meta: MetaTool, query: str, allowed: Allowed, full: bool) -> Result:
+    if meta.index is None:
+        return _result({"tools": []})
+    limit = FIND_LIMIT if full else SEARCH_LIMIT
+    found = meta.index.search(query, limit, allowed)
+    if not found:
+        return _nothing_found(meta, query, allowed)
+    return _result({"tools": [_found(e, full) for e in found]})
+
+
+def _describe(meta: MetaTool, catalog: Catalog, name: str, allowed: Allowed) -> Result:
+    target = meta.targets.get(name)
+    entry = catalog.tool(target) if target is not None else None
+    if entry is None or not allowed(entry.exposed):
+        return _error(unknown_tool_text(name))
+    return _result(dict(entry.spec))
+
+
+def answer_meta(
+    listing: Listing, catalog: Catalog, meta_name: str, arguments: Mapping[str, Any], allowed: Allowed
+) -> Result:
+    """The local answer to a find/search/describe meta-tool call, as a CallToolResult."""
+    meta = listing.meta.get(meta_name)
+    if meta is None or meta.kind in ("use_tool", "call_tool"):
+        return _error(f"'{meta_name}' is not a tool the sidecar answers itself")
+    if meta.kind == "describe_tool":
+        name = _text_argument(arguments, "name")
+        if name is None:
+            return _error(f'{meta_name} needs {{"name": "<tool name>"}}: params.arguments.name must be a string')
+        return _describe(meta, catalog, name, allowed)
+    query = _text_argument(arguments, "query")
+    if query is None:
+        return _error(f'{meta_name} needs {{"query": "<words>"}}: params.arguments.query must be a non-empty string')
+    return _search(meta, query, allowed, full=meta.kind == "find_tool")
+
+
+def _inner_arguments(value: object) -> dict[str, Any] | None:
+    if value is None:
+        return {}
+    if isinstance(value, str):  # some models send the object as JSON text
+        try:
+            value = msgspec.json.decode(value)
+        except msgspec.DecodeError:
+            return None
+    return value if isinstance(value, dict) else None
+
+
+def resolve_meta_call(
+    listing: Listing, meta_name: str, arguments: Mapping[str, Any]
+) -> tuple[str, dict[str, Any]] | str:
+    """For `use_tool` or a trio's call tool: (engine-visible name, its arguments), or why not."""
+    meta = listing.meta.get(meta_name)
+    if meta is None or meta.kind not in ("use_tool", "call_tool"):
+        return f"'{meta_name}' does not run tools"
+    name = arguments.get("name")
+    if not isinstance(name, str) or not name:
+        shape = '{"name": "<tool name>", "arguments": {...}}'
+        return f"{meta_name} needs {shape}: params.arguments.name must be a string"
+    inner = _inner_arguments(arguments.get("arguments"))
+    if inner is None:
+        return f"params.arguments.arguments must be an object (the arguments of '{name}')"
+    target = meta.targets.get(name)
+    if target is None:
+        return unknown_tool_text(name)
+    if target in listing.direct_only:
+        return f"'{name}' cannot be run through {meta_name}: call it directly, by its own name '{target}'"
+    return target, inner
