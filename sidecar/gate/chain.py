@@ -95,7 +95,20 @@ class Gate:
         self.limits = QueryLimits(config.budgets.query_seconds, config.budgets.query_depth)
         self.servers: dict[str, ServerConfig] = {s.alias: s for s in config.servers}
         self.redact = Redactor(config.secrets())
-        self._entry = compose((self.record, self.resolve, self.check_grant, self.check_policy, self.charge, self.call))
+        self._entry = compose(self.stages())
+
+    def stages(self) -> list[Stage]:
+        """The chain in order; a stage with nothing to decide for this config is left out,
+        so the hot path pays only for what is switched on."""
+        chain: list[Stage] = []
+        if self.audit.path is not None or log.isEnabledFor(logging.DEBUG):
+            chain.append(self.record)
+        chain.append(self.resolve)
+        if self.grant.restricts:
+            chain.append(self.check_grant)
+        if self.policy.active:
+            chain.append(self.check_policy)
+        return [*chain, self.charge, self.call]
 
     async def run(self, call: ToolCall) -> ToolCall:
         try:
