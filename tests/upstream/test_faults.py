@@ -146,7 +146,7 @@ async def test_shutdown_stops_every_child(raw_sidecar, write_config, fault_serve
 
 
 async def test_an_upstream_that_closes_its_stdin_fails_calls_cleanly(raw_sidecar, write_config, fault_server_entry) -> None:
-    config = write_config({"p": fault_server_entry(), "q": fault_server_entry()})
+    config = write_config({"p": fault_server_entry("name=p"), "q": fault_server_entry("name=q")})
     async with raw_sidecar(config) as sc:
         await sc.initialize()
         await sc.wait_for_tools(["p__close_stdin", "q__echo"])

@@ -1,0 +1,276 @@
+"""`omb-sidecar check NAME`, the "Test": start the command or reach the address, complete
+the handshake, list the tools, and say plainly what happened.
+
+Owns one bounded session per check: 8 s for a command (30 s for an address), at most
+32 MB read, the command stopped afterwards (its whole process group), its stderr never
+shown, its environment the upstream allow-list plus its own configured variables (the
+stdio channel's rule). Refuses to start an entry that still has blanks to fill. Every
+word it returns passes through a redactor holding the entry's header and env values.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+import anyio
+import msgspec
+
+from sidecar.config import ServerConfig
+from sidecar.errors import SidecarError, UpstreamError, UpstreamUnavailable
+from sidecar.redact import Redactor
+from sidecar.servers import rules
+from sidecar.upstream.channel import Channel, open_channel
+from sidecar.upstream.connection import Connection
+from sidecar.upstream.handshake import handshake, read_listing
+from sidecar.upstream.stdio import ChildProcess, spawn_child
+from sidecar.wire import UpstreamFrame
+
+__all__ = ["CHECK_SECONDS", "READ_CAP", "CheckResult", "Outcome", "check_server", "refused", "tool_warnings"]
+
+log = logging.getLogger(__name__)
+
+CHECK_SECONDS = {"stdio": 8.0, "http": 30.0, "sse": 30.0}
+READ_CAP = 32 * 1024 * 1024
+STOP_GRACE = 0.5  # a check owes a child no patience once it is done with it
+PROBE_SECONDS = 5.0
+Outcome = Literal["connected", "refused", "unreachable", "timed-out", "failed", "needs-values", "not-allowed"]
+_REFUSAL = re.compile(r"HTTP (40[13])\b")
+_UNREACHABLE = re.compile(r"could not be reached|timed out")
+
+
+class CheckResult(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+    """What one check found; `headline` is the sentence a person reads."""
+
+    name: str
+    outcome: Outcome
+    tools: int = 0
+    tool_names: list[str] = []
+    reason: str = ""
+    warnings: list[str] = []
+    sign_in: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome == "connected"
+
+    @property
+    def headline(self) -> str:
+        if self.ok:
+            return f"Connected: {self.tools} tool{'' if self.tools == 1 else 's'}"
+        return f"Not connected: {self.reason}"
+
+
+def refused(name: str, outcome: Outcome, reason: str) -> CheckResult:
+    """A check that never started (blanks to fill, not approved)."""
+    return CheckResult(name=name, outcome=outcome, reason=reason)
+
+
+class _Meter:
+    """Counts every byte read from the upstream; past the cap, the connection is ended."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.total = 0
+        self.over = False
+        self.conn: Connection | None = None
+
+    def feed(self, line: bytes) -> None:
+        if self.over:
+            return
+        self.total += len(line) + 1
+        if self.total > self.cap:
+            self.over = True
+            if self.conn is not None:
+                self.conn.lost(f"sent more than {self.cap // (1024 * 1024)} MB")
+        elif self.conn is not None:
+            self.conn.feed(line)
+
+
+class _QuietPeer:
+    """The check's answers to a server's own requests: ping and an empty roots list."""
+
+    def upstream_notification(self, conn: Connection, frame: UpstreamFrame) -> None:
+        return None
+
+    def upstream_request(self, conn: Connection, frame: UpstreamFrame) -> None:
+        if frame.id is None or isinstance(frame.id, bool):
+            return
+        if frame.method == "ping":
+            conn.respond(frame.id, {})
+        elif frame.method == "roots/list":
+            conn.respond(frame.id, {"roots": []})
+        else:
+            conn.respond_error(frame.id, -32601, "not available while the server is being checked")
+
+
+async def check_server(
+    server: ServerConfig,
+    *,
+    tool_cap: int = 128,
+    others: Mapping[str, Iterable[str]] | None = None,
+    seconds: float | None = None,
+    read_cap: int = READ_CAP,
+) -> CheckResult:
+    """One bounded handshake and tool listing; never raises for the server's faults."""
+    needs = rules.missing_values(server.command, server.args, server.env, server.headers)
+    if needs:
+        return refused(server.alias, "needs-values", "it still needs a value for " + ", ".join(needs))
+    limit = seconds if seconds is not None else CHECK_SECONDS[server.type]
+    redact = Redactor(server.secrets())
+    try:
+        tools = await _session(server, limit, read_cap)
+    except _Failed as failure:
+        result = await _explain(server, failure)
+        log.info("check of '%s': %s", server.alias, result.outcome)
+        return msgspec.structs.replace(result, reason=redact(result.reason))
+    names = [t["name"] for t in tools if isinstance(t.get("name"), str)]
+    warnings = [redact(w) for w in tool_warnings(len(tools), names, tool_cap, others or {}, server.alias)]
+    log.info("check of '%s': connected, %d tools", server.alias, len(tools))
+    return CheckResult(name=server.alias, outcome="connected", tools=len(tools), tool_names=names, warnings=warnings)
+
+
+class _Failed(Exception):
+    def __init__(self, kind: str, words: str) -> None:
+        super().__init__(words)
+        self.kind = kind
+        self.words = words
+
+
+async def _session(server: ServerConfig, limit: float, read_cap: int) -> list[dict[str, Any]]:
+    meter = _Meter(read_cap)
+    channel: Channel | None = None
+    finished = False
+    try:
+        with anyio.fail_after(limit):
+            channel = await _open(server, meter, read_cap)
+            conn = meter.conn = Connection(server.alias, channel, _QuietPeer())
+            end = channel.describe_end
+            channel.gone.add_done_callback(lambda _: conn.lost(end()))
+            info = await handshake(conn, probe=server.type == "http")  # as the pool opens it
+            listing = await read_listing(conn, info.capabilities, frozenset({"tools"}))
+            finished = True
+            return listing.tools
+    except TimeoutError:
+        raise _Failed("timed-out", f"no answer within {limit:g} s; trying again may help") from None
+    except SidecarError as exc:
+        raise _failure(exc, meter, await _end_words(channel, meter), server.type != "stdio") from None
+    finally:
+        if channel is not None:
+            with anyio.CancelScope(shield=True):
+                await _stop(channel, gently=finished)
+
+
+async def _open(server: ServerConfig, meter: _Meter, read_cap: int) -> Channel:
+    if server.type != "stdio":
+        return await open_channel(server, meter.feed)
+    try:  # a command's lines are capped at the read cap too, so one endless line cannot grow past it
+        return await spawn_child(server, meter.feed, read_cap)
+    except OSError as exc:
+        raise UpstreamUnavailable(f"its command could not be started ({exc.strerror or type(exc).__name__})") from None
+
+
+async def _stop(channel: Channel, gently: bool) -> None:
+    if isinstance(channel, ChildProcess) and not gently:
+        await channel.stop(grace=STOP_GRACE)
+    else:
+        await channel.stop()
+
+
+async def _end_words(channel: Channel | None, meter: _Meter) -> str | None:
+    """How the upstream ended, if it did; a child's exit code is waited for a moment, since
+    its stdout may close just before it exits."""
+    conn = meter.conn
+    if conn is None or conn.closed_reason is None or meter.over:
+        return None
+    if isinstance(channel, ChildProcess):
+        with anyio.move_on_after(1.0):
+            await channel.exited
+        return channel.describe_end()
+    return conn.closed_reason
+
+
+def _failure(exc: SidecarError, meter: _Meter, closed: str | None, by_address: bool) -> _Failed:
+    if meter.over:
+        return _Failed("failed", f"it sent more than {meter.cap // (1024 * 1024)} MB before listing its tools; "
+                                 "it was stopped")
+    words = exc.message
+    heard = f"{words} {closed or ''}"
+    if by_address and _REFUSAL.search(heard):
+        return _Failed("refused", heard)
+    if by_address and _UNREACHABLE.search(heard):
+        return _Failed("unreachable", heard)
+    if closed is not None and isinstance(exc, UpstreamUnavailable):
+        return _Failed("failed", f"it {closed} before it finished the handshake")
+    if isinstance(exc, UpstreamError):
+        return _Failed("failed", f"its handshake failed: {words}")
+    return _Failed("failed", words)
+
+
+async def _explain(server: ServerConfig, failure: _Failed) -> CheckResult:
+    name, kind = server.alias, failure.kind
+    if kind == "refused":
+        match = _REFUSAL.search(failure.words)
+        status = match.group(1) if match else "401"
+        sign_in = await _points_to_sign_in(server)
+        return CheckResult(name=name, outcome="refused", reason=_refusal(server, status, sign_in), sign_in=sign_in)
+    if kind == "unreachable":
+        where = _origin(server.url or "")
+        how = "did not answer in time" if "timed out" in failure.words else "could not be reached"
+        return CheckResult(name=name, outcome="unreachable", reason=f"{where} {how}; trying again may help")
+    if kind == "timed-out":
+        return CheckResult(name=name, outcome="timed-out", reason=failure.words)
+    return CheckResult(name=name, outcome="failed", reason=failure.words)
+
+
+def _refusal(server: ServerConfig, status: str, sign_in: bool) -> str:
+    if server.headers:
+        words = f"the server refused the keys (HTTP {status}): check the headers {', '.join(sorted(server.headers))}"
+    else:
+        words = f"the server refused the connection (HTTP {status}) and this entry sends no headers"
+    if sign_in:
+        words += "; it points to a sign-in (RFC 9728 protected resource metadata)"
+    return words
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}" if parts.netloc else "the server"
+
+
+async def _points_to_sign_in(server: ServerConfig) -> bool:
+    """Whether a refusing server names its sign-in: a `resource_metadata` challenge, or a
+    protected resource metadata document at its well-known address (RFC 9728)."""
+    if server.url is None:
+        return False
+    from sidecar.servers.signin import find_sign_in
+
+    with anyio.move_on_after(PROBE_SECONDS):
+        return await find_sign_in(server)
+    return False
+
+
+def tool_warnings(
+    count: int, names: list[str], cap: int, others: Mapping[str, Iterable[str]], alias: str
+) -> list[str]:
+    """The cap warnings (over it, or half of it) and the names another server also offers."""
+    warnings: list[str] = []
+    if cap > 0 and count > cap:
+        warnings.append(
+            f"it alone has {count} tools, more than the {cap} an API-model bot takes in one turn: "
+            "those bots reach its tools through a tool search"
+        )
+    elif cap > 0 and count * 2 >= cap:
+        warnings.append(f"it has {count} tools, at least half of the {cap} an API-model bot takes in one turn")
+    mine = set(names)
+    for other, their_names in sorted(others.items()):
+        if other == alias:
+            continue
+        shared = sorted(mine & set(their_names))
+        if shared:
+            shown = ", ".join(shared[:5]) + (f" and {len(shared) - 5} more" if len(shared) > 5 else "")
+            warnings.append(f"its tool names collide with '{other}': {shown}")
+    return warnings

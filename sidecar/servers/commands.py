@@ -1,0 +1,325 @@
+"""`omb-sidecar add | check | servers …`: the operations behind "Add server", "Test" and
+the server list, on the config file named by `--config`.
+
+  add [--no-check] [--json] [PASTE ...]    import a paste (or stdin); new entries come in off,
+                                           and each one with nothing left to fill is checked
+  check [--json] NAME                      the bounded Test; a pass turns the entry on
+  servers [list] [--json]                  every entry by names only, with its last check
+  servers show NAME                        the edit form: the entry with env/header values blank
+  servers edit NAME [--no-check]           read an entry from stdin; a blank value keeps the saved
+                                           one, a missing name deletes it; then check it
+  servers off NAME | remove NAME           park an entry | delete it and its saved keys
+  servers health [--all] [--json]          run the checks that are due (or every one)
+
+Exit codes: 0 done (and connected), 1 a check failed or nothing was added, 2 a usage or
+config error. Everything printed, and every log line, passes a redactor that holds every
+configured env and header value.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import anyio
+import msgspec
+
+from sidecar.config import ServerConfig, SidecarConfig, parse_config, parse_server
+from sidecar.errors import ConfigError
+from sidecar.redact import RedactingFilter, Redactor
+from sidecar.servers import views
+from sidecar.servers.check import CheckResult, check_server, refused
+from sidecar.servers.health import HealthFile, fingerprint, health_file_for, recheck_due
+from sidecar.servers.importer import import_paste
+from sidecar.servers.store import ConfigFile, edit_form, merge_write_only
+
+__all__ = ["main"]
+
+log = logging.getLogger(__name__)
+
+
+class _Session:
+    """One command's config file, parsed config, redactor and output."""
+
+    def __init__(self, args: argparse.Namespace, redactor: Redactor) -> None:
+        self.args = args
+        self.file = ConfigFile(args.config)
+        self.redactor = redactor  # the same one the log handler uses
+        self.config = self.reload()
+
+    def reload(self) -> SidecarConfig:
+        document = self.file.read()
+        self.redactor.add(_all_values(document))
+        config = parse_config(document, os.environ)
+        self.config = _with_source(config, str(self.file.path))
+        return self.config
+
+    def say(self, lines: Sequence[str]) -> None:
+        sys.stdout.write(self.redactor("\n".join(lines)) + "\n")
+
+    def say_json(self, value: object) -> None:
+        sys.stdout.write(self.redactor(json.dumps(value, indent=2)) + "\n")
+
+    def answer(self, lines: Sequence[str], value: object) -> None:
+        """Sentences, or the JSON value with `--json`."""
+        if self.args.json:
+            self.say_json(value)
+        else:
+            self.say(lines)
+
+    def health(self) -> HealthFile | None:
+        return health_file_for(self.config)
+
+
+def _with_source(config: SidecarConfig, source: str) -> SidecarConfig:
+    return msgspec.structs.replace(config, source=source)
+
+
+def _all_values(document: dict[str, Any]) -> list[str]:
+    found: list[str] = []
+    block = document.get("mcpServers")
+    for entry in (block or {}).values() if isinstance(block, dict) else ():
+        for key in ("env", "headers"):
+            values = entry.get(key) if isinstance(entry, dict) else None
+            if isinstance(values, dict):
+                found += [v for v in values.values() if isinstance(v, str) and v]
+    return found
+
+
+# -- the commands ---------------------------------------------------------------------------
+
+
+def _add(session: _Session) -> int:
+    paste = " ".join(session.args.paste) if session.args.paste else sys.stdin.read()
+    with session.file.edit() as document:
+        servers = document.setdefault("mcpServers", {})
+        if not isinstance(servers, dict):
+            raise ConfigError("mcpServers", "must be an object of alias -> server entry")
+        result = import_paste(paste, servers, session.config.organization)
+        session.redactor.add(_all_values({"mcpServers": {a.name: a.entry for a in result.added}}))
+        for added in result.added:
+            servers[added.name] = added.entry
+    log.info("%s: %d entries added, %d not", session.file.path, len(result.added), len(result.dropped))
+    if not session.args.json:
+        session.say(views.import_lines(result))
+    checks: dict[str, CheckResult] = {}
+    if not session.args.no_check:
+        for added in result.added:
+            if not added.needs:
+                checks[added.name] = _check_and_apply(session, added.name, say=not session.args.json)
+    if session.args.json:
+        session.say_json(views.import_json(result, checks))
+    return 0 if result.added else 1
+
+
+def _check(session: _Session) -> int:
+    result = _check_and_apply(session, session.args.name)
+    return 0 if result.ok else 1
+
+
+def _check_and_apply(session: _Session, name: str, say: bool = True) -> CheckResult:
+    """Check one entry, keep the result, turn the entry on when it passed and is unchanged."""
+    entry = session.file.servers().get(name)
+    if entry is None:
+        raise ConfigError("", f"there is no server named '{name}'")
+    server = parse_server(name, entry)
+    was_on = entry.get("enabled", True) is not False
+    if not session.config.organization.admits(server):
+        org = session.config.organization.name or "the organization"
+        result = refused(name, "not-allowed", f"'{name}' is not on {org}'s approved list")
+    else:
+        others = _others(session, name)
+        result = anyio.run(lambda: check_server(server, tool_cap=session.config.budgets.tool_cap, others=others))
+    now_on = _apply(session, server, result, was_on)
+    if say:
+        session.answer(views.check_lines(result, was_on, now_on),
+                       {**views.check_json(result), "name": name, "enabled": now_on})
+    return result
+
+
+def _others(session: _Session, name: str) -> dict[str, list[str]]:
+    health = session.health()
+    records = health.load() if health is not None else {}
+    return {alias: r.tool_names for alias, r in records.items() if r.ok and alias != name}
+
+
+def _apply(session: _Session, checked: ServerConfig, result: CheckResult, was_on: bool) -> bool:
+    health = session.health()
+    if health is not None and result.outcome not in ("needs-values", "not-allowed"):
+        health.record(checked, result)
+    if not result.ok:
+        return was_on
+    with session.file.edit() as document:
+        entry = document.get("mcpServers", {}).get(checked.alias)
+        if not isinstance(entry, dict):
+            return False
+        try:
+            unchanged = fingerprint(parse_server(checked.alias, entry)) == fingerprint(checked)
+        except ConfigError:
+            unchanged = False
+        if unchanged:
+            entry.pop("enabled", None)
+        return unchanged
+
+
+def _list(session: _Session) -> int:
+    health = session.health()
+    records = health.load() if health is not None else {}
+    skipped = dict(session.config.skipped)
+    views_out: list[dict[str, Any]] = []
+    lines: list[str] = []
+    for name, entry in session.file.servers().items():
+        entry = entry if isinstance(entry, dict) else {}
+        state, reason = _state(name, entry, skipped)
+        view = views.server_view(name, entry, state=state, reason=reason, record=records.get(name))
+        views_out.append(view)
+        lines += views.server_lines(name, entry, view)
+    session.answer(lines or ["No servers are configured."], views_out)
+    return 0
+
+
+def _state(name: str, entry: dict[str, Any], skipped: dict[str, str]) -> tuple[str, str]:
+    if name in skipped:
+        managed = "approved list" in skipped[name]
+        return ("managed" if managed else "not usable"), skipped[name]
+    try:
+        parse_server(name, entry)
+    except ConfigError as exc:
+        return "not usable", exc.message
+    return ("off" if entry.get("enabled") is False else "on"), ""
+
+
+def _show(session: _Session) -> int:
+    entry = session.file.servers().get(session.args.name)
+    if not isinstance(entry, dict):
+        raise ConfigError("", f"there is no server named '{session.args.name}'")
+    sys.stdout.write(session.redactor(json.dumps(edit_form(entry), indent=2)) + "\n")
+    return 0
+
+
+def _edit(session: _Session) -> int:
+    name = session.args.name
+    try:
+        edited = json.loads(sys.stdin.read())
+    except json.JSONDecodeError as exc:
+        raise ConfigError("", f"the entry on stdin is not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    if not isinstance(edited, dict):
+        raise ConfigError("", "the entry on stdin must be a JSON object")
+    with session.file.edit() as document:
+        servers = document.get("mcpServers", {})
+        saved = servers.get(name) if isinstance(servers, dict) else None
+        if not isinstance(saved, dict):
+            raise ConfigError("", f"there is no server named '{name}'")
+        merged = merge_write_only(saved, edited)
+        session.redactor.add(_all_values({"mcpServers": {name: merged}}))
+        parse_server(name, merged)  # the rules, before anything is written
+        merged["enabled"] = False
+        servers[name] = merged
+    health = session.health()
+    if health is not None:
+        health.forget(name)
+    session.answer([f"Saved '{name}': off until it passes a check."], {"name": name, "saved": True})
+    if session.args.no_check:
+        return 0
+    return 0 if _check_and_apply(session, name).ok else 1
+
+
+def _off(session: _Session) -> int:
+    with session.file.edit() as document:
+        entry = document.get("mcpServers", {}).get(session.args.name)
+        if not isinstance(entry, dict):
+            raise ConfigError("", f"there is no server named '{session.args.name}'")
+        entry["enabled"] = False
+    session.answer([f"'{session.args.name}' is off."], {"name": session.args.name, "enabled": False})
+    return 0
+
+
+def _remove(session: _Session) -> int:
+    with session.file.edit() as document:
+        servers = document.get("mcpServers", {})
+        if not isinstance(servers, dict) or session.args.name not in servers:
+            raise ConfigError("", f"there is no server named '{session.args.name}'")
+        del servers[session.args.name]
+    health = session.health()
+    if health is not None:
+        health.forget(session.args.name)
+    session.answer([f"Removed '{session.args.name}' and its saved keys."],
+                   {"name": session.args.name, "removed": True})
+    return 0
+
+
+def _health(session: _Session) -> int:
+    if session.args.all:
+        results = [_check_and_apply(session, s.alias) for s in session.config.servers]
+        return 0 if all(r.ok for r in results) else 1
+    results = anyio.run(lambda: recheck_due(session.config))
+    session.answer([f"{r.name}: {r.headline}" for r in results] or ["No check is due."],
+                   [{**views.check_json(r), "name": r.name} for r in results])
+    return 0 if all(r.ok for r in results) else 1
+
+
+# -- argv -----------------------------------------------------------------------------------
+
+Handler = Callable[[_Session], int]
+
+
+def _parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    # SUPPRESS: an option given at either level of `servers ACTION` is kept, never reset
+    common.add_argument("--config", default=argparse.SUPPRESS, help="the sidecar's JSON config file (required)")
+    common.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON")
+    common.add_argument("--log-level", default=argparse.SUPPRESS, choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    parser = argparse.ArgumentParser(prog="omb-sidecar", description="Bring your own MCP servers.")
+    words = parser.add_subparsers(dest="word", required=True)
+    add = words.add_parser("add", parents=[common], help="import a paste (the arguments, or stdin)")
+    add.add_argument("--no-check", action="store_true", help="save the entries off without checking them")
+    add.add_argument("paste", nargs=argparse.REMAINDER, help="the paste (options go before it); else stdin")
+    add.set_defaults(handler=_add)
+    check = words.add_parser("check", parents=[common], help="the bounded Test of one server")
+    check.add_argument("name")
+    check.set_defaults(handler=_check)
+    servers = words.add_parser("servers", parents=[common], help="list, show, edit, park or remove servers")
+    servers.set_defaults(handler=_list)
+    actions = servers.add_subparsers(dest="action")
+    actions.add_parser("list", parents=[common]).set_defaults(handler=_list)
+    for action, handler in (("show", _show), ("edit", _edit), ("off", _off), ("remove", _remove)):
+        sub = actions.add_parser(action, parents=[common])
+        sub.add_argument("name")
+        sub.set_defaults(handler=handler)
+        if action == "edit":
+            sub.add_argument("--no-check", action="store_true")
+    health = actions.add_parser("health", parents=[common], help="run the checks that are due")
+    health.add_argument("--all", action="store_true", help="check every enabled server now")
+    health.set_defaults(handler=_health)
+    return parser
+
+
+def _setup_logging(level: str, redactor: Redactor) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("omb-sidecar %(levelname)s %(name)s: %(message)s"))
+    handler.addFilter(RedactingFilter(redactor))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+
+
+def main(argv: list[str]) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    args.json = getattr(args, "json", False)
+    if not getattr(args, "config", None):
+        parser.error("--config PATH is required")
+    redactor = Redactor()
+    _setup_logging(getattr(args, "log_level", "WARNING"), redactor)
+    try:
+        session = _Session(args, redactor)
+        handler: Handler = args.handler
+        return handler(session)
+    except ConfigError as exc:
+        sys.stderr.write(redactor(f"omb-sidecar: {exc.message}") + "\n")
+        return 2
