@@ -197,6 +197,10 @@ def _settle(me: int) -> tuple[float, list[str]]:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+    deadline = time.monotonic() + 5.0  # a killed process takes a moment to become reapable
+    while _descendants(me) and time.monotonic() < deadline:
+        _reap()
+        time.sleep(0.02)
     _reap()
     return time.monotonic() - start, described
 

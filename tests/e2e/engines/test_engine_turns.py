@@ -22,12 +22,25 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import agents_entry, base_env, canary, fault_entry, notes_entry
+from engine_helpers import agents_entry, base_env, canary, fault_entry, notes_entry, run_turn
+from engine_helpers import engine_path as find_engine
 from turn_facts import offered_tools, tool_results
 
 pytestmark = [pytest.mark.engines, pytest.mark.e2e, pytest.mark.timeout(300)]
 
 Turn = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+@pytest.fixture
+def turn(tmp_path: Path) -> Turn:
+    """Run one turn (see engine_turn.py) and return its report."""
+    return lambda spec: run_turn(spec, tmp_path)
+
+
+@pytest.fixture
+def engine_path() -> Callable[[str], str]:
+    """The pinned engine's executable; the test is skipped when it is not installed."""
+    return find_engine
 RECORDS = 300  # ~20 KB of JSON from the fault server's `records`: over the 8,000-character budget
 AGENTS_TOOLS = {"agents__list_bots", "agents__post_to_room", "agents__read_room"}
 
@@ -288,3 +301,49 @@ def test_pi_big_url_server_as_trio(turn: Turn, engine_path: Callable[[str], str]
     assert "billing_op_1" in searched.text
     assert json.loads(called.text) == {"ran": "billing_op_1", "arguments": {"record_id": "r-7"}}
     assert result["http_calls"] == [{"name": "billing_op_1", "arguments": {"record_id": "r-7"}}]
+
+
+# -- a slow upstream is waited for, not silently lost ----------------------------------------
+
+
+SLOW_START = 3  # seconds: past Claude Code's ~2 s default wait in -p mode, and Codex's under-1-second one
+
+
+def test_claude_waits_for_a_slow_upstream(turn: Turn, engine_path: Callable[[str], str], tmp_path: Path) -> None:
+    secret, folder = canary(), tmp_path / "work"
+    folder.mkdir()
+    settings = {"bot": {"id": "otto"}, "mcpServers": {
+        "agents": agents_entry(), "slow": fault_entry(f"init-delay={SLOW_START}", env={"SLOW_TOKEN": secret})}}
+    steps = [{"name": "slow__echo", "arguments": {"nonce": "late-but-there"}}]
+    spec = claude_spec(tmp_path, engine_path("claude"), settings, steps, secret, folder,
+                       ("--allowedTools", "mcp__omb__slow__echo"))
+    result = turn(spec)
+    assert_clean(result)
+    assert "mcp__omb__slow__echo" in offered_tools(result)
+    (echo,) = tool_results(result, "anthropic")
+    assert "late-but-there" in echo.text
+
+
+def test_codex_waits_for_a_slow_upstream(turn: Turn, engine_path: Callable[[str], str], tmp_path: Path) -> None:
+    secret, api_key = canary(), canary()
+    settings = {"bot": {"id": "cody"}, "mcpServers": {
+        "agents": agents_entry(), "slow": fault_entry(f"init-delay={SLOW_START}", env={"SLOW_TOKEN": secret})}}
+    (tmp_path / "codex-home").mkdir()
+    env = {**base_env(tmp_path / "home"), "CODEX_HOME": str(tmp_path / "codex-home"), "FAKE_KEY": api_key}
+    args = [
+        "exec", "--skip-git-repo-check", "--ephemeral", "-s", "read-only", "--json",
+        "-c", 'model_providers.fake={name="Fake", base_url="{base_url}/v1", env_key="FAKE_KEY", wire_api="responses"}',
+        "-c", "model_provider=fake", "-m", "fake-model", "-c", "analytics.enabled=false",
+        "-c", "check_for_update_on_startup=false", "--disable", "plugins", "--disable", "remote_plugin", "go",
+    ]
+    spec = {
+        "shim": "codex", "dialect": "responses", "settings": settings, "args": args, "env": env,
+        "script": {"steps": [{"name": "slow__echo", "arguments": {"nonce": "late-but-there"}}]},
+        "options": {"executable": engine_path("codex"), "approved_servers": ["slow"]},
+        "canaries": [secret, api_key], "timeout": 120,
+    }
+    result = turn(spec)
+    assert_clean(result)
+    assert "mcp__omb/slow__echo" in offered_tools(result)
+    (echo,) = tool_results(result, "responses")
+    assert "late-but-there" in echo.text

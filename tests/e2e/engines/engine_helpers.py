@@ -1,8 +1,11 @@
-"""Fixtures for real engine turns: the pinned engines, the bots' settings, the turn runner.
+"""Helpers for real engine turns: the pinned engines, the bots' settings, the turn runner.
+
+(Not a conftest.py: other test modules import `conftest` by name, so a second one here
+would shadow the suite's own.)
 
 * `engine_path(name)`: the pinned engine from tests/engines/node_modules (installed by
   `./dev test`); skips, saying so, when it is not installed.
-* `turn(spec)`: runs tests/e2e/engines/engine_turn.py on the spec, inside its own
+* `run_turn(spec, folder)`: runs tests/e2e/engines/engine_turn.py on the spec, inside its own
   loopback-only network namespace and PID namespace when the machine allows
   (`unshare --net --pid --fork --mount-proc`), bounded by the spec's timeout, and returns
   its JSON report (see engine_turn.py).
@@ -19,7 +22,6 @@ import shutil
 import subprocess
 import sys
 import uuid
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -45,15 +47,11 @@ def namespace_prefix() -> tuple[str, ...]:
     return tuple(NAMESPACES) if done.returncode == 0 else ()
 
 
-@pytest.fixture
-def engine_path() -> Callable[[str], str]:
-    def find(name: str) -> str:
-        path = ENGINES / name
-        if not path.exists():
-            pytest.skip(f"{name} is not installed: run ./dev test (it installs tests/engines)")
-        return str(path)
-
-    return find
+def engine_path(name: str) -> str:
+    path = ENGINES / name
+    if not path.exists():
+        pytest.skip(f"{name} is not installed: run ./dev test (it installs tests/engines)")
+    return str(path)
 
 
 def canary() -> str:
@@ -90,20 +88,16 @@ def summary(spec: dict[str, Any], result: dict[str, Any]) -> str:
     ])
 
 
-@pytest.fixture
-def turn(tmp_path: Path) -> Callable[[dict[str, Any]], dict[str, Any]]:
-    def run(spec: dict[str, Any]) -> dict[str, Any]:
-        spec_file = tmp_path / f"spec-{uuid.uuid4().hex[:8]}.json"
-        result_file = spec_file.with_suffix(".result.json")
-        spec_file.write_text(json.dumps(spec))
-        argv = [*namespace_prefix(), sys.executable, str(RUNNER), str(spec_file), str(result_file)]
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=spec.get("timeout", 120) + 60,
-                              cwd=str(tmp_path), stdin=subprocess.DEVNULL)
-        if done.returncode != 0 or not result_file.exists():
-            raise AssertionError(f"the turn runner failed ({done.returncode}):\n{done.stderr[-4000:]}")
-        result: dict[str, Any] = json.loads(result_file.read_text())
-        result["namespaced"] = bool(namespace_prefix())
-        print(summary(spec, result))  # shown when a test fails, or with -rP
-        return result
-
-    return run
+def run_turn(spec: dict[str, Any], folder: Path) -> dict[str, Any]:
+    spec_file = folder / f"spec-{uuid.uuid4().hex[:8]}.json"
+    result_file = spec_file.with_suffix(".result.json")
+    spec_file.write_text(json.dumps(spec))
+    argv = [*namespace_prefix(), sys.executable, str(RUNNER), str(spec_file), str(result_file)]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=spec.get("timeout", 120) + 60,
+                          cwd=str(folder), stdin=subprocess.DEVNULL)
+    if done.returncode != 0 or not result_file.exists():
+        raise AssertionError(f"the turn runner failed ({done.returncode}):\n{done.stderr[-4000:]}")
+    result: dict[str, Any] = json.loads(result_file.read_text())
+    result["namespaced"] = bool(namespace_prefix())
+    print(summary(spec, result))  # shown when a test fails, or with -rP
+    return result
