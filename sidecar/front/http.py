@@ -21,6 +21,7 @@ from sidecar.errors import INVALID_PARAMS, INVALID_REQUEST
 from sidecar.front.face import Face
 from sidecar.front.handlers import server_capabilities
 from sidecar.front.http_guard import HostRule, bearer_matches
+from sidecar.front.http_listen import Listen
 from sidecar.front.http_listener import FrontSettings
 from sidecar.front.http_modern import discover_result, envelope_of, http_status, judge, stamp_answer
 from sidecar.front.http_sessions import Exchange, HttpSession, SessionTable
@@ -60,6 +61,7 @@ class HttpFront:
         self.table = SessionTable(face, redactor, settings.max_sessions, settings.idle_seconds)
         self.draining = False
         self.posts = 0  # POSTs being served right now, for the drain
+        self.listens: set[Listen] = set()
 
     def app(self) -> web.Application:
         app = web.Application(middlewares=[self._admit], client_max_size=self.settings.body_cap)
@@ -177,6 +179,8 @@ class HttpFront:
         if req.method == "server/discover":
             result = discover_result(server_capabilities(self.face))
             return web.json_response({"jsonrpc": "2.0", "id": req.id, "result": result})
+        if req.method == "subscriptions/listen":
+            return await self._listen(request, Listen(self.face, req.id, req.params.get("notifications")))
         session = self.table.transient()
         caps = envelope.get("io.modelcontextprotocol/clientCapabilities")
         session.engine.client_capabilities = caps if isinstance(caps, dict) else {}
@@ -207,6 +211,21 @@ class HttpFront:
             frame = await _next_or_ping(exchange.frames, response)
         await response.write_eof()
         return response
+
+    async def _listen(self, request: web.Request, listen: Listen) -> web.StreamResponse:
+        """A 2026-07-28 subscription: change notifications until the engine or we end it."""
+        self.listens.add(listen)
+        listen.open()
+        try:
+            response = web.StreamResponse(status=200, headers=_SSE_HEADERS)
+            await response.prepare(request)
+            while (frame := await _next_or_ping(listen.frames, response)) is not None:
+                await response.write(_event(frame))
+            await response.write_eof()
+            return response
+        finally:
+            self.listens.discard(listen)
+            listen.close()
 
     # -- GET and DELETE -----------------------------------------------------------------
 
@@ -248,6 +267,8 @@ class HttpFront:
     async def drain(self) -> None:
         """Refuse new work, let calls in flight finish (bounded), then close every session."""
         self.draining = True
+        for listen in list(self.listens):
+            listen.close()  # subscriptions end with their closing result; they are not work in flight
         try:
             async with asyncio.timeout(self.settings.drain_seconds):
                 while self.posts or self.table.in_flight():

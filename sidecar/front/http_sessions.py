@@ -202,7 +202,7 @@ class SessionTable:
         return self.sessions.get(ident)
 
     def create(self) -> HttpSession | None:
-        """A new registered session, or None at the cap (after expiring idle ones)."""
+        """A new registered session, or None at the cap."""
         if len(self.sessions) >= self.cap:
             return None
         session = HttpSession(self.face, self.redactor, new_session_id())

@@ -1,12 +1,14 @@
 """The client side of the MCP handshake and the list reads that follow it.
 
 Sends only fields the specification defines; accepts an upstream that answers with any
-handshake revision the sidecar knows; follows `nextCursor` pages with bounds on pages
-and bytes.
+handshake revision the sidecar knows; probes a URL upstream with the 2026-07-28
+`server/discover` first and falls back to `initialize` on anything that is not a
+2026-07-28 answer; follows `nextCursor` pages with bounds on pages and bytes.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -15,12 +17,32 @@ from sidecar import __version__
 from sidecar.errors import UpstreamError
 from sidecar.upstream.connection import Connection
 
-__all__ = ["HANDSHAKE_VERSIONS", "Handshake", "Listing", "handshake", "read_listing"]
+__all__ = [
+    "HANDSHAKE_VERSIONS",
+    "MODERN_VERSION",
+    "Handshake",
+    "Listing",
+    "handshake",
+    "is_big",
+    "modern_envelope",
+    "read_listing",
+]
 
 HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+# The stateless revision: no initialize, every request carries its own envelope.
+MODERN_VERSION = "2026-07-28"
 CLIENT_CAPABILITIES: dict[str, Any] = {"roots": {"listChanged": True}, "sampling": {}, "elicitation": {}}
+# Declared to a 2026-07-28 server: none, so it never answers a call with a request for
+# input that an engine on an older revision could not give.
+MODERN_CLIENT_CAPABILITIES: dict[str, Any] = {}
+CLIENT_INFO = {"name": "omb-sidecar", "version": __version__}
 MAX_PAGES = 1000
 MAX_LIST_BYTES = 32 * 1024 * 1024
+# A server past either figure is "big": it is listed as a trio, and a URL one gets
+# BIG_START_SECONDS to start.
+BIG_TOOLS = 40
+BIG_DESCRIPTION_CHARS = 100_000
+BIG_START_SECONDS = 30.0
 
 
 class Handshake(msgspec.Struct, frozen=True):
@@ -38,13 +60,68 @@ class Listing(msgspec.Struct, frozen=True):
     templates: list[dict[str, Any]] = []
 
 
-async def handshake(conn: Connection) -> Handshake:
+def modern_envelope() -> dict[str, Any]:
+    """The per-request `_meta` a 2026-07-28 request carries."""
+    return {
+        "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
+        "io.modelcontextprotocol/clientCapabilities": MODERN_CLIENT_CAPABILITIES,
+        "io.modelcontextprotocol/clientInfo": CLIENT_INFO,
+    }
+
+
+async def handshake(conn: Connection, probe: bool = False) -> Handshake:
+    """Open the conversation: `server/discover` first when `probe`, else (or failing that) initialize."""
+    if probe:
+        found = await discover(conn)
+        if found is not None:
+            return await _prefer_session(conn, found)
+    return await initialize(conn)
+
+
+async def _prefer_session(conn: Connection, modern: Handshake) -> Handshake:
+    """A server that also speaks the handshake revisions keeps a stateful session: the
+    sidecar relays its requests to the engine (sampling, elicitation, roots), its log
+    messages, resource subscriptions and list changes, which 2026-07-28 carries in
+    other ways. A 2026-07-28-only server refuses `initialize`, and is spoken to statelessly.
+    """
+    try:
+        return await initialize(conn)
+    except (UpstreamError, msgspec.DecodeError):
+        return modern
+
+
+def _object(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+async def discover(conn: Connection) -> Handshake | None:
+    """A 2026-07-28 server's description, or None for anything that is not one."""
+    try:
+        raw = await conn.request("server/discover", {"_meta": modern_envelope()})
+        result = msgspec.json.decode(raw)
+    except (UpstreamError, msgspec.DecodeError):
+        return None
+    supported = _object(result).get("supportedVersions")
+    if not isinstance(supported, list) or MODERN_VERSION not in supported:
+        return None
+    meta = _object(result.get("_meta"))
+    info = meta.get("io.modelcontextprotocol/serverInfo", result.get("serverInfo"))
+    instructions = result.get("instructions")
+    return Handshake(
+        MODERN_VERSION,
+        _object(result.get("capabilities")),
+        _object(info),
+        instructions if isinstance(instructions, str) else None,
+    )
+
+
+async def initialize(conn: Connection) -> Handshake:
     raw = await conn.request(
         "initialize",
         {
             "protocolVersion": HANDSHAKE_VERSIONS[-1],
             "capabilities": CLIENT_CAPABILITIES,
-            "clientInfo": {"name": "omb-sidecar", "version": __version__},
+            "clientInfo": CLIENT_INFO,
         },
     )
     result = msgspec.json.decode(raw)
@@ -54,18 +131,28 @@ async def handshake(conn: Connection) -> Handshake:
     if version not in HANDSHAKE_VERSIONS:
         raise UpstreamError(f"the upstream speaks an unknown protocol revision {version!r}")
     conn.notify("notifications/initialized")
-    capabilities = result.get("capabilities")
-    info = result.get("serverInfo")
     instructions = result.get("instructions")
     return Handshake(
         version,
-        capabilities if isinstance(capabilities, dict) else {},
-        info if isinstance(info, dict) else {},
+        _object(result.get("capabilities")),
+        _object(result.get("serverInfo")),
         instructions if isinstance(instructions, str) else None,
     )
 
 
-async def read_all_pages(conn: Connection, method: str, key: str) -> tuple[list[dict[str, Any]], bytes]:
+def is_big(tools: list[dict[str, Any]]) -> bool:
+    if len(tools) > BIG_TOOLS:
+        return True
+    chars = sum(len(t.get("description") or "") for t in tools if isinstance(t.get("description"), str))
+    return chars > BIG_DESCRIPTION_CHARS
+
+
+PageSink = Callable[[list[dict[str, Any]]], None]
+
+
+async def read_all_pages(
+    conn: Connection, method: str, key: str, on_page: PageSink | None = None
+) -> tuple[list[dict[str, Any]], bytes]:
     """Every item of a paginated list, and the items re-encoded (for quick scans)."""
     items: list[dict[str, Any]] = []
     cursor: str | None = None
@@ -79,6 +166,8 @@ async def read_all_pages(conn: Connection, method: str, key: str) -> tuple[list[
         found = page.get(key) if isinstance(page, dict) else None
         if isinstance(found, list):
             items.extend(i for i in found if isinstance(i, dict))
+        if on_page is not None:
+            on_page(items)
         following = page.get("nextCursor") if isinstance(page, dict) else None
         if not isinstance(following, str) or not following or following == cursor:
             break
@@ -86,12 +175,19 @@ async def read_all_pages(conn: Connection, method: str, key: str) -> tuple[list[
     return items, msgspec.json.encode(items)
 
 
-async def read_listing(conn: Connection, capabilities: dict[str, Any], what: frozenset[str] | None = None) -> Listing:
+async def read_listing(
+    conn: Connection,
+    capabilities: dict[str, Any],
+    what: frozenset[str] | None = None,
+    on_tools_page: PageSink | None = None,
+) -> Listing:
     """Read the lists the upstream offers (`what` limits it to some of tools/prompts/resources)."""
     def wanted(kind: str) -> bool:
         return kind in capabilities and (what is None or kind in what)
 
-    tools, tools_json = await read_all_pages(conn, "tools/list", "tools") if wanted("tools") else ([], b"[]")
+    tools, tools_json = (
+        await read_all_pages(conn, "tools/list", "tools", on_tools_page) if wanted("tools") else ([], b"[]")
+    )
     prompts = (await read_all_pages(conn, "prompts/list", "prompts"))[0] if wanted("prompts") else []
     resources: list[dict[str, Any]] = []
     templates: list[dict[str, Any]] = []

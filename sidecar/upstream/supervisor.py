@@ -19,7 +19,7 @@ import msgspec
 from sidecar.config import ServerConfig
 from sidecar.errors import SidecarError, UpstreamUnavailable
 from sidecar.upstream.connection import Connection, PeerHandler
-from sidecar.upstream.handshake import Handshake, Listing, handshake, read_listing
+from sidecar.upstream.handshake import BIG_START_SECONDS, Handshake, Listing, handshake, is_big, read_listing
 from sidecar.upstream.channel import Channel, open_channel
 from sidecar.wire import UpstreamFrame
 
@@ -146,9 +146,22 @@ class Upstream:
             await self._stop_child()
 
     async def _start(self, conn: Connection) -> None:
-        with anyio.fail_after(self.start_timeout):
-            self.info = await handshake(conn)
-            self.listing = await read_listing(conn, self.info.capabilities)
+        url = self.config.type != "stdio"
+        budget = BIG_START_SECONDS if url and is_big(self.listing.tools) else self.start_timeout
+        with anyio.fail_after(max(budget, self.start_timeout)) as scope:
+            self.info = await handshake(conn, probe=self.config.type == "http")
+            grow = self._grow_when_big(scope) if url else None
+            self.listing = await read_listing(conn, self.info.capabilities, on_tools_page=grow)
+
+    def _grow_when_big(self, scope: anyio.CancelScope) -> Callable[[list[dict[str, Any]]], None]:
+        """A URL server found big while listing gets BIG_START_SECONDS from its start."""
+        started = anyio.current_time()
+
+        def grow(tools: list[dict[str, Any]]) -> None:
+            if is_big(tools):
+                scope.deadline = max(scope.deadline, started + BIG_START_SECONDS)
+
+        return grow
 
     def _feed(self, line: bytes) -> None:
         if self._lines_to is not None:

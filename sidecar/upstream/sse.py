@@ -1,0 +1,151 @@
+"""Legacy SSE upstreams (the 2024-11-05 HTTP+SSE transport): one GET event stream
+carries everything the server sends; its first `endpoint` event names where frames are
+POSTed.
+
+Owns the event stream, the message address and the POSTs. Refuses a message address
+on another origin (the configured headers would follow it there). The channel is gone
+when the event stream ends: the session lives and dies with it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Coroutine
+from typing import Any
+from urllib.parse import urljoin
+
+import aiohttp
+
+from sidecar.config import ServerConfig
+from sidecar.errors import UpstreamUnavailable
+from sidecar.upstream.channel import LineSink
+from sidecar.upstream.eventstream import EventStreamDecoder
+from sidecar.upstream.outgoing import Outgoing, Replies
+from sidecar.upstream.redirects import same_origin
+from sidecar.upstream.webclient import BROKE_OFF, WebClient, refusal_words
+
+__all__ = ["SseChannel", "open_sse_channel"]
+
+log = logging.getLogger(__name__)
+
+
+class SseChannel:
+    """One legacy SSE session with an upstream (a Channel)."""
+
+    def __init__(self, server: ServerConfig, on_line: LineSink, client: WebClient) -> None:
+        self._client = client
+        self._replies = Replies(on_line, client.scrub, client.scrub_result if client.scrubs_results else None)
+        loop = asyncio.get_running_loop()
+        self._gone: asyncio.Future[None] = loop.create_future()
+        self._endpoint: asyncio.Future[str] = loop.create_future()
+        self._queue: asyncio.Queue[Outgoing] = asyncio.Queue()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._end = ""
+        self._spawn(self._read_events())
+        self._spawn(self._send_loop())
+
+    # -- the Channel seam -------------------------------------------------------------
+
+    @property
+    def gone(self) -> asyncio.Future[None]:
+        return self._gone
+
+    def write(self, data: bytes) -> None:
+        for line in data.split(b"\n"):
+            if line.strip():
+                out = Outgoing.peek(line)
+                if self._end:
+                    self._replies.fail(out, f"the server {self._end}")
+                else:
+                    self._queue.put_nowait(out)
+
+    def describe_end(self) -> str:
+        return self._end or "stopped"
+
+    def diagnostics(self) -> str:
+        return "SSE stream open" if self._endpoint.done() and not self._end else "SSE stream not open"
+
+    async def stop(self) -> None:
+        self._finish("is shut down")
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks)
+        await self._client.close()
+
+    # -- the event stream -------------------------------------------------------------
+
+    def _spawn(self, job: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(job)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _read_events(self) -> None:
+        try:
+            async with self._client.request("GET", headers={"Accept": "text/event-stream"}) as response:
+                if response.status in (401, 403):
+                    self._finish(refusal_words(response.status, self._client.header_names))
+                elif response.status >= 300:
+                    self._finish(f"answered HTTP {response.status}")
+                else:
+                    await self._pump(response)
+                    self._finish("closed its event stream")
+        except UpstreamUnavailable as exc:
+            self._finish("closed its event stream" if exc.message == BROKE_OFF else exc.message)
+
+    async def _pump(self, response: aiohttp.ClientResponse) -> None:
+        decoder = EventStreamDecoder()
+        async for chunk in response.content.iter_any():
+            for event in decoder.feed(chunk):
+                if event.event == "endpoint":
+                    self._take_endpoint(event.data.strip())
+                elif event.event == "message" and event.data.strip():
+                    self._replies.deliver_body(event.data.encode())
+
+    def _take_endpoint(self, address: str) -> None:
+        if self._endpoint.done():
+            return
+        target = urljoin(self._client.url, address)
+        if not same_origin(self._client.url, target):
+            self._finish("named a message address on another origin; not used")
+            return
+        self._endpoint.set_result(target)
+
+    # -- sending ----------------------------------------------------------------------
+
+    async def _send_loop(self) -> None:
+        endpoint = await self._endpoint
+        while True:
+            out = await self._queue.get()
+            if out.method == "initialize":
+                self._replies.watch_initialize(out.id)
+            await self._post(endpoint, out)
+
+    async def _post(self, endpoint: str, out: Outgoing) -> None:
+        headers = {"Content-Type": "application/json"}
+        try:
+            async with self._client.request("POST", endpoint, body=out.frame, headers=headers) as response:
+                if response.status in (401, 403):
+                    self._replies.fail(out, f"the server {refusal_words(response.status, self._client.header_names)}")
+                elif response.status >= 300:
+                    self._replies.fail(out, f"the server answered HTTP {response.status}")
+        except UpstreamUnavailable as exc:
+            self._replies.fail(out, f"the server {exc.message}")
+
+    def _finish(self, reason: str) -> None:
+        if not self._end:
+            self._end = reason
+            log.debug("SSE upstream ended: %s", reason)
+        while not self._queue.empty():
+            self._replies.fail(self._queue.get_nowait(), f"the server {self._end}")
+        if not self._endpoint.done():
+            self._endpoint.cancel()
+        if not self._gone.done():
+            self._gone.set_result(None)
+
+
+async def open_sse_channel(server: ServerConfig, on_line: LineSink) -> SseChannel:
+    """A legacy SSE channel; the address and headers are checked before anything is sent."""
+    return SseChannel(server, on_line, WebClient(server))
