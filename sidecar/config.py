@@ -8,6 +8,7 @@ the top-level sections, a skipped entry under `mcpServers`).
 
 from __future__ import annotations
 
+import base64
 import logging
 import os
 from collections.abc import Mapping
@@ -153,8 +154,27 @@ class ServerConfig(msgspec.Struct, rename="camel", frozen=True):
     call_deadline_seconds: float | None = None  # none by default: engines set their own
 
     def secrets(self) -> list[str]:
-        """Values that must never be shown: env values and header values."""
-        return [v for v in (*self.env.values(), *self.headers.values()) if v]
+        """Values that must never be shown: env values, header values, and the credential
+        inside a header value (`Bearer X` -> X; Basic -> user:pass and pass)."""
+        found = [v for v in (*self.env.values(), *self.headers.values()) if v]
+        for value in self.headers.values():
+            found += _credentials_in(value)
+        return found
+
+
+def _credentials_in(header_value: str) -> list[str]:
+    scheme, _, credential = header_value.strip().partition(" ")
+    credential = credential.strip()
+    if not credential:
+        return []
+    found = [credential]
+    if scheme.lower() == "basic":
+        try:
+            pair = base64.b64decode(credential, validate=True).decode("utf-8")
+        except (ValueError, UnicodeDecodeError):
+            return found
+        found += [pair, pair.partition(":")[2]]
+    return [f for f in found if f]
 
 
 class SidecarConfig(msgspec.Struct, frozen=True):

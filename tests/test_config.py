@@ -28,7 +28,7 @@ def test_the_spec_contract_loads() -> None:
     agents = config.servers[0]
     assert agents.builtin and agents.always_listed == ["list_bots", "post_to_room"] and agents.direct_only == ["post_to_room"]
     assert config.servers[2].type == "http"
-    assert set(config.secrets()) == {"t0ken", "Bearer b"}
+    assert {"t0ken", "Bearer b"} <= set(config.secrets())
 
 
 def test_file_round_trip(tmp_path: Path) -> None:
@@ -82,3 +82,13 @@ def test_not_an_object_or_not_json(tmp_path: Path) -> None:
         load_config(path)
     with pytest.raises(ConfigError, match="cannot read"):
         load_config(tmp_path / "missing.json")
+
+
+def test_credentials_inside_header_values_are_secrets_too() -> None:
+    import base64
+
+    basic = base64.b64encode(b"someone:pa55word-canary").decode()
+    config = parse_config({"mcpServers": {"d": {"url": "https://x.example/mcp",
+                                                "headers": {"Authorization": "Bearer tok-canary-1", "X-Basic": f"Basic {basic}"}}}}, {})
+    secrets = set(config.secrets())
+    assert {"Bearer tok-canary-1", "tok-canary-1", "someone:pa55word-canary", "pa55word-canary"} <= secrets

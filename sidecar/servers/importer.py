@@ -272,7 +272,7 @@ def _blank_args(args: list[str], needs: list[Need]) -> list[str]:
         reason = blank_reason(arg)
         if reason is not None:
             needs.append(Need("argument", str(index), reason))
-            arg = ""
+            arg = rules.NEEDS_VALUE
         kept.append(arg)
     return kept
 

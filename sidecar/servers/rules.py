@@ -32,6 +32,7 @@ __all__ = [
     "approved",
     "url_matches",
     "missing_values",
+    "NEEDS_VALUE",
     "mount_key",
 ]
 
@@ -185,13 +186,17 @@ def _path_matches(path: str, pattern: str) -> bool:
 # -- what an entry still needs, and what makes two entries one ---------------------------
 
 
+# An argument the paste left to fill. Not "": an empty argument is a real value (`--prefix ""`).
+NEEDS_VALUE = "<needs a value>"
+
+
 def missing_values(
     command: str | None, args: Sequence[str], env: Mapping[str, str], headers: Mapping[str, str]
 ) -> list[str]:
     """The blanks an entry must have filled before it can start: 'env X', 'header Y', 'argument N'."""
     needs = [f"env {k}" for k, v in env.items() if v == ""]
     needs += [f"header {k}" for k, v in headers.items() if v == ""]
-    needs += [f"argument {i}" for i, a in enumerate(args, 1) if a == ""]
+    needs += [f"argument {i}" for i, a in enumerate(args, 1) if a == NEEDS_VALUE]
     if command == "":
         needs.insert(0, "command")
     return needs

@@ -139,7 +139,7 @@ async def test_a_command_that_exits_at_once(fault_server_path: Path) -> None:
 
 
 async def test_an_entry_with_blanks_is_not_started() -> None:
-    entry = {"command": "/bin/false-does-not-matter", "env": {"TOKEN": ""}, "args": ["--key", ""]}
+    entry = {"command": "/bin/false-does-not-matter", "env": {"TOKEN": ""}, "args": ["--key", "<needs a value>", ""]}
     result = await check_server(server("blank", entry))
     assert (result.outcome, result.reason) == ("needs-values", "it still needs a value for env TOKEN, argument 2")
 

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from sidecar.config import Organization, parse_server
 from sidecar.servers.importer import import_paste
+from sidecar.servers.rules import NEEDS_VALUE
 
 EXISTING: dict[str, Any] = {
     "notes": {"command": "npx", "args": ["-y", "@example/notes-mcp"], "env": {"TOKEN": "t"}},
@@ -139,7 +140,7 @@ CASES = [
               needs=("env NOTES_KEY (it used $NOTES_KEY)",))]),
     # -- npx, uvx, docker lines --------------------------------------------------------------
     Case("npx-home-folders", "npx -y @modelcontextprotocol/server-filesystem ~/Documents ~/Desktop",
-         [add("filesystem", cmd("npx", "-y", "@modelcontextprotocol/server-filesystem", "", ""),
+         [add("filesystem", cmd("npx", "-y", "@modelcontextprotocol/server-filesystem", NEEDS_VALUE, NEEDS_VALUE),
               needs=("argument 3 (it used ~)", "argument 4 (it used ~)"))]),
     Case("npx-env-prefix", "BRAVE_API_KEY=$BRAVE_API_KEY npx -y @modelcontextprotocol/server-brave-search",
          [add("brave-search", cmd("npx", "-y", "@modelcontextprotocol/server-brave-search", env={"BRAVE_API_KEY": ""}),
@@ -148,7 +149,7 @@ CASES = [
     Case("npx-mcp-remote", "npx -y mcp-remote https://mcp.atlassian.com/v1/sse",
          [add("atlassian", cmd("npx", "-y", "mcp-remote", "https://mcp.atlassian.com/v1/sse"))]),
     Case("npx-key-argument-placeholder", "npx -y @upstash/context7-mcp --api-key YOUR_API_KEY",
-         [add("context7", cmd("npx", "-y", "@upstash/context7-mcp", "--api-key", ""),
+         [add("context7", cmd("npx", "-y", "@upstash/context7-mcp", "--api-key", NEEDS_VALUE),
               needs=(f"argument 4 ({PLACEHOLDER})",))]),
     Case("npx-shell-prompt", "$ npx -y @modelcontextprotocol/server-sequential-thinking",
          [add("sequential-thinking", cmd("npx", "-y", "@modelcontextprotocol/server-sequential-thinking"))]),

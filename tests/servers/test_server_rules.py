@@ -189,8 +189,8 @@ def test_mount_key_sees_same_servers_only() -> None:
 
 
 def test_missing_values() -> None:
-    assert rules.missing_values("x", ["a", ""], {"A": "", "B": "b"}, {"H": ""}) == [
-        "env A", "header H", "argument 2"]
+    assert rules.missing_values("x", ["a", rules.NEEDS_VALUE, ""], {"A": "", "B": "b"}, {"H": ""}) == [
+        "env A", "header H", "argument 2"]  # an empty argument is a real value
 
 
 def test_kind_json() -> None:
