@@ -71,6 +71,7 @@ class Face:
         self._templates: list[tuple[re.Pattern[str], str]] = []
         self._pages: dict[tuple[int, int], bytes] = {}
         self.closing = False  # set at shutdown: no more notifications to the engine
+        self.stateless_scope = object()  # held results of 2026-07-28 requests live here
         self._started = time.monotonic()
         self.rebuild()
 
@@ -207,11 +208,20 @@ class Face:
         if capability is None:
             conn.respond_error(frame.id, METHOD_NOT_FOUND, f"the sidecar does not relay {frame.method}")
             return
-        session = next((s for s in self.sessions if s.declared(capability)), None)
+        session = self._asker_for(conn, capability)
         if session is None:
             conn.respond_error(frame.id, METHOD_NOT_FOUND, f"the client did not declare the {capability} capability")
             return
         session.relay_request(conn, frame.id, frame.method, frame.params)
+
+    def _asker_for(self, conn: Connection, capability: str) -> EngineSession | None:
+        """The session to relay an upstream's request to: one with a call in flight on that
+        connection (the call that asked, as far as stdio lets us know), else any that
+        declared the capability."""
+        able = [s for s in self.sessions if s.declared(capability)]
+        waiting = [s for s in able if any(sent is not None and sent[0] is conn for sent in s.in_flight.values())]
+        chosen = waiting or able
+        return chosen[0] if chosen else None
 
     def _cancel_relayed(self, conn: Connection, frame: UpstreamFrame) -> None:
         try:

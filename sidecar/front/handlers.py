@@ -224,7 +224,7 @@ async def tools_call(d: Dispatcher, req: Request) -> Result:
         name=name,
         arguments=arguments,
         meta=meta if isinstance(meta, dict) else None,
-        session=d.session,
+        session=d.session.held_scope,
         progress=d.progress_sink(req),
         on_sent=d.mark_sent(req),
     )

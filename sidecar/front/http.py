@@ -185,6 +185,7 @@ class HttpFront:
         caps = envelope.get("io.modelcontextprotocol/clientCapabilities")
         session.engine.client_capabilities = caps if isinstance(caps, dict) else {}
         session.engine.protocol_version = MODERN_VERSION
+        session.engine.held_scope = self.face.stateless_scope
         exchange = session.begin([req.id], [_progress_token(req)])
         exchange.streaming = _accepts_events(request)
         session.dispatcher.feed(body)

@@ -179,6 +179,8 @@ class HttpSession:
         return now - self.last_seen
 
     async def close(self) -> None:
+        if self.engine.held_scope is self.engine:  # its held results end with it
+            self.face.gate.held.drop_session(self.engine)
         if self.engine in self.face.sessions:
             self.face.sessions.remove(self.engine)
         for exchange in list(self._open):

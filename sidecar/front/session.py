@@ -35,6 +35,9 @@ class EngineSession:
         self.announced = False  # initialize answered: notifications may flow
         self.in_flight: dict[RequestId, tuple[Connection, int] | None] = {}
         self.relayed: IdAllocator[tuple[Connection, int | str]] = IdAllocator()
+        # What held results are bound to: this session; for stateless (2026-07-28)
+        # requests, one scope shared by the face, so a handle outlives its request.
+        self.held_scope: object = self
 
     def declared(self, capability: str) -> bool:
         return isinstance(self.client_capabilities.get(capability), dict)
