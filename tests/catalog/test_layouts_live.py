@@ -76,7 +76,7 @@ async def test_the_trio_for_a_big_server_and_its_call_path(raw_sidecar, write_co
 
 
 async def test_the_cap_is_never_exceeded_and_names_what_went_behind_search(raw_sidecar, write_config, fault_server_entry) -> None:
-    servers = {f"s{i}": fault_server_entry("filler-tools=5") for i in range(4)}
+    servers = {f"s{i}": fault_server_entry("filler-tools=5", f"name=s{i}") for i in range(4)}
     config = write_config(servers, bot={"engine": "api"}, budgets={"toolCap": 30})
     async with raw_sidecar(config, "--log-level", "INFO") as sc:
         await sc.initialize()

@@ -1,0 +1,159 @@
+"""Smoke run of every benchmark with tiny counts.
+
+Fails when a benchmark breaks (a candidate cannot be started, answers wrongly,
+a figure goes missing, the report or JSON cannot be produced), never because
+something is slow: no assertion here compares a timing with a limit. Peers
+that are not installed, and the sidecar before `sidecar/__main__.py` exists,
+are skipped with the reason.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import msgspec
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+if str(REPO) not in sys.path:  # `bench` is a top-level package beside `sidecar`, not installed
+    sys.path.insert(0, str(REPO))
+
+from bench import catalogs
+from bench.__main__ import main as bench_main
+from bench.candidates import Candidate, all_candidates
+from bench.cases import Settings, measure_catalog, measure_session, percentile
+from bench.fast_upstream import FastUpstream
+from bench.layouts import time_layout_build
+from bench.report import derive, render
+from bench.runner import run
+
+TINY = Settings(
+    rounds=1, seq_calls=20, pipe_calls=40, windows=(4,), phase_cap_s=5.0, min_calls=5,
+    warmup_calls=2, blob_sizes=(20_000,), blob_repeats=1, blob_cap_s=5.0,
+    session_catalog=catalogs.PLATFORM, many=tuple(replace(catalogs.TINY, seed=s) for s in (1, 2, 3)),
+    three=(catalogs.PLATFORM, replace(catalogs.PLATFORM, seed=40)), timeout_s=30.0,
+)
+SESSION_KEYS = {"init_ms", "list_ms", "list_warm_ms", "list_bytes", "call_p50_us", "call_p99_us",
+                "calls_sequential", "calls_per_s_4", "blob_20kb_ms", "blob_20kb_reply_bytes"}
+CANDIDATES = {c.name: c for c in all_candidates()}
+
+
+def _available(name: str) -> Candidate:
+    candidate = CANDIDATES[name]
+    if candidate.missing:
+        pytest.skip(f"{name}: {candidate.missing}")
+    return candidate
+
+
+# -- data ------------------------------------------------------------------
+
+def test_catalogs_are_deterministic_and_sized() -> None:
+    github = catalogs.build_catalog(catalogs.GITHUB)
+    assert github == catalogs.build_catalog(catalogs.GITHUB)
+    assert len(github) == 425 and len({t["name"] for t in github}) == 425
+    assert 1_100_000 < len(msgspec.json.encode(github)) < 1_350_000
+    assert [t["name"] for t in github[:2]] == ["echo", "blob"]
+    platform = catalogs.build_catalog(catalogs.PLATFORM)
+    assert len(platform) == 39 and 40_000 < len(msgspec.json.encode(platform)) < 60_000
+    assert "post_to_room" in {t["name"] for t in platform}
+    assert len({t["name"] for spec in catalogs.github_set(3) for t in catalogs.build_catalog(spec)}) > 425
+    many = catalogs.server_set(12, 100)
+    names = {t["name"] for spec in many for t in catalogs.build_catalog(spec)[2:]}
+    assert len(many) == 12 and len(names) == 12 * 98
+
+
+@pytest.mark.parametrize("size", [10, 1_000, 1_000_000])
+def test_records_json_is_valid_and_at_least_the_size(size: int) -> None:
+    data = catalogs.records_json(size)
+    records = json.loads(data)
+    assert len(data) >= size and records and records[-1]["id"] == len(records) - 1
+    assert data == catalogs.records_json(size)
+
+
+def test_percentile_is_nearest_rank() -> None:
+    values = [float(v) for v in range(1, 101)]
+    assert (percentile(values, 50), percentile(values, 99), percentile([3.0], 90)) == (50.0, 99.0, 3.0)
+
+
+# -- the fast upstream, in process -------------------------------------------
+
+def _reply(upstream: FastUpstream, message: dict[str, object]) -> dict[str, object]:
+    line = upstream.handle(msgspec.json.encode({"jsonrpc": "2.0", **message}))
+    assert line is not None and line.endswith(b"\n")
+    return json.loads(line)  # type: ignore[no-any-return]
+
+
+def test_fast_upstream_answers_each_method() -> None:
+    upstream = FastUpstream(catalogs.PLATFORM)
+    init = _reply(upstream, {"id": 1, "method": "initialize", "params": {"protocolVersion": "2025-03-26"}})
+    assert init["result"]["protocolVersion"] == "2025-03-26"  # type: ignore[index]
+    assert upstream.handle(b'{"jsonrpc":"2.0","method":"notifications/initialized"}') is None
+    tools = _reply(upstream, {"id": "a", "method": "tools/list"})["result"]["tools"]  # type: ignore[index]
+    assert len(tools) == 39
+    echo = _reply(upstream, {"id": 2, "method": "tools/call",
+                             "params": {"name": "echo", "arguments": {"text": "x\"y"}}})
+    assert json.loads(echo["result"]["content"][0]["text"]) == {"text": "x\"y"}  # type: ignore[index]
+    blob = _reply(upstream, {"id": 3, "method": "tools/call",
+                             "params": {"name": "blob", "arguments": {"bytes": 5000}}})
+    assert len(json.loads(blob["result"]["content"][0]["text"])) > 5  # type: ignore[index]
+    assert _reply(upstream, {"id": 4, "method": "nope"})["error"]["code"] == -32601  # type: ignore[index]
+
+
+# -- every candidate, end to end ----------------------------------------------
+
+@pytest.mark.parametrize("name", list(CANDIDATES))
+def test_session_benchmark_runs(name: str, tmp_path: Path) -> None:
+    candidate = _available(name)
+    figures = measure_session(candidate, TINY, tmp_path, tmp_path / "stderr")
+    assert SESSION_KEYS <= figures.keys(), sorted(SESSION_KEYS - figures.keys())
+    assert figures["blob_20kb_reply_bytes"] > 0 and figures["calls_sequential"] >= TINY.min_calls
+
+
+@pytest.mark.parametrize("name", [n for n, c in CANDIDATES.items() if not c.single_only])
+def test_catalog_benchmark_runs(name: str, tmp_path: Path) -> None:
+    candidate = _available(name)
+    figures = measure_catalog(candidate, TINY.three, TINY, tmp_path, tmp_path / "stderr")
+    assert figures["tools"] == 2 * 39 and figures["list_ms"] > 0 and figures["list_bytes"] > 0
+
+
+def test_layout_build_benchmark_runs() -> None:
+    _available("sidecar")
+    figures = time_layout_build(repeats=1)
+    assert "error" not in figures, figures.get("error")
+    assert figures["merged_3x425_tools"] == 1275
+    for layout in ("full", "bridged", "trio", "cap"):
+        assert figures[f"layout_{layout}_tools"] > 0 and figures[f"layout_{layout}_bytes"] > 0
+
+
+def test_missing_candidate_is_reported_not_raised(tmp_path: Path) -> None:
+    ghost = Candidate("direct", merges=False, missing="not installed here")
+    results = derive(run(TINY, [CANDIDATES["relay"], ghost], progress=lambda _: None))
+    entry = results["cases"]["session"]["results"]["direct"]
+    assert entry == {"status": "missing", "reason": "not installed here", "errors": []}
+    assert any("missing: not installed here" in line for line in render(results))
+
+
+def test_runner_report_and_json(tmp_path: Path) -> None:
+    lines: list[str] = []
+    picked = [CANDIDATES["direct"], CANDIDATES["relay"]]
+    results = derive(run(TINY, picked, progress=lines.append))
+    assert len(lines) == 3 * len(picked) and all(line.endswith("ok") for line in lines)
+    for case in ("session", "many", "three"):
+        for name in ("direct", "relay"):
+            assert results["cases"][case]["results"][name]["status"] == "ok"
+    relay = results["cases"]["session"]["results"]["relay"]["median"]
+    assert "added_p50_us" in relay and results["ratios"]["session.call_p50_us"]["relay"]["x_relay"] == 1.0
+    assert {t["status"] for t in results["targets"]} == {"n/a"}  # no sidecar in this run
+    text = "\n".join(render(results))
+    assert "echo call p50 (us)" in text and results["machine"]["cpu"] in text
+    json.dumps(results)
+
+
+def test_command_line_writes_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "bench.json"
+    assert bench_main(["--quick", "--only", "direct,relay", "--quiet", "--out", str(out)]) == 0
+    assert "targets (sidecar, this run):" in capsys.readouterr().out
+    assert json.loads(out.read_text())["cases"]["session"]["results"]["relay"]["status"] == "ok"
