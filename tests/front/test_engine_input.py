@@ -227,3 +227,32 @@ async def test_fuzzed_frames_never_break_the_process(raw_sidecar, write_config, 
             assert answer["result"]["content"][0]["text"] == f"c{ident}"
         assert (await sc.request("ping", id="final-ping"))["result"] == {}
         assert "Traceback" not in sc.stderr and sc.process.returncode is None
+
+
+async def test_cancel_reaches_the_upstream_within_100_ms_p99(raw_sidecar, write_config, fault_server_entry, tmp_path) -> None:
+    """RELIABILITY R4: 200 cancels, timed from the engine's send to the upstream's receipt."""
+    import time
+
+    record = tmp_path / "events.jsonl"
+    config = write_config({"f": fault_server_entry(f"record={record}")})
+    async with raw_sidecar(config) as sc:
+        await sc.initialize()
+        await sc.wait_for_tools(["f__sleep"])
+        sent_at: list[float] = []
+        for n in range(200):
+            rid = await sc.send_request("tools/call", {"name": "f__sleep", "arguments": {"seconds": 30}}, id=f"c{n}")
+            with anyio.fail_after(10):  # the upstream has the call (its own backlog is not ours to time)
+                while sum('"recv"' in line and "tools/call" in line for line in record.read_text().splitlines()) <= n:
+                    await anyio.sleep(0.001)
+            sent_at.append(time.time())
+            await sc.notify("notifications/cancelled", {"requestId": rid})
+        with anyio.fail_after(20):
+            while record.read_text().count('"cancelled"') < 200:
+                await anyio.sleep(0.05)
+        received = [json.loads(line)["t"] for line in record.read_text().splitlines() if '"cancelled"' in line]
+        delays = sorted(r - s for r, s in zip(received, sent_at))
+        p99 = delays[int(len(delays) * 0.99) - 1]
+        print(f"cancel reached the upstream: p50 {delays[100] * 1000:.1f} ms, p99 {p99 * 1000:.1f} ms")
+        assert p99 < 0.1
+        await sc.request("ping", id="after")
+        assert not [f for f in sc.frames if isinstance(f.get("id"), str) and f["id"].startswith("c")]
