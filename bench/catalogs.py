@@ -14,18 +14,19 @@ upstream implements; the rest are realistic-looking but inert.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import msgspec
 
 __all__ = [
-    "CatalogSpec",
     "GITHUB",
     "PLATFORM",
     "TINY",
+    "CatalogSpec",
     "build_catalog",
     "catalog_bytes",
+    "github_set",
     "records_json",
     "server_set",
 ]
@@ -108,8 +109,9 @@ class CatalogSpec:
 
     def argv(self) -> list[str]:
         """The fast upstream's arguments that rebuild this catalog."""
+        area = ["--area", self.area] if self.area else []
         return ["--tools", str(self.tools), "--tool-bytes", str(self.tool_bytes),
-                "--seed", str(self.seed), "--area", self.area]
+                "--seed", str(self.seed), *area]
 
 
 GITHUB = CatalogSpec(tools=425, tool_bytes=2820, seed=425)
@@ -130,6 +132,15 @@ _SET_AREAS = ("notes", "calendar", "tracker", "chat", "drive", "crm", "docs", "m
               "db", "cluster", "metrics", "billing")
 
 
+def github_set(count: int = 3) -> list[CatalogSpec]:
+    """`count` GitHub-sized upstreams; distinct seeds, so each is its own server.
+
+    (The sidecar mounts two entries with the same command, arguments and
+    environment once, so identical upstreams would not test a merge.)
+    """
+    return [replace(GITHUB, seed=GITHUB.seed + i) for i in range(count)]
+
+
 def server_set(count: int = 12, tools: int = 100) -> list[CatalogSpec]:
     """The many-servers case: `count` upstreams of `tools` tools, each its own area."""
     return [CatalogSpec(tools=tools, tool_bytes=1200, seed=1000 + i,
@@ -142,7 +153,8 @@ def _working_tools() -> list[Tool]:
                 "text": {"type": "string", "description": "Any text."}}}}
     blob = {"name": "blob", "description": "Return a JSON array of records of about `bytes` bytes.",
             "inputSchema": {"type": "object", "properties": {
-                "bytes": {"type": "integer", "description": "Size of the JSON text."}},
+                "bytes": {"type": "integer", "description": "Size of the JSON text."},
+                "prepare": {"type": "boolean", "description": "Only build it; reply briefly."}},
                 "required": ["bytes"]}}
     return [echo, blob]
 
@@ -215,16 +227,17 @@ def catalog_bytes(spec: CatalogSpec) -> int:
 _STATES = ("open", "closed", "merged", "draft")
 _LABELS = ('["bug"]', '["bug","ui"]', '["docs"]', "[]", '["perf","backend"]', '["triage"]')
 _RECORD = (
-    '{{"id":{i},"number":{n},"title":"Record {i}: adjust {w} handling in the {a} module",'
+    '"number":{n},"title":"Record {i}: adjust {w} handling in the {a} module",'
     '"state":"{s}","author":{{"login":"user-{u:04d}","id":{uid},"site_admin":false}},'
     '"labels":{l},"comments":{c},"score":{sc:.3f},"created_at":"2024-{mo:02d}-{d:02d}T{h:02d}:{mi:02d}:00Z",'
     '"url":"https://example.test/acme/widgets/issues/{n}","locked":{lk}}}'
 )
 _WORDS = ("cache", "token", "retry", "layout", "locale", "export", "search", "billing")
 _AREAS = ("api", "cli", "sync", "auth", "render", "store")
+_DISTINCT = 997  # record bodies repeat with this period; ids never do
 
 
-def _record(i: int) -> str:
+def _record_body(i: int) -> str:
     h = (i * 2654435761) & 0xFFFFFFFF
     return _RECORD.format(
         i=i, n=1000 + i, w=_WORDS[h % 8], a=_AREAS[(h >> 3) % 6], s=_STATES[(h >> 6) % 4],
@@ -234,13 +247,22 @@ def _record(i: int) -> str:
     )
 
 
+_BODIES: list[str] = []
+
+
 def records_json(size: int) -> bytes:
-    """A JSON array of issue-like records, at least `size` bytes, ending on a record."""
+    """A JSON array of issue-like records, at least `size` bytes, ending on a record.
+
+    Record `i` has id `i` and the body of record `i % 997`, so 20 MB is built
+    in tens of milliseconds and still looks like varied data to a shaper.
+    """
+    if not _BODIES:
+        _BODIES.extend(_record_body(i) for i in range(_DISTINCT))
     parts: list[str] = []
     total = 2
     i = 0
     while total < size:
-        record = _record(i)
+        record = f'{{"id":{i},{_BODIES[i % _DISTINCT]}'
         parts.append(record)
         total += len(record) + 1
         i += 1

@@ -21,6 +21,7 @@ import subprocess
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import IO, Self
 
 import msgspec
 
@@ -49,7 +50,7 @@ class ToolName(msgspec.Struct):
 
 class ToolsPage(msgspec.Struct):
     tools: list[ToolName]
-    nextCursor: str | None = None  # noqa: N815 (wire name)
+    nextCursor: str | None = None
 
 
 _decode_incoming = msgspec.json.Decoder(Incoming).decode
@@ -76,19 +77,26 @@ def find_tool(names: Sequence[str], bare: str, alias: str = "") -> str:
     raise ConnectionFailed(f"no tool named like {bare!r} among {len(names)} listed")
 
 
+def _spawn(argv: Sequence[str], env: dict[str, str] | None, cwd: str | None,
+           stderr_path: Path | None) -> subprocess.Popen[bytes]:
+    """Start `argv` in its own process group, pipes on stdin/stdout, stderr to a file."""
+    def start(stderr: int | IO[bytes]) -> subprocess.Popen[bytes]:
+        return subprocess.Popen(list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=stderr, env=env, cwd=cwd, start_new_session=True, bufsize=0)
+    if stderr_path is None:
+        return start(subprocess.DEVNULL)
+    with open(stderr_path, "ab") as stderr:
+        return start(stderr)
+
+
 class Connection:
     """One spawned server and the newline-delimited JSON-RPC exchange with it."""
 
     def __init__(self, argv: Sequence[str], *, env: dict[str, str] | None = None,
                  cwd: str | None = None, stderr_path: Path | None = None) -> None:
         self._stderr_path = stderr_path
-        stderr = open(stderr_path, "ab") if stderr_path else subprocess.DEVNULL  # noqa: SIM115
         self.started = time.perf_counter()
-        self.process = subprocess.Popen(
-            list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
-            env=env, cwd=cwd, start_new_session=True, bufsize=0)
-        if stderr_path:
-            stderr.close()  # type: ignore[union-attr]
+        self.process = _spawn(argv, env, cwd, stderr_path)
         assert self.process.stdin is not None and self.process.stdout is not None
         self._in = self.process.stdin.fileno()
         self._out = self.process.stdout.fileno()
@@ -96,6 +104,7 @@ class Connection:
         self._scanned = 0
         self._ids = itertools.count(1)
         self.list_changed = 0
+        self.list_bytes = 0
 
     @property
     def pid(self) -> int:
@@ -201,10 +210,14 @@ class Connection:
         """One full `tools/list`, following `nextCursor` pages."""
         names: list[str] = []
         params: dict[str, str] | None = None
+        size = 0
         while True:
-            page = _decode_page(self.request("tools/list", params, timeout))
+            raw = self.request("tools/list", params, timeout)
+            page = _decode_page(raw)
+            size += len(raw)
             names += [tool.name for tool in page.tools]
             if not page.nextCursor:
+                self.list_bytes = size
                 return names
             params = {"cursor": page.nextCursor}
 
@@ -232,39 +245,56 @@ class Connection:
     def call(self, tool: str, arguments: dict[str, object], timeout: float = 120.0) -> msgspec.Raw:
         return self.request("tools/call", {"name": tool, "arguments": arguments}, timeout)
 
-    def sequential(self, build: Callable[[int], bytes], count: int,
-                   timeout: float = 30.0) -> list[float]:
-        """`count` one-at-a-time calls; returns each round trip in seconds."""
+    def sequential(self, build: Callable[[int], bytes], count: int, cap_s: float = 1e9,
+                   minimum: int = 1, timeout: float = 30.0) -> list[float]:
+        """Up to `count` one-at-a-time calls; returns each round trip in seconds.
+
+        Stops early once `cap_s` has passed and at least `minimum` calls are done,
+        so a slow peer costs bounded time instead of hours.
+        """
         times: list[float] = []
         clock = time.perf_counter
-        for _ in range(count):
+        stop = clock() + cap_s
+        for n in range(count):
             rid = next(self._ids)
             start = clock()
             self.send(build(rid))
             self._reply_to(rid, start + timeout)
-            times.append(clock() - start)
+            end = clock()
+            times.append(end - start)
+            if end > stop and n + 1 >= minimum:
+                break
         return times
 
     def pipelined(self, build: Callable[[int], bytes], count: int, window: int,
-                  timeout: float = 60.0) -> float:
-        """`count` calls with `window` in flight; returns elapsed seconds."""
+                  cap_s: float = 1e9, minimum: int = 1, timeout: float = 60.0) -> tuple[int, float]:
+        """Up to `count` calls with `window` in flight; returns (calls done, seconds).
+
+        After `cap_s`, with `minimum` sent, no new calls are sent and the ones
+        in flight are drained.
+        """
         start = time.perf_counter()
-        deadline = start + timeout
+        deadline, stop = start + timeout, start + cap_s
         sent = done = 0
         outstanding: set[int] = set()
         while done < count:
             while sent < count and len(outstanding) < window:
+                if sent >= minimum and time.perf_counter() > stop:
+                    count = sent  # drain what is in flight, send nothing more
+                    break
                 rid = next(self._ids)
                 outstanding.add(rid)
                 self.send(build(rid))
                 sent += 1
+            if not outstanding:
+                break
             reply = self.receive(deadline)
             if reply.error:
                 raise self._failed(f"error reply: {bytes(reply.error)[:300]!r}")
             if isinstance(reply.id, int) and reply.id in outstanding:
                 outstanding.discard(reply.id)
                 done += 1
-        return time.perf_counter() - start
+        return done, time.perf_counter() - start
 
     # -- end ---------------------------------------------------------------
 
@@ -294,7 +324,7 @@ class Connection:
         except ProcessLookupError:
             pass
 
-    def __enter__(self) -> Connection:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *_: object) -> None:

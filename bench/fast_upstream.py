@@ -5,7 +5,9 @@ that what a proxy adds is not hidden under server cost. It answers
 `initialize`, `ping`, `tools/list` (the catalog its argv names, see
 `catalogs.CatalogSpec.argv`), and `tools/call` of two working tools: `echo`
 (returns its arguments as JSON text) and `blob` (returns a JSON array of
-records of `arguments.bytes` bytes, built once per size and cached). Any other
+records of `arguments.bytes` bytes, built once per size and cached; with
+`prepare: true` it only builds the cache and answers briefly, so a timed call
+measures transport, not generation). Any other
 catalog tool answers with a one-line text. Notifications are accepted and
 ignored; unknown methods get -32601.
 
@@ -27,7 +29,7 @@ import msgspec
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.catalogs import CatalogSpec, build_catalog, records_json  # noqa: E402
+from bench.catalogs import CatalogSpec, build_catalog, records_json
 
 _HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 
@@ -39,7 +41,7 @@ class Request(msgspec.Struct):
 
 
 class InitializeParams(msgspec.Struct):
-    protocolVersion: str = "2025-06-18"  # noqa: N815 (wire name)
+    protocolVersion: str = "2025-06-18"
 
 
 class CallParams(msgspec.Struct):
@@ -49,6 +51,7 @@ class CallParams(msgspec.Struct):
 
 class BlobArguments(msgspec.Struct):
     bytes: int = 1000
+    prepare: bool = False
 
 
 class FastUpstream:
@@ -107,8 +110,9 @@ class FastUpstream:
             text = bytes(call.arguments) or b"{}"
             return self._text_result(text.decode())
         if call.name == "blob":
-            size = self._blob_args.decode(call.arguments or b"{}").bytes
-            return self._blob(size)
+            blob = self._blob_args.decode(call.arguments or b"{}")
+            result = self._blob(blob.bytes)
+            return self._text_result(f"prepared {blob.bytes} bytes") if blob.prepare else result
         return self._text_result(f"{call.name} ran")
 
     def _blob(self, size: int) -> bytes:

@@ -27,7 +27,9 @@ def main(argv: list[str] | None = None) -> None:
     config = json.loads(args.config.read_text())
     servers = {"mcpServers": config["mcpServers"]}
     os.environ.setdefault("FASTMCP_LOG_LEVEL", "ERROR")
-    from fastmcp.server import create_proxy  # late: the import is part of what start-up costs
+    from fastmcp.server import (
+        create_proxy,  # late: the import is part of what start-up costs
+    )
 
     proxy = create_proxy(servers, name="bench-fastmcp-proxy")
     proxy.run("stdio", show_banner=False)

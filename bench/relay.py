@@ -74,48 +74,39 @@ def relay_select(child: subprocess.Popen[bytes], to_child: int, from_child: int)
 
 def relay_uvloop(child: subprocess.Popen[bytes], to_child: int, from_child: int) -> None:
     """asyncio protocols on uvloop: each received chunk is written at once."""
-    import asyncio
+    import asyncio  # late: the splice and select relays must not pay for it at start-up
 
     import uvloop
 
+    class Forward(asyncio.Protocol):
+        """Writes what it reads to one transport; sets `done` at end of input."""
+
+        def __init__(self, sink: asyncio.WriteTransport, done: asyncio.Future[None] | None) -> None:
+            self.sink, self.done = sink, done
+
+        def data_received(self, data: bytes) -> None:
+            self.sink.write(data)
+
+        def eof_received(self) -> bool | None:
+            if not self.sink.is_closing():
+                self.sink.close()
+            if self.done is not None and not self.done.done():
+                self.done.set_result(None)
+            return None
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self.eof_received()
+
     async def run() -> None:
         loop = asyncio.get_running_loop()
-        done = loop.create_future()
-        up_w, _ = await loop.connect_write_pipe(asyncio.BaseProtocol, os.fdopen(to_child, "wb"))
-        down_w, _ = await loop.connect_write_pipe(asyncio.BaseProtocol, os.fdopen(1, "wb"))
-        await loop.connect_read_pipe(lambda: _Forward(up_w, None), os.fdopen(0, "rb"))
-        await loop.connect_read_pipe(lambda: _Forward(down_w, done), os.fdopen(from_child, "rb"))
+        done: asyncio.Future[None] = loop.create_future()
+        up_w, _ = await loop.connect_write_pipe(asyncio.Protocol, os.fdopen(to_child, "wb"))
+        down_w, _ = await loop.connect_write_pipe(asyncio.Protocol, os.fdopen(1, "wb"))
+        await loop.connect_read_pipe(lambda: Forward(up_w, None), os.fdopen(0, "rb"))
+        await loop.connect_read_pipe(lambda: Forward(down_w, done), os.fdopen(from_child, "rb"))
         await done
 
     uvloop.run(run())
-
-
-class _Forward:
-    """A read-pipe protocol that writes what it reads to one transport."""
-
-    def __init__(self, sink: object, done: object) -> None:
-        self.sink = sink
-        self.done = done
-
-    def connection_made(self, transport: object) -> None:
-        pass
-
-    def data_received(self, data: bytes) -> None:
-        self.sink.write(data)  # type: ignore[attr-defined]
-
-    def eof_received(self) -> None:
-        self.sink.close()  # type: ignore[attr-defined]
-        if self.done is not None and not self.done.done():  # type: ignore[attr-defined]
-            self.done.set_result(None)  # type: ignore[attr-defined]
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self.eof_received()
-
-    def pause_writing(self) -> None:
-        pass
-
-    def resume_writing(self) -> None:
-        pass
 
 
 MODES = {"splice": relay_splice, "select": relay_select, "uvloop": relay_uvloop}

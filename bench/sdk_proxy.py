@@ -41,12 +41,11 @@ def _proxy_server(upstream: ClientSession, tools: types.ListToolsResult) -> Serv
 async def serve(command: list[str]) -> None:
     """Connect to the upstream, then serve its tools on this process's stdio."""
     params = StdioServerParameters(command=command[0], args=command[1:])
-    async with stdio_client(params) as (up_read, up_write):
-        async with ClientSession(up_read, up_write) as upstream:
-            await upstream.initialize()
-            server = _proxy_server(upstream, await upstream.list_tools())
-            async with stdio_server() as (read, write):
-                await server.run(read, write, server.create_initialization_options())
+    async with stdio_client(params) as (up_read, up_write), ClientSession(up_read, up_write) as upstream:
+        await upstream.initialize()
+        server = _proxy_server(upstream, await upstream.list_tools())
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
 
 
 def main(argv: list[str] | None = None) -> None:
