@@ -1,0 +1,65 @@
+"""`python -m bench`: run every benchmark once, print the table, write the JSON.
+
+Owns the command line and the only printing in the package: progress lines go
+to stderr as the run goes, the report to stdout at the end, the full results
+(every round, medians, ratios, targets, machine) to `--out`
+(default `bench/results/latest.json`).
+
+    python -m bench                 # the full run (a few minutes on 2 cores)
+    python -m bench --quick         # a smoke-sized run
+    python -m bench --only sidecar --rounds 3
+    python -m bench --only none --relay-modes     # which relay copy loop is the floor
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+from pathlib import Path
+
+from bench.candidates import BENCH_DIR, all_candidates
+from bench.cases import Settings
+from bench.report import derive, render
+from bench.runner import run
+
+
+def _parse(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="one round of small counts")
+    parser.add_argument("--out", type=Path, default=BENCH_DIR / "results" / "latest.json")
+    parser.add_argument("--rounds", type=int, help="override the number of rounds")
+    parser.add_argument("--only", help="comma separated candidates (direct and relay are "
+                        "always kept: every ratio needs them)")
+    parser.add_argument("--relay-modes", action="store_true",
+                        help="also measure the relay's select and uvloop copy loops")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parse(argv)
+    settings = Settings.quick() if args.quick else Settings()
+    if args.rounds:
+        settings = dataclasses.replace(settings, rounds=args.rounds)
+    candidates = all_candidates(relay_modes=args.relay_modes)
+    if args.only:
+        wanted = {"direct", "relay", *args.only.split(",")}
+        wanted |= {"relay-select", "relay-uvloop"} if args.relay_modes else set()
+        candidates = [c for c in candidates if c.name in wanted]
+
+    def progress(line: str) -> None:
+        if not args.quiet:
+            print(line, file=sys.stderr, flush=True)
+
+    results = derive(run(settings, candidates, progress))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=1, sort_keys=False) + "\n")
+    print("\n".join(render(results)))
+    print(f"\nresults: {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,136 @@
+"""The things being measured, and how each is started.
+
+Owns the command line of every candidate (direct, relay, sidecar, fastmcp,
+sdk proxy) for a given set of upstreams, and the one config file format they
+share (`{"mcpServers": {...}, "budgets": {...}}`, the sidecar's contract).
+A candidate either merges several upstreams itself (sidecar, fastmcp) or is
+run once per upstream, all at the same time (direct, relay); the SDK proxy
+serves exactly one upstream and sits out the many-upstream cases.
+
+Refuses to start anything: it returns argv lists and says why a candidate is
+unavailable (`missing`) instead of failing later.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench.catalogs import CatalogSpec
+
+__all__ = ["BENCH_DIR", "REPO_ROOT", "Candidate", "Upstream", "all_candidates", "upstream_argv"]
+
+BENCH_DIR = Path(__file__).resolve().parent
+REPO_ROOT = BENCH_DIR.parent
+PYTHON = sys.executable
+
+
+@dataclass(frozen=True)
+class Upstream:
+    """One fast upstream of a case: its alias and its catalog."""
+
+    alias: str
+    spec: CatalogSpec
+
+
+def upstream_argv(spec: CatalogSpec) -> list[str]:
+    return [PYTHON, str(BENCH_DIR / "fast_upstream.py"), *spec.argv()]
+
+
+def write_config(upstreams: list[Upstream], workdir: Path, budget_chars: int = 8000) -> Path:
+    """The shared mcpServers config for `upstreams`; returns its path."""
+    servers = {}
+    for up in upstreams:
+        argv = upstream_argv(up.spec)
+        servers[up.alias] = {"command": argv[0], "args": argv[1:], "env": {}}
+    config = {"mcpServers": servers, "budgets": {"resultChars": budget_chars}}
+    name = "config-" + "-".join(up.alias for up in upstreams)[:80] + ".json"
+    path = workdir / name
+    path.write_text(json.dumps(config, indent=1))
+    return path
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A way to reach the upstreams: its name and how to launch it.
+
+    `merges` is True when one process serves several upstreams; otherwise a
+    many-upstream case runs one process per upstream at the same time and
+    reports the wall time until the last one is complete (the max, under the
+    same CPU contention the merging candidates face).
+    """
+
+    name: str
+    merges: bool
+    single_only: bool = False
+    missing: str | None = None
+    relay_mode: str = "splice"
+
+    def argv(self, upstreams: list[Upstream], workdir: Path) -> list[str]:
+        """Command line serving `upstreams` (one, unless `merges`)."""
+        if not self.merges and len(upstreams) != 1:
+            raise ValueError(f"{self.name} serves one upstream at a time")
+        if self.name.startswith("relay"):
+            return _relay(upstreams[0], self.relay_mode)
+        return _LAUNCHERS[self.name](upstreams, workdir)
+
+
+def _direct(upstreams: list[Upstream], workdir: Path) -> list[str]:
+    return upstream_argv(upstreams[0].spec)
+
+
+def _relay(upstream: Upstream, mode: str) -> list[str]:
+    # -S: the floor pays for an interpreter, not for site-packages (uvloop is the one mode needing them)
+    flags = [] if mode == "uvloop" else ["-S"]
+    return [PYTHON, *flags, str(BENCH_DIR / "relay.py"), "--mode", mode, "--",
+            *upstream_argv(upstream.spec)]
+
+
+def _sdk(upstreams: list[Upstream], workdir: Path) -> list[str]:
+    return [PYTHON, str(BENCH_DIR / "sdk_proxy.py"), "--", *upstream_argv(upstreams[0].spec)]
+
+
+def _sidecar(upstreams: list[Upstream], workdir: Path) -> list[str]:
+    return [PYTHON, "-m", "sidecar", "--config", str(write_config(upstreams, workdir))]
+
+
+def _fastmcp(upstreams: list[Upstream], workdir: Path) -> list[str]:
+    config = write_config(upstreams, workdir)
+    return [PYTHON, str(BENCH_DIR / "fastmcp_proxy.py"), "--config", str(config)]
+
+
+_LAUNCHERS = {"direct": _direct, "sidecar": _sidecar,
+              "fastmcp": _fastmcp, "sdk-proxy": _sdk}
+
+
+def _sidecar_missing() -> str | None:
+    if not (REPO_ROOT / "sidecar" / "__main__.py").exists():
+        return "sidecar/__main__.py does not exist yet"
+    return None
+
+
+def _module_missing(module: str) -> str | None:
+    if importlib.util.find_spec(module) is None:
+        return f"python package {module!r} is not installed (pip install -e '.[bench]')"
+    return None
+
+
+def all_candidates(relay_modes: bool = False) -> list[Candidate]:
+    """Every candidate in report order; unavailable ones carry `missing`.
+
+    `relay_modes` adds the relay's other copy strategies (select, uvloop) after
+    the default one, to show that splice is the lowest floor on this machine.
+    """
+    extra = [Candidate(f"relay-{mode}", merges=False, relay_mode=mode)
+             for mode in ("select", "uvloop")] if relay_modes else []
+    return [
+        Candidate("direct", merges=False),
+        Candidate("relay", merges=False),
+        *extra,
+        Candidate("sidecar", merges=True, missing=_sidecar_missing()),
+        Candidate("fastmcp", merges=True, missing=_module_missing("fastmcp")),
+        Candidate("sdk-proxy", merges=False, single_only=True, missing=_module_missing("mcp")),
+    ]

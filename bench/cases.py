@@ -1,0 +1,174 @@
+"""One measurement of one candidate: the benchmark cases.
+
+Owns what is timed and how, for a single round: `measure_session` (start to
+`initialize`, start to a complete `tools/list`, echo round trips, pipelined
+throughput, proxy CPU per call, memory idle and under load, large results) and
+`measure_catalog` (start to a complete `tools/list` with several upstreams).
+Each returns a flat dict of named figures; the runner repeats and interleaves
+them. (Layout build, timed in memory without processes, is `bench.layouts`.)
+
+Refuses to judge: no ratios or targets here (see `report`).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bench.candidates import REPO_ROOT, Candidate, Upstream
+from bench.catalogs import GITHUB, CatalogSpec, github_set, server_set
+from bench.client import Connection, echo_request, find_tool
+from bench.probes import cpu_seconds, memory_kb
+
+__all__ = ["Settings", "measure_catalog", "measure_session", "percentile"]
+
+Figures = dict[str, float]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How much work a round does; `quick()` is the smoke-sized version."""
+
+    rounds: int = 5
+    seq_calls: int = 3000
+    pipe_calls: int = 4000
+    windows: tuple[int, ...] = (16, 64)
+    phase_cap_s: float = 4.0
+    min_calls: int = 200
+    warmup_calls: int = 200
+    blob_sizes: tuple[int, ...] = (1_000_000, 20_000_000)
+    blob_repeats: int = 3
+    blob_cap_s: float = 10.0
+    session_catalog: CatalogSpec = GITHUB
+    many: tuple[CatalogSpec, ...] = field(default_factory=lambda: tuple(server_set(12, 100)))
+    three: tuple[CatalogSpec, ...] = field(default_factory=lambda: tuple(github_set(3)))
+    timeout_s: float = 60.0
+    layout_repeats: int = 5
+
+    @classmethod
+    def quick(cls) -> Settings:
+        return cls(rounds=1, seq_calls=300, pipe_calls=300, phase_cap_s=1.0, min_calls=50,
+                   warmup_calls=20, blob_repeats=1, blob_cap_s=3.0, layout_repeats=1)
+
+
+def percentile(values: list[float], q: float) -> float:
+    """Nearest-rank percentile (q in 0..100) of a non-empty list."""
+    ordered = sorted(values)
+    rank = max(1, min(len(ordered), math.ceil(q / 100 * len(ordered))))
+    return ordered[rank - 1]
+
+
+def _memory(pid: int, label: str, keys: tuple[str, ...] = ("VmRSS", "VmHWM")) -> Figures:
+    found = memory_kb(pid) or {}
+    return {f"{key.lower()}_{label}_kb": float(found[key]) for key in keys if key in found}
+
+
+class _CpuMeter:
+    """CPU time one pid spends from construction to `per_call_us`."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.before = cpu_seconds(pid)
+
+    def per_call_us(self, calls: int) -> float | None:
+        """Microseconds of CPU per call, or None if the pid is gone."""
+        after = cpu_seconds(self.pid)
+        if self.before is None or after is None or calls == 0:
+            return None
+        return (after - self.before) / calls * 1e6
+
+
+def _echo_phases(conn: Connection, echo: str, s: Settings) -> Figures:
+    build = echo_request(echo)
+    conn.sequential(build, s.warmup_calls, timeout=s.timeout_s)
+    meter = _CpuMeter(conn.pid)
+    times = conn.sequential(build, s.seq_calls, s.phase_cap_s, s.min_calls, s.timeout_s)
+    figures: Figures = {f"call_p{q}_us": percentile(times, q) * 1e6 for q in (50, 90, 99)}
+    figures["calls_sequential"] = float(len(times))
+    if (cpu := meter.per_call_us(len(times))) is not None:
+        figures["cpu_us_per_call"] = cpu
+    for window in s.windows:
+        meter = _CpuMeter(conn.pid)
+        done, elapsed = conn.pipelined(build, s.pipe_calls, window, s.phase_cap_s,
+                                       s.min_calls, s.timeout_s)
+        figures[f"calls_per_s_{window}"] = done / elapsed
+        if (cpu := meter.per_call_us(done)) is not None:
+            figures[f"cpu_us_per_call_{window}"] = cpu
+    return figures
+
+
+def _blob_phases(conn: Connection, blob: str, s: Settings) -> Figures:
+    figures: Figures = {}
+    for size in s.blob_sizes:
+        conn.call(blob, {"bytes": size, "prepare": True}, s.timeout_s)
+        times: list[float] = []
+        stop = time.perf_counter() + s.blob_cap_s
+        for _ in range(s.blob_repeats):
+            start = time.perf_counter()
+            result = conn.call(blob, {"bytes": size}, s.timeout_s)
+            times.append(time.perf_counter() - start)
+            if time.perf_counter() > stop:
+                break
+        label = f"{size // 1_000_000}mb" if size >= 1_000_000 else f"{size // 1000}kb"
+        figures[f"blob_{label}_ms"] = statistics.median(times) * 1e3
+        figures[f"blob_{label}_reply_bytes"] = float(len(result))
+    return figures
+
+
+def measure_session(candidate: Candidate, s: Settings, workdir: Path, log: Path) -> Figures:
+    """One connection through `candidate` to one upstream of `s.session_catalog`."""
+    upstreams = [Upstream("gh", s.session_catalog)]
+    with Connection(candidate.argv(upstreams, workdir), cwd=str(REPO_ROOT), stderr_path=log) as conn:
+        figures: Figures = {"init_ms": conn.initialize(s.timeout_s) * 1e3}
+        names = conn.list_tools_until(s.session_catalog.tools, s.timeout_s)
+        figures["list_ms"] = (time.perf_counter() - conn.started) * 1e3
+        figures["list_bytes"] = float(conn.list_bytes)
+        figures["list_warm_ms"] = _warm_list_ms(conn, s.timeout_s)
+        figures |= _memory(conn.pid, "idle")
+        figures |= _echo_phases(conn, find_tool(names, "echo", "gh"), s)
+        figures |= _memory(conn.pid, "calls", ("VmHWM",))
+        figures |= _blob_phases(conn, find_tool(names, "blob", "gh"), s)
+        figures |= _memory(conn.pid, "blobs", ("VmHWM",))
+        return figures
+
+
+def _warm_list_ms(conn: Connection, timeout: float, repeats: int = 3) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        conn.list_tools(timeout)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1e3
+
+
+def _aliases(specs: tuple[CatalogSpec, ...]) -> list[Upstream]:
+    width = len(str(len(specs)))
+    return [Upstream(f"s{i + 1:0{width}d}", spec) for i, spec in enumerate(specs)]
+
+
+def _complete_list(argv: list[str], expected: int, log: Path, timeout: float) -> tuple[float, int]:
+    """Spawn, initialize, list until complete; returns (finish time, list bytes)."""
+    with Connection(argv, cwd=str(REPO_ROOT), stderr_path=log) as conn:
+        conn.initialize(timeout)
+        conn.list_tools_until(expected, timeout)
+        return time.perf_counter(), conn.list_bytes
+
+
+def measure_catalog(candidate: Candidate, specs: tuple[CatalogSpec, ...], s: Settings,
+                    workdir: Path, log: Path) -> Figures:
+    """Start to complete `tools/list` over `specs`: merged, or one process each at once."""
+    upstreams = _aliases(specs)
+    expected = sum(spec.tools for spec in specs)
+    start = time.perf_counter()
+    if candidate.merges:
+        end, size = _complete_list(candidate.argv(upstreams, workdir), expected, log, s.timeout_s)
+        return {"list_ms": (end - start) * 1e3, "list_bytes": float(size), "tools": float(expected)}
+    jobs = [(candidate.argv([up], workdir), up.spec.tools) for up in upstreams]
+    with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
+        done = list(pool.map(lambda job: _complete_list(job[0], job[1], log, s.timeout_s), jobs))
+    return {"list_ms": (max(end for end, _ in done) - start) * 1e3,
+            "list_bytes": float(sum(size for _, size in done)), "tools": float(expected)}

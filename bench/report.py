@@ -1,0 +1,309 @@
+"""From a run's medians to ratios, targets and a printable table.
+
+Owns judgement and presentation: each figure as a ratio to direct and to the
+relay measured in the same run, the added latency of every proxy (its p50 minus
+direct's) against the relay's and FastMCP's, the issue's targets as pass/miss
+with the margin, and the text table. `derive` adds `derived` and `targets` to
+the results dict (so the JSON carries them); `render` returns lines of text.
+
+Refuses to print: `bench.__main__` prints what `render` returns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["derive", "render"]
+
+Results = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One table row: where the figure lives, how to show it, which way is better."""
+
+    case: str
+    key: str
+    label: str
+    scale: float = 1.0
+    digits: int = 1
+    higher_is_better: bool = False
+
+
+METRICS = (
+    Metric("session", "init_ms", "start -> initialize (ms)"),
+    Metric("session", "list_ms", "start -> tools/list complete, 425 (ms)"),
+    Metric("session", "list_warm_ms", "tools/list again, 425 (ms)", digits=2),
+    Metric("session", "list_bytes", "tools/list reply, 425 (KB)", 1e-3, 0),
+    Metric("many", "list_ms", "start -> tools/list complete, 12x100 (ms)"),
+    Metric("three", "list_ms", "start -> tools/list complete, 3x425 (ms)"),
+    Metric("session", "call_p50_us", "echo call p50 (us)"),
+    Metric("session", "call_p90_us", "echo call p90 (us)"),
+    Metric("session", "call_p99_us", "echo call p99 (us)"),
+    Metric("session", "added_p50_us", "added p50 vs direct (us)"),
+    Metric("session", "added_vs_relay", "  / relay's added", digits=2),
+    Metric("session", "added_vs_fastmcp", "  / fastmcp's added", digits=4),
+    Metric("session", "calls_per_s_16", "calls/s, 16 in flight", digits=0, higher_is_better=True),
+    Metric("session", "calls_per_s_64", "calls/s, 64 in flight", digits=0, higher_is_better=True),
+    Metric("session", "cpu_us_per_call", "process CPU per call, sequential (us)"),
+    Metric("session", "cpu_us_per_call_64", "process CPU per call, 64 in flight (us)"),
+    Metric("session", "vmrss_idle_kb", "RSS idle (MB)", 1 / 1024),
+    Metric("session", "vmhwm_calls_kb", "peak RSS after calls (MB)", 1 / 1024),
+    Metric("session", "blob_1mb_ms", "blob 1 MB result (ms)"),
+    Metric("session", "blob_20mb_ms", "blob 20 MB result (ms)"),
+    Metric("session", "blob_20mb_reply_bytes", "blob 20 MB reply size (MB)", 1e-6, 2),
+    Metric("session", "vmhwm_blobs_kb", "peak RSS after blobs (MB)", 1 / 1024),
+)
+_NO_RATIO = {"added_p50_us", "added_vs_relay", "added_vs_fastmcp", "list_bytes",
+             "blob_20mb_reply_bytes"}
+
+
+def _median(results: Results, case: str, candidate: str, key: str) -> float | None:
+    entry = results["cases"].get(case, {}).get("results", {}).get(candidate, {})
+    value = entry.get("median", {}).get(key)
+    return float(value) if value is not None else None
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    return a / b if a is not None and b is not None and b > 0 else None
+
+
+def _added_latency(results: Results) -> None:
+    """Adds added_p50_us and its ratios to the session medians, in place."""
+    session = results["cases"]["session"]["results"]
+    direct = _median(results, "session", "direct", "call_p50_us")
+    for entry in session.values():
+        p50 = entry.get("median", {}).get("call_p50_us")
+        if p50 is not None and direct is not None:
+            entry["median"]["added_p50_us"] = p50 - direct
+    relay = _median(results, "session", "relay", "added_p50_us")
+    fastmcp = _median(results, "session", "fastmcp", "added_p50_us")
+    for entry in session.values():
+        added = entry.get("median", {}).get("added_p50_us")
+        for key, base in (("added_vs_relay", relay), ("added_vs_fastmcp", fastmcp)):
+            if (value := _ratio(added, base)) is not None:
+                entry["median"][key] = value
+
+
+def _ratios(results: Results) -> dict[str, Any]:
+    table: dict[str, Any] = {}
+    for metric in METRICS:
+        if metric.key in _NO_RATIO:
+            continue
+        row = {}
+        for name in results["candidates"]:
+            value = _median(results, metric.case, name, metric.key)
+            row[name] = {
+                "x_direct": _ratio(value, _median(results, metric.case, "direct", metric.key)),
+                "x_relay": _ratio(value, _median(results, metric.case, "relay", metric.key)),
+            }
+        table[f"{metric.case}.{metric.key}"] = row
+    return table
+
+
+@dataclass(frozen=True)
+class Target:
+    """One of the issue's targets for the sidecar: a figure, a limit, a direction."""
+
+    label: str
+    figure: Callable[[Results], float | None]
+    limit: float
+    at_most: bool
+    unit: str = "x"
+
+
+def _sidecar(case: str, key: str) -> Callable[[Results], float | None]:
+    return lambda r: _median(r, case, "sidecar", key)
+
+
+def _relative(case: str, key: str, base: str) -> Callable[[Results], float | None]:
+    return lambda r: _ratio(_median(r, case, "sidecar", key), _median(r, case, base, key))
+
+
+def _fastmcp_over_sidecar(r: Results) -> float | None:
+    added = _median(r, "session", "sidecar", "added_p50_us")
+    return _ratio(_median(r, "session", "fastmcp", "added_p50_us"), added)
+
+
+def _merge_in_memory(r: Results) -> float | None:
+    layout = r.get("layout_build") or {}
+    merge, listing = layout.get("merge_3x425_ms"), layout.get("list_3x425_ms")
+    return merge + listing if merge is not None and listing is not None else None
+
+
+def _merge_after_arrival(r: Results) -> float | None:
+    merged, direct = _median(r, "three", "sidecar", "list_ms"), _median(r, "three", "direct", "list_ms")
+    return merged - direct if merged is not None and direct is not None else None
+
+
+TARGETS = (
+    Target("added p50 <= 2x the relay's added (1.3x worth chasing)",
+           _sidecar("session", "added_vs_relay"), 2.0, True),
+    Target("fastmcp's added p50 >= 10x the sidecar's", _fastmcp_over_sidecar, 10.0, False),
+    Target("calls/s at 64 in flight >= 0.5x the relay's",
+           _relative("session", "calls_per_s_64", "relay"), 0.5, False),
+    Target("start -> tools/list 425 <= 1.5x direct", _relative("session", "list_ms", "direct"),
+           1.5, True),
+    Target("start -> initialize < 100 ms", _sidecar("session", "init_ms"), 100.0, True, " ms"),
+    Target("RSS idle < 40 MB", lambda r: _scaled(_sidecar("session", "vmrss_idle_kb")(r)),
+           40.0, True, " MB"),
+    Target("1,275 tools of 3 upstreams merged+listed+encoded < 20 ms (in memory)",
+           _merge_in_memory, 20.0, True, " ms"),
+    Target("  same, end to end: start->list 3x425 minus direct x3's (approx.)",
+           _merge_after_arrival, 20.0, True, " ms"),
+)
+
+
+def _scaled(kb: float | None) -> float | None:
+    return kb / 1024 if kb is not None else None
+
+
+def _judge(target: Target, results: Results) -> dict[str, Any]:
+    value = target.figure(results)
+    if value is None:
+        return {"target": target.label, "status": "n/a", "value": None, "limit": target.limit}
+    ok = value <= target.limit if target.at_most else value >= target.limit
+    margin = (target.limit - value) if target.at_most else (value - target.limit)
+    return {"target": target.label, "status": "pass" if ok else "miss", "value": value,
+            "limit": target.limit, "margin": margin, "unit": target.unit.strip()}
+
+
+def derive(results: Results) -> Results:
+    """Adds added latency, ratio tables and target verdicts to `results` (in place)."""
+    _added_latency(results)
+    results["ratios"] = _ratios(results)
+    results["targets"] = [_judge(target, results) for target in TARGETS]
+    return results
+
+
+# -- text ------------------------------------------------------------------
+
+def _cell(results: Results, metric: Metric, name: str) -> str:
+    entry = results["cases"][metric.case]["results"].get(name, {})
+    if entry.get("status") == "missing":
+        return "missing"
+    value = entry.get("median", {}).get(metric.key)
+    return "-" if value is None else f"{value * metric.scale:,.{metric.digits}f}"
+
+
+def _ratio_cell(results: Results, metric: Metric, name: str) -> str:
+    row = results["ratios"].get(f"{metric.case}.{metric.key}", {}).get(name, {})
+    d, r = row.get("x_direct"), row.get("x_relay")
+    if d is None and r is None:
+        return "-"
+    return f"{_fmt_ratio(d)}/{_fmt_ratio(r)}"
+
+
+def _fmt_ratio(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.2f}" if value < 100 else f"{value:.0f}"
+
+
+def _grid(header: list[str], rows: list[list[str]], first: int) -> list[str]:
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(1, len(header))]
+    def line(row: list[str]) -> str:
+        cells = "  ".join(cell.rjust(width) for cell, width in zip(row[1:], widths))
+        return f"{row[0]:<{first}}  {cells}"
+    return [line(header), "-" * len(line(header)), *(line(row) for row in rows)]
+
+
+def _header(results: Results) -> list[str]:
+    m, s = results["machine"], results["settings"]
+    return [
+        "omb-sidecar benchmark: medians of interleaved rounds",
+        (f"machine: {m['cpu']}, {m['cores']} cores, {m['implementation']} {m['python']}, "
+         f"Linux {m['kernel']}, load average {_load(m.get('loadavg'))} at start, "
+         f"{_load(m.get('loadavg_end'))} at end"),
+        (f"rounds: {s['rounds']}, sequential calls/round: {s['seq_calls']}, pipelined calls/round: "
+         f"{s['pipe_calls']} (capped at {s['phase_cap_s']} s per phase), run took "
+         f"{results['duration_s']} s"),
+        ("direct/relay with several upstreams: that many processes started at once, time until "
+         "the last is listed; direct's memory and CPU are the upstream's own"),
+        "",
+    ]
+
+
+def _load(values: list[float] | None) -> str:
+    return "/".join(f"{v:.1f}" for v in values) if values else "?"
+
+
+def render(results: Results) -> list[str]:
+    """The whole report as lines: header, figures, ratios, targets, missing candidates."""
+    names = list(results["candidates"])
+    first = max(len(metric.label) for metric in METRICS)
+    lines = _header(results)
+    rows = [[m.label, *(_cell(results, m, n) for n in names)] for m in METRICS]
+    lines += _grid(["figure", *names], rows, first)
+    lines += ["", "ratios: x direct / x relay"]
+    ratio_rows = [[m.label, *(_ratio_cell(results, m, n) for n in names)]
+                  for m in METRICS if m.key not in _NO_RATIO]
+    lines += _grid(["figure", *names], ratio_rows, first)
+    lines += ["", "targets (sidecar, this run):"]
+    for verdict in results["targets"]:
+        lines.append("  " + _verdict(verdict))
+    lines += _added_spread(results, names)
+    lines += _layouts(results.get("layout_build") or {})
+    lines += _missing(results)
+    return lines
+
+
+def _layouts(figures: dict[str, Any]) -> list[str]:
+    if "error" in figures or not figures:
+        return ["", f"layout build (in memory): not measured: {figures.get('error', 'no figures')}"]
+    full = figures.get("layout_full_bytes") or 1.0
+    rows = [[name, f"{figures[f'layout_{name}_ms']:.2f}", f"{figures[f'layout_{name}_encode_ms']:.2f}",
+             f"{figures[f'layout_{name}_tools']:.0f}", f"{figures[f'layout_{name}_bytes'] / 1e3:,.0f}",
+             f"{100 * (1 - figures[f'layout_{name}_bytes'] / full):.0f}%"]
+            for name in ("full", "bridged", "trio", "cap") if f"layout_{name}_ms" in figures]
+    title = (f"layout build (in memory; face of {figures['face_tools']:.0f} tools: platform 39 + "
+             f"425 + 12x100; catalog merge {figures['merge_face_ms']:.1f} ms; 3x425 merge "
+             f"{figures['merge_3x425_ms']:.1f} ms + full listing encoded {figures['list_3x425_ms']:.1f} ms)")
+    header = ["layout", "build ms", "encode ms", "tools", "bytes (KB)", "smaller than full"]
+    return ["", title, *_grid(header, rows, 8), _bridged_platform(figures)]
+
+
+def _bridged_platform(figures: dict[str, Any]) -> str:
+    full, bridged = figures.get("platform_full_bytes"), figures.get("platform_bridged_bytes")
+    if not full or bridged is None:
+        return "platform catalog bridged: not measured"
+    return (f"platform catalog alone: full {full / 1e3:.1f} KB ({figures['platform_full_tools']:.0f} tools), "
+            f"bridged {bridged / 1e3:.1f} KB ({figures['platform_bridged_tools']:.0f} tools): "
+            f"{100 * (1 - bridged / full):.0f}% smaller (seed figure 65-74%)")
+
+
+def _added_spread(results: Results, names: list[str]) -> list[str]:
+    """Added p50 round by round: shows how much of a ratio is noise (the relay adds little)."""
+    session = results["cases"]["session"]["results"]
+    direct = [r.get("call_p50_us") for r in session.get("direct", {}).get("rounds", [])]
+    lines = []
+    for name in names:
+        rounds = [r.get("call_p50_us") for r in session.get(name, {}).get("rounds", [])]
+        if name == "direct" or not rounds or len(rounds) != len(direct):
+            continue
+        added = [f"{c - d:.1f}" for c, d in zip(rounds, direct) if c is not None and d is not None]
+        lines.append(f"  {name}: {', '.join(added)}")
+    return ["", "added p50 round by round (us):", *lines] if lines else []
+
+
+def _verdict(v: dict[str, Any]) -> str:
+    if v["status"] == "n/a":
+        return f"n/a   {v['target']}: no figure (a candidate is missing)"
+    unit = v.get("unit", "")
+    sign = "+" if v["margin"] >= 0 else ""
+    return (f"{v['status'].upper():5} {v['target']}: {v['value']:.2f}{unit} vs {v['limit']:g}{unit} "
+            f"(margin {sign}{v['margin']:.2f}{unit})")
+
+
+def _missing(results: Results) -> list[str]:
+    lines: list[str] = []
+    for case, body in results["cases"].items():
+        for name, entry in body["results"].items():
+            if entry.get("status") == "missing":
+                lines.append(f"  {case}/{name}: missing: {entry.get('reason', '')[:300]}")
+            elif entry.get("errors"):
+                lines.append(f"  {case}/{name}: {len(entry['errors'])} failed round(s): "
+                             f"{entry['errors'][0][:300]}")
+    return ["", "missing or failing:", *lines] if lines else []

@@ -1,0 +1,154 @@
+"""Rounds, interleaving and medians: turns cases into one run's results.
+
+Owns the order of work: every round runs each case for every candidate in
+turn (A B C D, A B C D, ...), so a noisy stretch of the machine lands on all
+candidates alike, and each figure is reported as the median over rounds. A
+candidate that cannot start is recorded as missing with its reason; one that
+fails a case in the first round sits that case out (its reason kept), and a
+later failure is kept beside the rounds that worked. Nothing here raises for
+a candidate's fault.
+
+Returns plain dicts ready for JSON; formatting is `report`'s job.
+"""
+
+from __future__ import annotations
+
+import statistics
+import tempfile
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench.candidates import Candidate
+from bench.cases import Figures, Settings, measure_catalog, measure_session
+from bench.client import ConnectionFailed
+from bench.layouts import time_layout_build
+from bench.probes import load_average, machine
+
+__all__ = ["CASES", "Case", "run"]
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Case:
+    """A named measurement; `multi` cases need a candidate that can reach several upstreams."""
+
+    name: str
+    title: str
+    multi: bool
+    measure: Callable[[Candidate, Settings, Path, Path], Figures]
+
+
+CASES = (
+    Case("session", "one upstream of 425 tools", False, measure_session),
+    Case("many", "12 upstreams x 100 tools", True,
+         lambda c, s, w, log: measure_catalog(c, s.many, s, w, log)),
+    Case("three", "3 upstreams x 425 tools", True,
+         lambda c, s, w, log: measure_catalog(c, s.three, s, w, log)),
+)
+
+
+@dataclass
+class Outcome:
+    """Every round of one case for one candidate."""
+
+    rounds: list[Figures] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    skipped: str | None = None
+
+    def summary(self) -> dict[str, Any]:
+        if self.skipped is not None:
+            return {"status": "missing", "reason": self.skipped, "errors": self.errors}
+        keys = sorted({key for figures in self.rounds for key in figures})
+        medians = {k: statistics.median(f[k] for f in self.rounds if k in f) for k in keys}
+        status = "ok" if not self.errors else ("partial" if self.rounds else "missing")
+        return {"status": status, "median": medians, "rounds": self.rounds,
+                "errors": self.errors, **({"reason": self.errors[0]} if not self.rounds else {})}
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, ConnectionFailed):
+        return str(exc)
+    frame = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
+    where = f" at {Path(frame[0].filename).name}:{frame[0].lineno}" if frame else ""
+    return f"{type(exc).__name__}: {exc}{where}"
+
+
+def _run_one(case: Case, candidate: Candidate, settings: Settings, workdir: Path,
+             outcome: Outcome, round_no: int) -> str:
+    log = workdir / f"{case.name}-{candidate.name}-r{round_no}.stderr"
+    try:
+        outcome.rounds.append(case.measure(candidate, settings, workdir, log))
+        return "ok"
+    except Exception as exc:  # noqa: BLE001 (a candidate's failure is a result, not a crash)
+        outcome.errors.append(f"round {round_no + 1}: {_describe(exc)}")
+        if not outcome.rounds and round_no == 0:
+            outcome.skipped = outcome.errors[-1]
+        return "FAILED: " + _describe(exc)[:200]
+
+
+def _applies(case: Case, candidate: Candidate) -> str | None:
+    if candidate.missing:
+        return candidate.missing
+    if case.multi and candidate.single_only:
+        return "serves one upstream only"
+    return None
+
+
+def run(settings: Settings, candidates: list[Candidate], progress: Progress,
+        workdir: Path | None = None) -> dict[str, Any]:
+    """Measure every case for every candidate, interleaved; return the JSON-ready results."""
+    started = time.time()
+    load_before = load_average()
+    outcomes = {case.name: {c.name: Outcome() for c in candidates} for case in CASES}
+    for case in CASES:
+        for candidate in candidates:
+            if (why := _applies(case, candidate)) is not None:
+                outcomes[case.name][candidate.name].skipped = why
+    with tempfile.TemporaryDirectory(prefix="omb-bench-") as tmp:
+        work = workdir or Path(tmp)
+        for round_no in range(settings.rounds):
+            for case in CASES:
+                for candidate in candidates:
+                    outcome = outcomes[case.name][candidate.name]
+                    if outcome.skipped is not None:
+                        continue
+                    t0 = time.perf_counter()
+                    status = _run_one(case, candidate, settings, work, outcome, round_no)
+                    progress(f"round {round_no + 1}/{settings.rounds} {case.name:8} "
+                             f"{candidate.name:10} {time.perf_counter() - t0:6.1f}s {status}")
+    return {
+        "machine": machine() | {"loadavg": load_before, "loadavg_end": load_average()},
+        "settings": _settings_json(settings),
+        "started_unix": round(started, 1),
+        "duration_s": round(time.time() - started, 1),
+        "candidates": [c.name for c in candidates],
+        "cases": {case.name: {"title": case.title, "results": {
+            name: outcome.summary() for name, outcome in outcomes[case.name].items()}}
+            for case in CASES},
+        "layout_build": _layout_build(settings, candidates, progress),
+    }
+
+
+def _layout_build(settings: Settings, candidates: list[Candidate],
+                  progress: Progress) -> dict[str, Any]:
+    sidecar = next((c for c in candidates if c.name == "sidecar"), None)
+    if sidecar is None or sidecar.missing:
+        return {"error": sidecar.missing if sidecar else "sidecar not in this run"}
+    t0 = time.perf_counter()
+    figures = time_layout_build(settings.layout_repeats)
+    progress(f"layout build (in memory) {time.perf_counter() - t0:6.1f}s "
+             f"{'ok' if 'error' not in figures else 'FAILED: ' + str(figures['error'])}")
+    return figures
+
+
+def _settings_json(settings: Settings) -> dict[str, Any]:
+    raw = asdict(settings)
+    raw["session_catalog"] = asdict(settings.session_catalog)
+    raw["many"] = f"{len(settings.many)} x {settings.many[0].tools} tools" if settings.many else ""
+    raw["three"] = f"{len(settings.three)} x {settings.three[0].tools} tools" if settings.three else ""
+    return raw
