@@ -95,6 +95,8 @@ class Gate:
         self.limits = QueryLimits(config.budgets.query_seconds, config.budgets.query_depth)
         self.servers: dict[str, ServerConfig] = {s.alias: s for s in config.servers}
         self.redact = Redactor(config.secrets())
+        budgets = [config.budgets.result_chars, *(s.result_chars for s in config.servers if s.result_chars)]
+        self._smallest_budget = min(budgets)
         self._entry = compose(self.stages())
 
     def stages(self) -> list[Stage]:
@@ -203,6 +205,10 @@ class Gate:
     async def charge(self, call: ToolCall, call_next: Next) -> ToolCall:
         await call_next(call)
         if call.outcome != "completed" or call.result is None:
+            return call
+        size = len(call.result)
+        if size <= self._smallest_budget:  # under every budget: untouched, undecoded, uncopied
+            call.charge, call.bytes_in, call.bytes_out = "pass", size, size
             return call
         raw = bytes(call.result)
         alias = call.target.alias if call.target is not None else call.held_under

@@ -1,7 +1,8 @@
-"""Coalesced writes: frames queued in one turn of the event loop leave in one write.
+"""Coalesced writes: the first frame of a loop turn leaves at once; frames that follow it
+in the same turn are joined and leave together at the end of the turn.
 
-Under load many answers are ready in the same loop turn; joining them saves a syscall
-per frame. A lone frame leaves on the next turn, so latency grows by one loop turn only.
+A lone answer (a sequential call) pays no extra loop turn; under load, many answers
+ready in one turn cost one write instead of one each.
 """
 
 from __future__ import annotations
@@ -13,19 +14,24 @@ __all__ = ["Outbox"]
 
 
 class Outbox:
-    __slots__ = ("_write", "_queued", "_loop")
+    __slots__ = ("_write", "_queued", "_loop", "_turn_open")
 
     def __init__(self, write: Callable[[bytes], None], loop: asyncio.AbstractEventLoop) -> None:
         self._write = write
         self._queued: list[bytes] = []
         self._loop = loop
+        self._turn_open = False
 
     def __call__(self, frame: bytes) -> None:
-        if not self._queued:
-            self._loop.call_soon(self.flush)
-        self._queued.append(frame)
+        if self._turn_open:
+            self._queued.append(frame)
+            return
+        self._turn_open = True
+        self._loop.call_soon(self.flush)
+        self._write(frame)
 
     def flush(self) -> None:
+        self._turn_open = False
         queued, self._queued = self._queued, []
         if queued:
             self._write(queued[0] if len(queued) == 1 else b"".join(queued))
