@@ -1,19 +1,23 @@
 """The composition root: config -> face (pool, catalog, gate) -> front, all owned by
 one task group. Shutdown on stdin EOF, SIGINT or SIGTERM stops every child in order.
+
+The stdio path runs on asyncio's own TaskGroup (see `sidecar.concurrency`); the HTTP
+path, which loads aiohttp anyway, uses anyio's task groups and signal receiver.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import logging
 import os
 import signal
 
-import anyio
 import msgspec
 
+from sidecar.concurrency import Jobs, finish
 from sidecar.config import SidecarConfig
-from sidecar.front import Dispatcher, EngineSession, Face, Jobs, open_stdout, serve_stdio
+from sidecar.front import Dispatcher, EngineSession, Face, open_stdout, serve_stdio
 from sidecar.redact import Redactor
 
 __all__ = ["run_http", "run_stdio"]
@@ -21,13 +25,18 @@ __all__ = ["run_http", "run_stdio"]
 log = logging.getLogger(__name__)
 
 
-async def _cancel_on_signal(scope: anyio.CancelScope, face: Face) -> None:
-    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-        async for received in signals:
-            log.info("signal %s: shutting down", received)
-            face.closing = True
-            scope.cancel()
-            return
+async def _signalled() -> None:
+    """Return on the first SIGTERM or SIGINT."""
+    loop = asyncio.get_running_loop()
+    received = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, received.set)
+    try:
+        await received.wait()
+        log.info("signal received: shutting down")
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(sig)
 
 
 def mountable(config: SidecarConfig) -> SidecarConfig:
@@ -46,27 +55,29 @@ def mountable(config: SidecarConfig) -> SidecarConfig:
 async def run_stdio(config: SidecarConfig, redactor: Redactor) -> None:
     """Serve one engine on stdin/stdout until it goes away."""
     face = Face(mountable(config))
-    async with anyio.create_task_group() as group:
-        group.start_soon(face.pool.run, name="upstream pool")
-        group.start_soon(_cancel_on_signal, group.cancel_scope, face, name="signals")
-        send = await open_stdout()
-        session = EngineSession(send)
+    async with asyncio.TaskGroup() as group:
+        pool = group.create_task(face.pool.run(), name="upstream pool")
+        session = EngineSession(await open_stdout())
         face.sessions.append(session)
-
         jobs = Jobs()
         dispatcher = Dispatcher(face, session, jobs.spawn, redactor)
+        engine = group.create_task(serve_stdio(dispatcher.feed), name="engine stdin")
+        signals = group.create_task(_signalled(), name="signals")
         try:
-            await serve_stdio(dispatcher.feed)
-            log.info("the engine closed stdin: shutting down")
+            await asyncio.wait((engine, signals), return_when=asyncio.FIRST_COMPLETED)
+            if engine.done():
+                log.info("the engine closed stdin: shutting down")
         finally:
             face.closing = True
-            with anyio.CancelScope(shield=True):
-                await jobs.aclose()
-            group.cancel_scope.cancel()
+            await finish(jobs.aclose())
+            for task in (engine, signals, pool):
+                task.cancel()
 
 
 async def run_http(config: SidecarConfig, options: argparse.Namespace, redactor: Redactor) -> None:
     """Serve Streamable HTTP (`--http HOST:PORT`) until SIGTERM or SIGINT, then drain and stop."""
+    import anyio
+
     from sidecar.front.http import HttpFront
     from sidecar.front.http_listener import FrontSettings, GuardError, Listener
     from sidecar.upstream.proxying import proxy_secrets
@@ -102,6 +113,8 @@ async def run_http(config: SidecarConfig, options: argparse.Namespace, redactor:
 
 
 async def _wait_for_signal() -> None:
+    import anyio
+
     with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
         async for received in signals:
             log.info("signal %s: draining calls in flight, then stopping", received)

@@ -12,7 +12,7 @@ import argparse
 import logging
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
 from sidecar.config import SidecarConfig, load_config
@@ -50,17 +50,16 @@ def setup_logging(level: str, redactor: Redactor) -> None:
     root.setLevel(level)
 
 
-def run_async(factory: Callable[[], Any]) -> None:
+def run_async(factory: Callable[[], Coroutine[Any, Any, None]]) -> None:
     """Run a coroutine factory on asyncio, with uvloop where it is installed."""
-    import anyio
-
     try:
-        import uvloop  # noqa: F401
-
-        options = {"use_uvloop": True}
+        import uvloop
     except ImportError:
-        options = {}
-    anyio.run(factory, backend="asyncio", backend_options=options)
+        import asyncio
+
+        asyncio.run(factory())
+    else:
+        uvloop.run(factory())
 
 
 def _load(path: str) -> SidecarConfig | None:

@@ -21,7 +21,6 @@ import math
 import re
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from sidecar.catalog.answers import answer_meta, resolve_meta_call
 from sidecar.catalog.merge import CatalogEntry

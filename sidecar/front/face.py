@@ -14,7 +14,6 @@ import re
 import time
 from typing import Any
 
-import anyio
 import msgspec
 
 from sidecar.catalog import (

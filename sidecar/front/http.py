@@ -23,11 +23,24 @@ from sidecar.front.handlers import server_capabilities
 from sidecar.front.http_guard import HostRule, bearer_matches
 from sidecar.front.http_listen import Listen
 from sidecar.front.http_listener import FrontSettings
-from sidecar.front.http_modern import discover_result, envelope_of, http_status, judge, stamp_answer
+from sidecar.front.http_modern import (
+    discover_result,
+    envelope_of,
+    http_status,
+    judge,
+    stamp_answer,
+)
 from sidecar.front.http_sessions import Exchange, HttpSession, SessionTable
 from sidecar.redact import Redactor
 from sidecar.upstream.handshake import HANDSHAKE_VERSIONS, MODERN_VERSION
-from sidecar.wire import FrameRejected, Notification, Request, Response, decode_engine_frame, encode_error
+from sidecar.wire import (
+    FrameRejected,
+    Notification,
+    Request,
+    Response,
+    decode_engine_frame,
+    encode_error,
+)
 
 __all__ = ["HttpFront"]
 

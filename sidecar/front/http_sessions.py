@@ -16,6 +16,7 @@ import asyncio
 import collections
 import secrets
 import time
+
 import msgspec
 
 from sidecar.front.face import Face

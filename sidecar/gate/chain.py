@@ -12,11 +12,10 @@ charges whatever came back. A direct call, `use_tool`, a trio's call tool and
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
-
-import anyio
 
 from sidecar.catalog import EMPTY_CATALOG, Catalog, CatalogEntry, Listing, full_layout
 from sidecar.config import ServerConfig, SidecarConfig
@@ -220,7 +219,7 @@ class Gate:
             return self.held.hold(session, alias or "sidecar", name, payload)
 
         if len(raw) > LARGE_RESULT:
-            charged = await anyio.to_thread.run_sync(charge_result, raw, budget, self.config.budgets.binary_bytes, hold)
+            charged = await asyncio.to_thread(charge_result, raw, budget, self.config.budgets.binary_bytes, hold)
         else:
             charged = charge_result(raw, budget, self.config.budgets.binary_bytes, hold)
         call.result, call.charge, call.handle = charged.result, charged.kind, charged.handle

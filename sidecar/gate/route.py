@@ -8,10 +8,10 @@ are bounded: two minutes for search work, the query limits for query_result.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any
 
-import anyio
 import msgspec
 
 from sidecar.catalog import Catalog, Listing
@@ -52,7 +52,7 @@ async def route_upstream(call: ToolCall, pool: Pool, deadline: float | None) -> 
         if deadline is None:
             frame = await answer
         else:
-            with anyio.fail_after(deadline):
+            async with asyncio.timeout(deadline):
                 frame = await answer
     except TimeoutError:
         conn.cancel(ident, "the sidecar's deadline for this call passed")
@@ -79,8 +79,8 @@ async def answer_locally(
         return result
 
     try:
-        with anyio.fail_after(SEARCH_SECONDS):
-            result = await anyio.to_thread.run_sync(answer, abandon_on_cancel=True)
+        async with asyncio.timeout(SEARCH_SECONDS):
+            result = await asyncio.to_thread(answer)
     except TimeoutError:
         return call.complete(tool_error(f"the search did not finish within {SEARCH_SECONDS:g}s; try fewer words"))
     return call.complete(msgspec.Raw(msgspec.json.encode(result)))
@@ -96,7 +96,7 @@ async def _query(call: ToolCall, held: HeldStore, limits: QueryLimits) -> msgspe
         return tool_error(f"no held result has the handle {str(handle)[:64]!r} (results are held for this session only, oldest dropped first)")
     call.held_under = found.upstream
     try:
-        value = await anyio.to_thread.run_sync(run_query, found.payload, expression, limits, abandon_on_cancel=True)
+        value = await asyncio.to_thread(run_query, found.payload, expression, limits)
     except QueryError as exc:
         return tool_error(str(exc))
     return tool_text(msgspec.json.encode(value).decode())

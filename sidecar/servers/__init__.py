@@ -10,6 +10,12 @@ leaves out), `views` and `commands` (the CLI). Only `rules` is imported here:
 `sidecar.config` imports this package while it is itself being imported.
 """
 
-from sidecar.servers.rules import RESERVED_NAMES, approved, check_name, mount_key, url_matches
+from sidecar.servers.rules import (
+    RESERVED_NAMES,
+    approved,
+    check_name,
+    mount_key,
+    url_matches,
+)
 
 __all__ = ["RESERVED_NAMES", "approved", "check_name", "mount_key", "url_matches"]

@@ -11,6 +11,7 @@ address, and the names, never the values, of its env and headers).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import fcntl
 import hashlib
@@ -19,13 +20,15 @@ import os
 import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import anyio
 import msgspec
 
 from sidecar.config import ServerConfig, SidecarConfig
 from sidecar.servers import rules
-from sidecar.servers.check import CheckResult, Outcome, check_server
+
+if TYPE_CHECKING:  # the check loads only when a check runs: a face's start-up needs none
+    from sidecar.servers.check import CheckResult, Outcome
 from sidecar.servers.store import write_private
 
 __all__ = [
@@ -147,6 +150,8 @@ def record_start(config: SidecarConfig, server: ServerConfig, *, ok: bool, reaso
     health = health_file_for(config)
     if health is None:
         return
+    from sidecar.servers.check import CheckResult
+
     outcome: Outcome = "connected" if ok else "failed"
     result = CheckResult(name=server.alias, outcome=outcome, tools=len(tool_names), tool_names=list(tool_names),
                          reason=reason)
@@ -215,7 +220,7 @@ def leave_out(config: SidecarConfig) -> MountPlan:
 
 # -- checks that come due -------------------------------------------------------------------
 
-OnResult = Callable[[ServerConfig, CheckResult], Awaitable[None] | None]
+OnResult = Callable[[ServerConfig, "CheckResult"], Awaitable[None] | None]
 
 
 async def recheck_due(
@@ -234,6 +239,8 @@ async def recheck_due(
     results = []
     for server in _due_servers(config.servers, records, moment, skip):
         others = {a: r.tool_names for a, r in records.items() if r.ok}
+        from sidecar.servers.check import check_server
+
         result = await check_server(server, tool_cap=config.budgets.tool_cap, others=others)
         health.record(server, result, moment)
         results.append(result)
@@ -267,4 +274,4 @@ async def keep_checking(
         records = health.load()
         upcoming = [_next_due(records.get(s.alias), s) for s in config.servers if s.alias in records]
         wait = min([max(0.0, t - clock()) for t in upcoming] + [_IDLE_SECONDS])
-        await anyio.sleep(max(wait, 1.0))
+        await asyncio.sleep(max(wait, 1.0))

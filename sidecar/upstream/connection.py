@@ -15,7 +15,12 @@ from typing import Any, Protocol
 
 import msgspec
 
-from sidecar.errors import INTERNAL_ERROR, CallCancelled, UpstreamError, UpstreamUnavailable
+from sidecar.errors import (
+    INTERNAL_ERROR,
+    CallCancelled,
+    UpstreamError,
+    UpstreamUnavailable,
+)
 from sidecar.wire import (
     IdAllocator,
     UpstreamFrame,

@@ -23,7 +23,13 @@ from sidecar.config import ServerConfig
 from sidecar.errors import UpstreamUnavailable
 from sidecar.upstream.channel import LineSink
 from sidecar.upstream.eventstream import EventStreamDecoder
-from sidecar.upstream.outgoing import MODERN_VERSION, Outgoing, ModernEnvelope, Replies, read_capped
+from sidecar.upstream.outgoing import (
+    MODERN_VERSION,
+    ModernEnvelope,
+    Outgoing,
+    Replies,
+    read_capped,
+)
 from sidecar.upstream.webclient import UNREACHABLE, WebClient, refusal_words
 
 __all__ = ["HttpChannel", "open_http_channel"]

@@ -10,8 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Iterator, Sequence
 
-import anyio
-
+from sidecar.concurrency import move_on_after
 from sidecar.config import ServerConfig
 from sidecar.upstream.connection import PeerHandler
 from sidecar.upstream.supervisor import Upstream
@@ -50,15 +49,15 @@ class Pool:
         events = [self._first_start[alias]] if alias is not None else list(self._first_start.values())
         if limit is None:
             limit = max((u.start_timeout for u in self.upstreams.values()), default=0.0)
-        with anyio.move_on_after(limit):
+        async with move_on_after(limit):
             for event in events:
                 await event.wait()
 
     async def run(self) -> None:
         """Supervise every upstream until cancelled; on cancel, every child is stopped."""
-        async with anyio.create_task_group() as group:
+        async with asyncio.TaskGroup() as group:
             for upstream in self.upstreams.values():
-                group.start_soon(upstream.run, name=f"upstream {upstream.alias}")
+                group.create_task(upstream.run(), name=f"upstream {upstream.alias}")
 
     def get(self, alias: str) -> Upstream | None:
         return self.upstreams.get(alias)

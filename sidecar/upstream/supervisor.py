@@ -8,19 +8,27 @@ crashes the circuit opens for a while. One upstream's trouble never touches anot
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Callable
 from typing import Any
 
-import anyio
 import msgspec
 
+from sidecar.concurrency import Jobs, finish
 from sidecar.config import ServerConfig
 from sidecar.errors import SidecarError, UpstreamUnavailable
-from sidecar.upstream.connection import Connection, PeerHandler
-from sidecar.upstream.handshake import BIG_START_SECONDS, Handshake, Listing, handshake, is_big, read_listing
 from sidecar.upstream.channel import Channel, open_channel
+from sidecar.upstream.connection import Connection, PeerHandler
+from sidecar.upstream.handshake import (
+    BIG_START_SECONDS,
+    Handshake,
+    Listing,
+    handshake,
+    is_big,
+    read_listing,
+)
 from sidecar.wire import UpstreamFrame
 
 __all__ = ["Upstream", "UpstreamState", "Backoff"]
@@ -84,7 +92,7 @@ class Upstream:
         self._handler = handler
         self._on_change = on_change
         self._child: Channel | None = None
-        self._refresh: anyio.abc.TaskGroup | None = None
+        self._refresh: Jobs | None = None  # re-reads of lists while a connection lives
         self._lines_to: Connection | None = None  # the connection of the current child
 
     @property
@@ -114,9 +122,9 @@ class Upstream:
                 if delay >= self.backoff.pause:
                     self._set_state("paused", self.reason)
                     log.warning("upstream '%s' paused for %.0fs after repeated stops", self.alias, delay)
-                await anyio.sleep(delay)
+                await asyncio.sleep(delay)
         finally:
-            await self._stop_child()
+            await finish(self._stop_child())
             self._set_state("stopped")
 
     async def _serve_once(self) -> None:
@@ -130,36 +138,37 @@ class Upstream:
         child.gone.add_done_callback(lambda _: conn.lost(child.describe_end()))
         try:
             await self._start(conn)
-            async with anyio.create_task_group() as self._refresh:
-                self.connection = conn
-                self._set_state("ready")
-                log.info("upstream '%s' ready: %d tools", self.alias, len(self.listing.tools))
-                await child.gone
-                self._refresh.cancel_scope.cancel()
+            self._refresh = Jobs()
+            self.connection = conn
+            self._set_state("ready")
+            log.info("upstream '%s' ready: %d tools", self.alias, len(self.listing.tools))
+            await child.gone
             self._fail(child.describe_end(), restarting=True)
         except TimeoutError:
             self._fail(f"did not answer within {self.start_timeout:g}s")
         except SidecarError as exc:
             self._fail(exc.message)
         finally:
-            self._refresh = None
-            await self._stop_child()
+            refresh, self._refresh = self._refresh, None
+            if refresh is not None:
+                await finish(refresh.aclose())
+            await finish(self._stop_child())
 
     async def _start(self, conn: Connection) -> None:
         url = self.config.type != "stdio"
         budget = BIG_START_SECONDS if url and is_big(self.listing.tools) else self.start_timeout
-        with anyio.fail_after(max(budget, self.start_timeout)) as scope:
+        async with asyncio.timeout(max(budget, self.start_timeout)) as scope:
             self.info = await handshake(conn, probe=self.config.type == "http")
             grow = self._grow_when_big(scope) if url else None
             self.listing = await read_listing(conn, self.info.capabilities, on_tools_page=grow)
 
-    def _grow_when_big(self, scope: anyio.CancelScope) -> Callable[[list[dict[str, Any]]], None]:
+    def _grow_when_big(self, scope: asyncio.Timeout) -> Callable[[list[dict[str, Any]]], None]:
         """A URL server found big while listing gets BIG_START_SECONDS from its start."""
-        started = anyio.current_time()
+        started = asyncio.get_running_loop().time()
 
         def grow(tools: list[dict[str, Any]]) -> None:
             if is_big(tools):
-                scope.deadline = max(scope.deadline, started + BIG_START_SECONDS)
+                scope.reschedule(max(scope.when() or 0.0, started + BIG_START_SECONDS))
 
         return grow
 
@@ -181,20 +190,19 @@ class Upstream:
         if child is not None:
             if self.connection is not None:
                 self.connection.lost("is shutting down")
-            with anyio.CancelScope(shield=True):
-                await child.stop()
+            await finish(child.stop())
 
     def notification(self, conn: Connection, frame: UpstreamFrame) -> bool:
         """Handle list changes here (re-read, then announce); False for the others."""
         kind = _LIST_NOTIFICATIONS.get(frame.method or "")
         if kind is None or self._refresh is None or conn is not self.connection:
             return False
-        self._refresh.start_soon(self._reread, conn, kind)
+        self._refresh.spawn(self._reread(conn, kind))
         return True
 
     async def _reread(self, conn: Connection, kind: str) -> None:
         try:
-            with anyio.fail_after(self.start_timeout):
+            async with asyncio.timeout(self.start_timeout):
                 fresh = await read_listing(conn, self.capabilities, frozenset({kind}))
         except (TimeoutError, SidecarError) as exc:
             log.warning("upstream '%s': re-reading its %s failed: %s", self.alias, kind, exc)

@@ -22,7 +22,13 @@ from sidecar.config import ServerConfig
 from sidecar.errors import UpstreamUnavailable
 from sidecar.redact import Redactor
 from sidecar.upstream.proxying import choose_proxy
-from sidecar.upstream.redirects import MAX_REDIRECTS, check_headers, check_url, next_hop, origin_of
+from sidecar.upstream.redirects import (
+    MAX_REDIRECTS,
+    check_headers,
+    check_url,
+    next_hop,
+    origin_of,
+)
 
 __all__ = ["BROKE_OFF", "CONNECT_SECONDS", "UNREACHABLE", "WebClient", "credential_parts", "refusal_words", "scrubber_for", "server_secrets"]
 

@@ -2,7 +2,6 @@
 
 from sidecar.wire.framing import LineFramer
 from sidecar.wire.ids import IdAllocator
-from sidecar.wire.outbox import Outbox
 from sidecar.wire.jsonrpc import (
     EngineMessage,
     FrameRejected,
@@ -19,6 +18,7 @@ from sidecar.wire.jsonrpc import (
     encode_request,
     encode_result,
 )
+from sidecar.wire.outbox import Outbox
 
 __all__ = [
     "EngineMessage",

@@ -13,7 +13,12 @@ The seam with the rest of the sidecar:
 """
 
 from sidecar.catalog.layouts.build import META_NAMES, build_listing
-from sidecar.catalog.layouts.choose import LayoutPlan, bridge_switch, choose_layout, model_is_local
+from sidecar.catalog.layouts.choose import (
+    LayoutPlan,
+    bridge_switch,
+    choose_layout,
+    model_is_local,
+)
 from sidecar.catalog.layouts.full import Listing, MetaTool, UpstreamTraits, full_layout
 from sidecar.catalog.layouts.trio import is_big
 
