@@ -246,6 +246,7 @@ def render(results: Results) -> list[str]:
         lines.append("  " + _verdict(verdict))
     lines += _added_spread(results, names)
     lines += _layouts(results.get("layout_build") or {})
+    lines += _gate(results.get("gate") or {})
     lines += _missing(results)
     return lines
 
@@ -263,6 +264,21 @@ def _layouts(figures: dict[str, Any]) -> list[str]:
              f"{figures['merge_3x425_ms']:.1f} ms + full listing encoded {figures['list_3x425_ms']:.1f} ms)")
     header = ["layout", "build ms", "encode ms", "tools", "bytes (KB)", "smaller than full"]
     return ["", title, *_grid(header, rows, 8), _bridged_platform(figures)]
+
+
+def _gate(figures: dict[str, Any]) -> list[str]:
+    if "error" in figures or not figures:
+        return ["", f"gate (in memory): not measured: {figures.get('error', 'no figures')}"]
+    route = figures["gate_route_only_us"]
+    return [
+        "",
+        "gate (in memory, an upstream answering on the next loop turn; us per pass-through call):",
+        f"  route alone {route:.1f}; default chain {figures['gate_default_us']:.1f} "
+        f"(+{figures['gate_default_us'] - route:.1f}); full chain with audit file, grants and a policy rule "
+        f"{figures['gate_full_us']:.1f} (+{figures['gate_full_us'] - route:.1f})",
+        f"  shaping a JSON result: 1 MB {figures['shape_1mb_ms']:.1f} ms, 20 MB {figures['shape_20mb_ms']:.1f} ms; "
+        f"query_result (filter + projection) over the held 20 MB: {figures['query_20mb_ms']:.1f} ms",
+    ]
 
 
 def _bridged_platform(figures: dict[str, Any]) -> str:

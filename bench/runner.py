@@ -25,6 +25,7 @@ from typing import Any
 from bench.candidates import Candidate
 from bench.cases import Figures, Settings, measure_catalog, measure_session
 from bench.client import ConnectionFailed
+from bench.gate import time_gate
 from bench.layouts import time_layout_build
 from bench.probes import load_average, machine
 
@@ -131,6 +132,7 @@ def run(settings: Settings, candidates: list[Candidate], progress: Progress,
             name: outcome.summary() for name, outcome in outcomes[case.name].items()}}
             for case in CASES},
         "layout_build": _layout_build(settings, candidates, progress),
+        "gate": _gate(settings, candidates, progress),
     }
 
 
@@ -142,6 +144,17 @@ def _layout_build(settings: Settings, candidates: list[Candidate],
     t0 = time.perf_counter()
     figures = time_layout_build(settings.layout_repeats)
     progress(f"layout build (in memory) {time.perf_counter() - t0:6.1f}s "
+             f"{'ok' if 'error' not in figures else 'FAILED: ' + str(figures['error'])}")
+    return figures
+
+
+def _gate(settings: Settings, candidates: list[Candidate], progress: Progress) -> dict[str, Any]:
+    sidecar = next((c for c in candidates if c.name == "sidecar"), None)
+    if sidecar is None or sidecar.missing:
+        return {"error": sidecar.missing if sidecar else "sidecar not in this run"}
+    t0 = time.perf_counter()
+    figures = time_gate(settings.layout_repeats)
+    progress(f"gate (in memory) {time.perf_counter() - t0:6.1f}s "
              f"{'ok' if 'error' not in figures else 'FAILED: ' + str(figures['error'])}")
     return figures
 

@@ -157,3 +157,13 @@ def test_command_line_writes_json(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert bench_main(["--quick", "--only", "direct,relay", "--quiet", "--out", str(out)]) == 0
     assert "targets (sidecar, this run):" in capsys.readouterr().out
     assert json.loads(out.read_text())["cases"]["session"]["results"]["relay"]["status"] == "ok"
+
+
+def test_gate_benchmark_runs() -> None:
+    """The in-memory gate figures: pass-through calls, shaping and a query (never judged)."""
+    from bench.gate import time_gate
+
+    figures = time_gate(repeats=1)
+    assert "error" not in figures, figures.get("error")
+    for key in ("gate_route_only_us", "gate_default_us", "gate_full_us", "shape_1mb_ms", "shape_20mb_ms", "query_20mb_ms"):
+        assert figures[key] > 0, key
