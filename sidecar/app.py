@@ -13,12 +13,12 @@ import logging
 import os
 import signal
 
-import msgspec
-
 from sidecar.concurrency import Jobs, finish
 from sidecar.config import SidecarConfig
 from sidecar.front import Dispatcher, EngineSession, Face, open_stdout, serve_stdio
 from sidecar.redact import Redactor
+from sidecar.servers.health import mountable
+from sidecar.upstream.spawn import discard_early
 
 __all__ = ["run_http", "run_stdio"]
 
@@ -39,22 +39,10 @@ async def _signalled() -> None:
             loop.remove_signal_handler(sig)
 
 
-def mountable(config: SidecarConfig) -> SidecarConfig:
-    """The config less the servers this face leaves out (unfilled, duplicate, failed its
-    last check), each said once."""
-    from sidecar.servers.health import leave_out
-
-    plan = leave_out(config)
-    for alias, reason in config.skipped:
-        log.warning("upstream '%s' is missing from this face: %s", alias, reason)
-    for left in plan.left_out:
-        (log.warning if left.announce else log.info)("upstream '%s' is left out: %s", left.alias, left.reason)
-    return msgspec.structs.replace(config, servers=plan.mounted)
-
-
 async def run_stdio(config: SidecarConfig, redactor: Redactor) -> None:
-    """Serve one engine on stdin/stdout until it goes away."""
-    face = Face(mountable(config))
+    """Serve one engine on stdin/stdout until it goes away. `config` is already the
+    mountable one, its stdio upstreams perhaps started early (see the CLI)."""
+    face = Face(config)
     async with asyncio.TaskGroup() as group:
         pool = group.create_task(face.pool.run(), name="upstream pool")
         session = EngineSession(await open_stdout())
@@ -72,6 +60,7 @@ async def run_stdio(config: SidecarConfig, redactor: Redactor) -> None:
             await finish(jobs.aclose())
             for task in (engine, signals, pool):
                 task.cancel()
+    discard_early()
 
 
 async def run_http(config: SidecarConfig, options: argparse.Namespace, redactor: Redactor) -> None:

@@ -91,6 +91,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     redactor.add(config.secrets())
     try:
+        if not args.http:
+            from sidecar.servers.health import mountable
+            from sidecar.upstream.spawn import start_early
+
+            config = mountable(config)
+            start_early(config.servers)  # their start-up overlaps the rest of ours
         if args.http:
             from sidecar.app import run_http
 

@@ -44,6 +44,7 @@ __all__ = [
     "health_file_for",
     "keep_checking",
     "leave_out",
+    "mountable",
     "plan_mounts",
     "recheck_due",
     "record_start",
@@ -275,3 +276,14 @@ async def keep_checking(
         upcoming = [_next_due(records.get(s.alias), s) for s in config.servers if s.alias in records]
         wait = min([max(0.0, t - clock()) for t in upcoming] + [_IDLE_SECONDS])
         await asyncio.sleep(max(wait, 1.0))
+
+
+def mountable(config: SidecarConfig) -> SidecarConfig:
+    """The config less the servers this face leaves out (unfilled, duplicate, failed its
+    last check), each said once."""
+    plan = leave_out(config)
+    for alias, reason in config.skipped:
+        log.warning("upstream '%s' is missing from this face: %s", alias, reason)
+    for left in plan.left_out:
+        (log.warning if left.announce else log.info)("upstream '%s' is left out: %s", left.alias, left.reason)
+    return msgspec.structs.replace(config, servers=plan.mounted)

@@ -1,120 +1,83 @@
-"""Stdio children: spawn with an explicit environment, frame stdout, keep stderr short,
-and shut down in order (close stdin, wait, SIGTERM, SIGKILL) so no child is left behind.
+"""Stdio children: frame stdout, keep stderr short, notice the exit, and shut down in
+order (close stdin, wait, SIGTERM, SIGKILL) so no child is left behind.
 
-Owns the child's process, its pipes and its process group. Refuses to pass on any of
-the parent's environment beyond a small allow-list (RELIABILITY rule 12).
+Owns a started process (see `sidecar.upstream.spawn`), its pipes and its process group.
+The exit is watched with a pidfd where the kernel has them (a thread waits otherwise).
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
-import ctypes
 import logging
 import os
 import signal
-import sys
-from collections.abc import Callable, Mapping
+import subprocess
+from collections.abc import Callable
 
 from sidecar.config import ServerConfig
+from sidecar.upstream.spawn import start_process, take_early
 from sidecar.wire import LineFramer, Outbox
 
-__all__ = ["ChildProcess", "spawn_child", "child_environment", "INHERITED_VARIABLES"]
+__all__ = ["ChildProcess", "spawn_child", "adopt"]
 
 log = logging.getLogger(__name__)
 
-INHERITED_VARIABLES = (
-    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE",
-    "TERM", "TMPDIR", "TZ", "SYSTEMROOT", "NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE",
-    "SSL_CERT_DIR", "XDG_RUNTIME_DIR", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME",
-    "VIRTUAL_ENV",
-)
 STDERR_KEEP = 64 * 1024
 EXIT_DRAIN_SECONDS = 0.2
-_PR_SET_PDEATHSIG = 1
 
 
-def child_environment(server: ServerConfig, parent: Mapping[str, str]) -> dict[str, str]:
-    """The allow-listed parent variables, then the server's own configured ones."""
-    env = {k: parent[k] for k in INHERITED_VARIABLES if k in parent}
-    env.update(server.env)
-    return env
+class _Lines(asyncio.Protocol):
+    """The child's stdout: whole lines to `on_line`; its end resolves `closed`."""
+
+    def __init__(self, on_line: Callable[[bytes], None], framer: LineFramer, closed: asyncio.Future[None]) -> None:
+        self.on_line, self.framer, self.closed = on_line, framer, closed
+
+    def data_received(self, data: bytes) -> None:
+        for line in self.framer.feed(data):
+            self.on_line(line)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.closed.done():
+            self.closed.set_result(None)
 
 
-def _die_with_parent() -> None:
-    """In the child before exec: get SIGTERM if the sidecar dies without cleaning up."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
-    except (OSError, AttributeError):
-        pass
+class _StderrTail(asyncio.Protocol):
+    """The last STDERR_KEEP bytes of the child's stderr, for diagnostics only."""
 
+    def __init__(self) -> None:
+        self.chunks: collections.deque[bytes] = collections.deque()
+        self.size = 0
 
-class _ChildProtocol(asyncio.SubprocessProtocol):
-    def __init__(self, on_line: Callable[[bytes], None], framer: LineFramer) -> None:
-        self.on_line = on_line
-        self.framer = framer
-        self.stderr_tail: collections.deque[bytes] = collections.deque()
-        self.stderr_size = 0
-        loop = asyncio.get_running_loop()
-        self.exited: asyncio.Future[None] = loop.create_future()
-        # Gone: stdout closed, or the process exited and a short drain time passed (a
-        # grandchild may hold stdout open after the child itself died).
-        self.gone: asyncio.Future[None] = loop.create_future()
-
-    def pipe_data_received(self, fd: int, data: bytes) -> None:
-        if fd == 1:
-            for line in self.framer.feed(data):
-                self.on_line(line)
-        else:
-            self._keep_stderr(data)
-
-    def _keep_stderr(self, data: bytes) -> None:
-        self.stderr_tail.append(data[-STDERR_KEEP:])
-        self.stderr_size += len(self.stderr_tail[-1])
-        while self.stderr_size > STDERR_KEEP and len(self.stderr_tail) > 1:
-            self.stderr_size -= len(self.stderr_tail.popleft())
-
-    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
-        if fd == 1:
-            self._set_gone()
-
-    def process_exited(self) -> None:
-        if not self.exited.done():
-            self.exited.set_result(None)
-        asyncio.get_running_loop().call_later(EXIT_DRAIN_SECONDS, self._set_gone)
-
-    def _set_gone(self) -> None:
-        if not self.gone.done():
-            self.gone.set_result(None)
+    def data_received(self, data: bytes) -> None:
+        self.chunks.append(data[-STDERR_KEEP:])
+        self.size += len(self.chunks[-1])
+        while self.size > STDERR_KEEP and len(self.chunks) > 1:
+            self.size -= len(self.chunks.popleft())
 
 
 class ChildProcess:
     """A running stdio upstream; write frames in, lines come out through `on_line`."""
 
-    def __init__(self, transport: asyncio.SubprocessTransport, protocol: _ChildProtocol) -> None:
-        self._transport = transport
-        self._protocol = protocol
-        self.pid: int = transport.get_pid()
-        self._stdin = transport.get_pipe_transport(0)
-        self._outbox = Outbox(self._write_now, asyncio.get_running_loop())
-
-    @property
-    def exited(self) -> asyncio.Future[None]:
-        return self._protocol.exited
-
-    @property
-    def gone(self) -> asyncio.Future[None]:
-        """Done when no more output can come: stdout closed, or exited and drained."""
-        return self._protocol.gone
+    def __init__(self, popen: subprocess.Popen[bytes], loop: asyncio.AbstractEventLoop) -> None:
+        self._popen = popen
+        self.pid = popen.pid
+        self.exited: asyncio.Future[None] = loop.create_future()
+        # Gone: stdout closed, or the process exited and a short drain time passed (a
+        # grandchild may hold stdout open after the child itself died).
+        self.gone: asyncio.Future[None] = loop.create_future()
+        self._stdin: asyncio.WriteTransport | None = None
+        self._transports: list[asyncio.BaseTransport] = []
+        self._stderr = _StderrTail()
+        self._outbox = Outbox(self._write_now, loop)
 
     @property
     def returncode(self) -> int | None:
-        return self._transport.get_returncode()
+        return self._popen.returncode
 
     def diagnostics(self) -> str:
         """The tail of the child's stderr (kept for logs, never sent to the engine)."""
-        return b"".join(self._protocol.stderr_tail).decode("utf-8", "replace")
+        return b"".join(self._stderr.chunks).decode("utf-8", "replace")
 
     def describe_end(self) -> str:
         code = self.returncode
@@ -126,7 +89,16 @@ class ChildProcess:
     def _write_now(self, data: bytes) -> None:
         stdin = self._stdin
         if stdin is not None and not stdin.is_closing():
-            stdin.write(data)  # type: ignore[attr-defined]
+            stdin.write(data)
+
+    def _set_gone(self, _: object = None) -> None:
+        if not self.gone.done():
+            self.gone.set_result(None)
+
+    def _reaped(self) -> None:
+        if self._popen.poll() is not None and not self.exited.done():
+            self.exited.set_result(None)
+            self.exited.get_loop().call_later(EXIT_DRAIN_SECONDS, self._set_gone)
 
     async def stop(self, grace: float = 2.0) -> None:
         """Close stdin, wait; SIGTERM the group, wait; SIGKILL the group. Never raises."""
@@ -141,7 +113,8 @@ class ChildProcess:
             except asyncio.TimeoutError:
                 continue
         self._signal_group(signal.SIGKILL)  # stray grandchildren of the group go too
-        self._transport.close()
+        for transport in self._transports:
+            transport.close()
 
     def _signal_group(self, sig: int) -> None:
         try:
@@ -150,23 +123,38 @@ class ChildProcess:
             pass
 
 
-async def spawn_child(
-    server: ServerConfig, on_line: Callable[[bytes], None], max_line: int
-) -> ChildProcess:
-    """Start the server's command in its own process group with an explicit environment."""
-    assert server.command is not None
+async def adopt(popen: subprocess.Popen[bytes], on_line: Callable[[bytes], None], max_line: int) -> ChildProcess:
+    """Connect a started process's pipes to the event loop and watch for its exit."""
     loop = asyncio.get_running_loop()
-    framer = LineFramer(max_line)
-    transport, protocol = await loop.subprocess_exec(
-        lambda: _ChildProtocol(on_line, framer),
-        server.command,
-        *server.args,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env=child_environment(server, os.environ),
-        cwd=server.cwd,
-        start_new_session=True,
-        preexec_fn=_die_with_parent if sys.platform == "linux" else None,
-    )
-    return ChildProcess(transport, protocol)
+    child = ChildProcess(popen, loop)
+    assert popen.stdin and popen.stdout and popen.stderr
+    stdout_closed: asyncio.Future[None] = loop.create_future()
+    stdout_closed.add_done_callback(child._set_gone)
+    out, _ = await loop.connect_read_pipe(lambda: _Lines(on_line, LineFramer(max_line), stdout_closed), popen.stdout)
+    err, _ = await loop.connect_read_pipe(lambda: child._stderr, popen.stderr)
+    stdin, _ = await loop.connect_write_pipe(asyncio.Protocol, popen.stdin)
+    child._stdin = stdin
+    child._transports = [stdin, out, err]
+    _watch_exit(child, popen, loop)
+    return child
+
+
+def _watch_exit(child: ChildProcess, popen: subprocess.Popen[bytes], loop: asyncio.AbstractEventLoop) -> None:
+    try:
+        pidfd = os.pidfd_open(popen.pid)
+    except (AttributeError, OSError):  # no pidfd: a thread waits for the exit instead
+        loop.run_in_executor(None, popen.wait).add_done_callback(lambda _: child._reaped())
+        return
+
+    def exited() -> None:
+        loop.remove_reader(pidfd)
+        os.close(pidfd)
+        child._reaped()
+
+    loop.add_reader(pidfd, exited)
+
+
+async def spawn_child(server: ServerConfig, on_line: Callable[[bytes], None], max_line: int) -> ChildProcess:
+    """The process started early for this entry, or a new one; OSError if it cannot start."""
+    popen = take_early(server) or start_process(server)
+    return await adopt(popen, on_line, max_line)
