@@ -14,6 +14,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 import msgspec
 
@@ -35,6 +36,7 @@ __all__ = [
     "ServerConfig",
     "SidecarConfig",
     "load_config",
+    "model_is_local",
     "parse_config",
     "parse_server",
 ]
@@ -317,3 +319,26 @@ def _apply_environment(config: SidecarConfig, environ: Mapping[str, str]) -> Sid
         features = msgspec.structs.replace(config.features, agents_tool_bridge=bridge == "1")
         config = msgspec.structs.replace(config, features=features)
     return config
+
+
+def model_is_local(url: str | None) -> bool:
+    """True for a model URL on this machine or its network: loopback, private and
+    link-local addresses, `localhost` and `.local` names. No name is looked up. (The
+    bridge switch's rule; the sidecar and the Claude shim both ask it here.)"""
+    import ipaddress  # only when a model URL is judged: not on every start-up
+
+    if not url:
+        return False
+    host = urlsplit(url if "//" in url else f"//{url}").hostname
+    if not host:
+        return False
+    host = host.rstrip(".").lower()
+    if host == "localhost" or host.endswith((".localhost", ".local")):
+        return True
+    try:
+        address = ipaddress.ip_address(host.split("%", 1)[0])
+    except ValueError:
+        return False
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    return address.is_loopback or address.is_private or address.is_link_local or address.is_unspecified

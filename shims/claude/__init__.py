@@ -5,7 +5,14 @@
 """
 
 from shims.claude.launch import ClaudeOptions, builtin_tool_names, prepare_claude
-from shims.claude.refusal import BridgeDecision, BridgeTurn, bridge_switch, claude_bridge, has_tool_wildcard, names_server
+from shims.claude.refusal import (
+    BridgeDecision,
+    BridgeTurn,
+    bridge_switch,
+    claude_bridge,
+    has_tool_wildcard,
+    names_server,
+)
 from shims.claude.version import claude_version, parse_version
 
 __all__ = [

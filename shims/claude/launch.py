@@ -29,7 +29,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from shims.claude.refusal import INHERIT_VARIABLE, BridgeDecision, BridgeTurn, bridge_switch, claude_bridge
+from shims.claude.refusal import (
+    INHERIT_VARIABLE,
+    BridgeDecision,
+    BridgeTurn,
+    bridge_switch,
+    claude_bridge,
+)
 from shims.claude.version import Version, claude_version, has_setting_sources
 from shims.launch import (
     Launch,

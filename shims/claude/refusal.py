@@ -27,16 +27,21 @@ where one flag is set at `(` and cleared at `)`. No pattern is built from config
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
-from shims.claude.settings import JsonObject, Settings, Unreadable, managed_settings, project_settings, read_settings
+from shims.claude.settings import (
+    JsonObject,
+    Settings,
+    Unreadable,
+    managed_settings,
+    project_settings,
+    read_settings,
+)
 from shims.claude.version import SETTING_SOURCES_SINCE, Version
 
 __all__ = [
@@ -106,20 +111,10 @@ def has_tool_wildcard(rule: str) -> bool:
 
 
 def model_is_local(url: str | None) -> bool:
-    """A model URL on this machine or its network (loopback, private, link-local, `localhost`,
-    `.local`); no name is looked up."""
-    if not url:
-        return False
-    host = (urlsplit(url if "//" in url else f"//{url}").hostname or "").rstrip(".").lower()
-    if host == "localhost" or host.endswith((".localhost", ".local")):
-        return True
-    try:
-        address = ipaddress.ip_address(host.split("%", 1)[0])
-    except ValueError:
-        return False
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
-    return address.is_loopback or address.is_private or address.is_link_local
+    """A model URL on this machine or its network: the sidecar's own rule, asked of its config."""
+    from sidecar.config import model_is_local as sidecar_rule
+
+    return sidecar_rule(url)
 
 
 def bridge_switch(settings: Mapping[str, Any], environ: Mapping[str, str]) -> bool:

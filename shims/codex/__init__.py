@@ -4,8 +4,18 @@
                           [--codex PATH] [--dry-run] -- CODEX ARGS...
 """
 
-from shims.codex.dedupe import drop_running, running_signatures, server_signature, user_config_path
-from shims.codex.launch import FORWARDED_VARIABLES, CodexOptions, prepare_codex, toml_value
+from shims.codex.dedupe import (
+    drop_running,
+    running_signatures,
+    server_signature,
+    user_config_path,
+)
+from shims.codex.launch import (
+    FORWARDED_VARIABLES,
+    CodexOptions,
+    prepare_codex,
+    toml_value,
+)
 
 __all__ = [
     "FORWARDED_VARIABLES",

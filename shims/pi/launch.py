@@ -19,7 +19,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from shims.launch import Launch, check_document, engine_document, face_name, private_folder, sidecar_command, write_private_json
+from shims.launch import (
+    Launch,
+    check_document,
+    engine_document,
+    face_name,
+    private_folder,
+    sidecar_command,
+    write_private_json,
+)
 
 __all__ = ["EXTENSION", "LAUNCH_VARIABLE", "PiOptions", "prepare_pi"]
 

@@ -31,7 +31,7 @@ import msgspec
 
 from sidecar.config import ServerConfig, SidecarConfig, parse_config, parse_server
 from sidecar.errors import ConfigError
-from sidecar.redact import RedactingFilter, Redactor
+from sidecar.redact import Redactor
 from sidecar.servers import views
 from sidecar.servers.check import CheckResult, check_server, refused
 from sidecar.servers.health import HealthFile, fingerprint, health_file_for, recheck_due
@@ -300,12 +300,9 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _setup_logging(level: str, redactor: Redactor) -> None:
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("omb-sidecar %(levelname)s %(name)s: %(message)s"))
-    handler.addFilter(RedactingFilter(redactor))
-    root = logging.getLogger()
-    root.handlers[:] = [handler]
-    root.setLevel(level)
+    from sidecar.cli import setup_logging
+
+    setup_logging(level, redactor)
 
 
 def main(argv: list[str]) -> int:

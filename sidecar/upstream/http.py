@@ -27,6 +27,7 @@ from sidecar.upstream.outgoing import (
     MODERN_VERSION,
     ModernEnvelope,
     Outgoing,
+    QueuedChannel,
     Replies,
     read_capped,
 )
@@ -43,7 +44,7 @@ RESUME_ATTEMPTS = 3
 LISTEN_BACKOFF = (0.5, 1.0, 2.0, 5.0, 10.0, 30.0)
 
 
-class HttpChannel:
+class HttpChannel(QueuedChannel):
     """One Streamable HTTP connection to an upstream (a Channel)."""
 
     def __init__(self, server: ServerConfig, on_line: LineSink, client: WebClient) -> None:
@@ -65,22 +66,6 @@ class HttpChannel:
         self._spawn(self._send_loop())
 
     # -- the Channel seam -------------------------------------------------------------
-
-    @property
-    def gone(self) -> asyncio.Future[None]:
-        return self._gone
-
-    def write(self, data: bytes) -> None:
-        for line in data.split(b"\n"):
-            if line.strip():
-                out = Outgoing.peek(line)
-                if self._end:
-                    self._replies.fail(out, f"the server {self._end}")
-                else:
-                    self._queue.put_nowait(out)
-
-    def describe_end(self) -> str:
-        return self._end or "stopped"
 
     def diagnostics(self) -> str:
         return f"HTTP session {'open' if self._session_id else 'none'}, protocol {self._version or '?'}"

@@ -224,3 +224,29 @@ async def read_capped(response: aiohttp.ClientResponse, cap: int) -> bytes:
             raise UpstreamUnavailable(f"answered more than {cap} bytes")
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+class QueuedChannel:
+    """What the URL channels share of the Channel seam: frames are peeked and queued for a
+    sending task; once the channel has ended, each request is answered with the reason."""
+
+    _gone: asyncio.Future[None]
+    _queue: asyncio.Queue[Outgoing]
+    _replies: Replies
+    _end: str
+
+    @property
+    def gone(self) -> asyncio.Future[None]:
+        return self._gone
+
+    def write(self, data: bytes) -> None:
+        for line in data.split(b"\n"):
+            if line.strip():
+                out = Outgoing.peek(line)
+                if self._end:
+                    self._replies.fail(out, f"the server {self._end}")
+                else:
+                    self._queue.put_nowait(out)
+
+    def describe_end(self) -> str:
+        return self._end or "stopped"

@@ -21,7 +21,7 @@ from sidecar.config import ServerConfig
 from sidecar.errors import UpstreamUnavailable
 from sidecar.upstream.channel import LineSink
 from sidecar.upstream.eventstream import EventStreamDecoder
-from sidecar.upstream.outgoing import Outgoing, Replies
+from sidecar.upstream.outgoing import Outgoing, QueuedChannel, Replies
 from sidecar.upstream.redirects import same_origin
 from sidecar.upstream.webclient import BROKE_OFF, WebClient, refusal_words
 
@@ -30,7 +30,7 @@ __all__ = ["SseChannel", "open_sse_channel"]
 log = logging.getLogger(__name__)
 
 
-class SseChannel:
+class SseChannel(QueuedChannel):
     """One legacy SSE session with an upstream (a Channel)."""
 
     def __init__(self, server: ServerConfig, on_line: LineSink, client: WebClient) -> None:
@@ -46,22 +46,6 @@ class SseChannel:
         self._spawn(self._send_loop())
 
     # -- the Channel seam -------------------------------------------------------------
-
-    @property
-    def gone(self) -> asyncio.Future[None]:
-        return self._gone
-
-    def write(self, data: bytes) -> None:
-        for line in data.split(b"\n"):
-            if line.strip():
-                out = Outgoing.peek(line)
-                if self._end:
-                    self._replies.fail(out, f"the server {self._end}")
-                else:
-                    self._queue.put_nowait(out)
-
-    def describe_end(self) -> str:
-        return self._end or "stopped"
 
     def diagnostics(self) -> str:
         return "SSE stream open" if self._endpoint.done() and not self._end else "SSE stream not open"

@@ -14,15 +14,13 @@ that says so. The shim owns the sidecar's environment, so it must not hand a ref
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 from collections.abc import Mapping
-from urllib.parse import urlsplit
 
 import msgspec
 
 from sidecar.catalog.names import name_budget
-from sidecar.config import SidecarConfig
+from sidecar.config import SidecarConfig, model_is_local
 
 __all__ = ["LayoutPlan", "choose_layout", "bridge_switch", "model_is_local", "URL_TRANSPORTS", "ALL_TRANSPORTS"]
 
@@ -59,26 +57,6 @@ _ENGINES: dict[str, tuple[bool, frozenset[str], bool]] = {
     "api": (True, ALL_TRANSPORTS, True),
 }
 _OTHER_ENGINE: tuple[bool, frozenset[str], bool] = (False, frozenset(), False)
-
-
-def model_is_local(url: str | None) -> bool:
-    """True for a model URL on this machine or its network: loopback, private and
-    link-local addresses, `localhost` and `.local` names. No name is looked up."""
-    if not url:
-        return False
-    host = urlsplit(url if "//" in url else f"//{url}").hostname
-    if not host:
-        return False
-    host = host.rstrip(".").lower()
-    if host == "localhost" or host.endswith((".localhost", ".local")):
-        return True
-    try:
-        address = ipaddress.ip_address(host.split("%", 1)[0])
-    except ValueError:
-        return False
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
-    return address.is_loopback or address.is_private or address.is_link_local or address.is_unspecified
 
 
 def bridge_switch(config: SidecarConfig, environ: Mapping[str, str]) -> bool:
