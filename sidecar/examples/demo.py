@@ -8,6 +8,7 @@ this interpreter and from this folder, so it works from any checkout or install.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -65,21 +66,46 @@ def _tool_text(answer: dict[str, Any]) -> str:
     return " ".join(c.get("text", "") for c in result.get("content", [])) or json.dumps(answer)
 
 
+def _start(path: Path, environ: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([sys.executable, "-m", "sidecar", "--config", str(path)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=environ)
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    assert process.stdin
+    process.stdin.close()
+    process.wait(timeout=10)
+
+
 def run_demo() -> int:
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "demo-config.json"
         path.write_text(json.dumps(demo_config()))
         started = time.perf_counter()
-        process = subprocess.Popen(
-            [sys.executable, "-m", "sidecar", "--config", str(path)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-        )
+        process = _start(path)
         try:
-            return _session(ScriptedEngine(process), started)
+            status = _session(ScriptedEngine(process), started)
         finally:
-            assert process.stdin
-            process.stdin.close()
-            process.wait(timeout=10)
+            _stop(process)
+        bridged = _start(path, {**os.environ, "OMB_AGENTS_TOOL_BRIDGE": "1"})
+        try:
+            _bridged_session(ScriptedEngine(bridged))
+        finally:
+            _stop(bridged)
+        return status
+
+
+def _bridged_session(engine: ScriptedEngine) -> None:
+    """The same servers with the built-in catalog bridged: fewer tools listed, all reachable."""
+    engine.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                  "clientInfo": {"name": "demo-engine", "version": "1"}})
+    tools = engine.request("tools/list")["result"]["tools"]
+    _show("with OMB_AGENTS_TOOL_BRIDGE=1, the engine sees", "  " + ", ".join(t["name"] for t in tools))
+    found = engine.request("tools/call", {"name": "find_tool", "arguments": {"query": "read room messages"}})
+    _show("tools/call find_tool {\"query\": \"read room messages\"}", f"  -> {_tool_text(found)[:300]}")
+    used = engine.request("tools/call", {"name": "use_tool", "arguments": {"name": "agents__read_room",
+                                                                          "arguments": {"limit": 3}}})
+    _show("tools/call use_tool agents__read_room", f"  -> {_tool_text(used)}")
 
 
 def _session(engine: ScriptedEngine, started: float) -> int:
@@ -88,9 +114,9 @@ def _session(engine: ScriptedEngine, started: float) -> int:
     _show(f"initialize answered in {1000 * (time.perf_counter() - started):.0f} ms", init["result"])
     tools: list[dict[str, Any]] = []
     deadline = time.monotonic() + 10
-    while len(tools) < 5 and time.monotonic() < deadline:
+    while len(tools) < 7 and time.monotonic() < deadline:
         tools = engine.request("tools/list")["result"]["tools"]
-        time.sleep(0.05) if len(tools) < 5 else None
+        time.sleep(0.05) if len(tools) < 7 else None
     _show("tools the engine sees", "\n".join(f"  {t['name']}: {t.get('description', '')}" for t in tools))
     for name, arguments in (("notes__search_notes", {"query": "milk"}),
                             ("agents__post_to_room", {"text": "hello from the demo"}),
@@ -99,9 +125,17 @@ def _session(engine: ScriptedEngine, started: float) -> int:
         answer = engine.request("tools/call", {"name": name, "arguments": arguments})
         shown = answer["error"]["message"] if "error" in answer else _tool_text(answer)
         _show(f"tools/call {name} {json.dumps(arguments)}", f"  -> {shown}")
+    big = engine.request("tools/call", {"name": "notes__export_notes", "arguments": {}})
+    view = json.loads(_tool_text(big))
+    _show("tools/call notes__export_notes (a large JSON result, shaped by the gate)",
+          f"  -> {view['note']}\n     shape: {json.dumps(view['shape'])}\n     first of "
+          f"{view['records']['total']}: {json.dumps(view['records']['first'][:2])} ...")
+    query = "[?topic=='travel' && words > `330`].title"
+    answer = engine.request("tools/call", {"name": "query_result", "arguments": {"handle": view["handle"], "query": query}})
+    _show(f"tools/call query_result {query}", f"  -> {_tool_text(answer)}")
     read = engine.request("resources/read", {"uri": "notes://welcome"})
     _show("resources/read notes://welcome", f"  -> {read['result']['contents'][0]['text']}")
     prompt = engine.request("prompts/get", {"name": "agents__greet", "arguments": {"bot": "otto"}})
     _show("prompts/get agents__greet", f"  -> {prompt['result']['messages'][0]['content']['text']}")
     _show("notifications seen", ", ".join(sorted(set(engine.notifications))) or "none")
-    return 0 if len(tools) >= 5 else 1
+    return 0 if len(tools) >= 7 else 1

@@ -39,6 +39,20 @@ def add_note(args: dict[str, Any]) -> Any:
     return text(f"saved '{args['title']}' ({len(NOTES)} notes)")
 
 
+@server.tool(
+    "export_notes",
+    "Export the notes archive as JSON records (large: thousands of entries).",
+    {"year": {"type": "integer", "description": "Which year's archive."}},
+)
+def export_notes(args: dict[str, Any]) -> Any:
+    year = int(args.get("year", 2026))
+    topics = ("groceries", "meeting", "travel", "books", "garden", "recipes")
+    return [
+        {"id": n, "year": year, "topic": topics[n % len(topics)], "title": f"note {n}", "words": 40 + n % 300}
+        for n in range(3000)
+    ]
+
+
 server.resource("notes://welcome", "welcome note", lambda: NOTES["welcome"])
 
 if __name__ == "__main__":

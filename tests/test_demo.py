@@ -1,0 +1,17 @@
+"""The README's first command: the demo runs on the bundled example and shows a session."""
+
+import subprocess
+import sys
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+
+def test_the_demo_runs_and_shows_what_an_engine_sees() -> None:
+    run = subprocess.run([sys.executable, "-m", "sidecar", "demo"], capture_output=True, text=True, timeout=90)
+    assert run.returncode == 0, run.stderr[-2000:]
+    for seen in ("tools the engine sees", "notes__search_notes", "shaped by the gate", "query_result",
+                 "with OMB_AGENTS_TOOL_BRIDGE=1", "find_tool", "use_tool agents__read_room"):
+        assert seen in run.stdout, seen
+    assert "demo-token-not-a-secret" not in run.stdout + run.stderr
