@@ -131,30 +131,20 @@ def run(settings: Settings, candidates: list[Candidate], progress: Progress,
         "cases": {case.name: {"title": case.title, "results": {
             name: outcome.summary() for name, outcome in outcomes[case.name].items()}}
             for case in CASES},
-        "layout_build": _layout_build(settings, candidates, progress),
-        "gate": _gate(settings, candidates, progress),
+        "layout_build": _in_memory("layout build", time_layout_build, settings, candidates, progress),
+        "gate": _in_memory("gate", time_gate, settings, candidates, progress),
     }
 
 
-def _layout_build(settings: Settings, candidates: list[Candidate],
-                  progress: Progress) -> dict[str, Any]:
+def _in_memory(title: str, measure: Callable[[int], dict[str, Any]], settings: Settings,
+               candidates: list[Candidate], progress: Progress) -> dict[str, Any]:
+    """A benchmark of the sidecar's own code without processes; only when the sidecar runs."""
     sidecar = next((c for c in candidates if c.name == "sidecar"), None)
     if sidecar is None or sidecar.missing:
         return {"error": sidecar.missing if sidecar else "sidecar not in this run"}
     t0 = time.perf_counter()
-    figures = time_layout_build(settings.layout_repeats)
-    progress(f"layout build (in memory) {time.perf_counter() - t0:6.1f}s "
-             f"{'ok' if 'error' not in figures else 'FAILED: ' + str(figures['error'])}")
-    return figures
-
-
-def _gate(settings: Settings, candidates: list[Candidate], progress: Progress) -> dict[str, Any]:
-    sidecar = next((c for c in candidates if c.name == "sidecar"), None)
-    if sidecar is None or sidecar.missing:
-        return {"error": sidecar.missing if sidecar else "sidecar not in this run"}
-    t0 = time.perf_counter()
-    figures = time_gate(settings.layout_repeats)
-    progress(f"gate (in memory) {time.perf_counter() - t0:6.1f}s "
+    figures = measure(settings.layout_repeats)
+    progress(f"{title} (in memory) {time.perf_counter() - t0:6.1f}s "
              f"{'ok' if 'error' not in figures else 'FAILED: ' + str(figures['error'])}")
     return figures
 

@@ -73,11 +73,7 @@ class HttpChannel(QueuedChannel):
     async def stop(self) -> None:
         """Cancel every exchange, DELETE the session, close the client. Never raises."""
         self._finish("is shut down")
-        tasks = list(self._tasks)
-        for task in tasks:
-            task.cancel()
-        if tasks:
-            await asyncio.wait(tasks)
+        await self._cancel_tasks()
         try:
             if self._session_id is not None:
                 await asyncio.wait_for(self._delete_session(), 2.0)

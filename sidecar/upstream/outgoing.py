@@ -234,6 +234,14 @@ class QueuedChannel:
     _queue: asyncio.Queue[Outgoing]
     _replies: Replies
     _end: str
+    _tasks: set[asyncio.Task[None]]
+
+    async def _cancel_tasks(self) -> None:
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks)
 
     @property
     def gone(self) -> asyncio.Future[None]:

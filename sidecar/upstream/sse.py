@@ -52,11 +52,7 @@ class SseChannel(QueuedChannel):
 
     async def stop(self) -> None:
         self._finish("is shut down")
-        tasks = list(self._tasks)
-        for task in tasks:
-            task.cancel()
-        if tasks:
-            await asyncio.wait(tasks)
+        await self._cancel_tasks()
         await self._client.close()
 
     # -- the event stream -------------------------------------------------------------
