@@ -157,4 +157,16 @@ def _watch_exit(child: ChildProcess, popen: subprocess.Popen[bytes], loop: async
 async def spawn_child(server: ServerConfig, on_line: Callable[[bytes], None], max_line: int) -> ChildProcess:
     """The process started early for this entry, or a new one; OSError if it cannot start."""
     popen = take_early(server) or start_process(server)
-    return await adopt(popen, on_line, max_line)
+    try:
+        return await adopt(popen, on_line, max_line)
+    except BaseException:  # cancelled (or failed) before anyone owns it: it must not linger
+        _kill_group(popen)
+        raise
+
+
+def _kill_group(popen: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(popen.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    popen.wait()

@@ -168,3 +168,18 @@ async def test_sidecar_killed_leaves_no_orphans(raw_sidecar, write_config, fault
         with anyio.fail_after(5):
             while _alive(child):
                 await anyio.sleep(0.05)
+
+
+async def test_an_engine_that_leaves_at_once_leaves_no_child(sidecar_argv, write_config, fault_server_entry, tmp_path) -> None:
+    """`claude mcp list`-style probes: stdin closes right after start; early-started children go too."""
+    import subprocess
+
+    record = tmp_path / "events.jsonl"
+    config = write_config({"a": fault_server_entry(f"record={record}", "ignore-sigterm")})
+    for _ in range(3):
+        run = subprocess.run(sidecar_argv(config), input=b"", capture_output=True, timeout=30)
+        assert run.returncode == 0, run.stderr[-2000:]
+    pids = {json.loads(line)["pid"] for line in record.read_text().splitlines()} if record.exists() else set()
+    with anyio.fail_after(5):
+        while any(_alive(pid) for pid in pids):
+            await anyio.sleep(0.05)
