@@ -1,8 +1,9 @@
-"""The one error tree of the sidecar, sorted by whose fault it is, and its wire mapping.
+"""The one error tree of the sidecar, sorted by whose fault it is, and its codes.
 
-Engine-input errors become JSON-RPC errors for the engine; upstream errors become
-clear, secret-free messages; config errors stop start-up (or skip one entry) with the
-key's path. Nothing else in the project builds JSON-RPC error objects by hand.
+Engine-input errors become JSON-RPC errors for the engine (each error's `code` and
+`message`, framed by `sidecar.wire.encode_error`, the one to-wire mapping); upstream
+errors become clear, secret-free messages; config errors stop start-up (or skip one
+entry) with the key's path.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ __all__ = [
     "UpstreamUnavailable",
     "ConfigError",
     "CallCancelled",
-    "error_object",
 ]
 
 PARSE_ERROR = -32700
@@ -73,12 +73,3 @@ class ConfigError(SidecarError):
         super().__init__(f"{path}: {problem}" if path and path not in problem else problem)
         self.path = path
         self.problem = problem
-
-
-def error_object(error: SidecarError) -> dict[str, object]:
-    """The JSON-RPC `error` member for an error (the single to-wire mapping)."""
-    body: dict[str, object] = {"code": error.code, "message": error.message}
-    data = getattr(error, "data", None)
-    if data is not None:
-        body["data"] = data
-    return body

@@ -28,6 +28,7 @@ from sidecar.errors import (
 from sidecar.front.face import Face, decode_cursor
 from sidecar.front.session import EngineSession
 from sidecar.gate import ToolCall
+from sidecar.gate.route import tool_error
 from sidecar.redact import Redactor
 from sidecar.upstream import Connection, Upstream, result_of
 from sidecar.upstream.handshake import HANDSHAKE_VERSIONS
@@ -235,10 +236,6 @@ async def tools_call(d: Dispatcher, req: Request) -> Result:
     if isinstance(error, UpstreamUnavailable):
         return tool_error(d.redact(error.message))
     raise error
-
-
-def tool_error(text: str) -> dict[str, Any]:
-    return {"content": [{"type": "text", "text": text}], "isError": True}
 
 
 async def resources_list(d: Dispatcher, req: Request) -> Result:

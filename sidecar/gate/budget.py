@@ -16,7 +16,7 @@ import msgspec
 from sidecar.gate.held import TooBigToHold
 from sidecar.gate.shape import cut_text, open_level, shaped_view
 
-__all__ = ["Charge", "charge_result"]
+__all__ = ["Charge", "charge_result", "text_result"]
 
 ChargeKind = Literal["pass", "binary", "cut", "shaped", "too_big"]
 _BINARY_TYPES = ("image", "audio")
@@ -33,7 +33,7 @@ class Charge(msgspec.Struct, frozen=True):
         return len(self.result)
 
 
-def _text_result(text: str, is_error: bool = False) -> dict[str, Any]:
+def text_result(text: str, is_error: bool = False) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": text}], "isError": is_error}
 
 
@@ -139,7 +139,7 @@ def _over_budget(result: dict[str, Any], chars: int, budget: int, hold: Callable
         handle = hold(payload)
     except TooBigToHold as exc:
         message = f"{exc}. Ask the tool for less (a narrower query or a smaller page)."
-        return Charge("too_big", msgspec.Raw(msgspec.json.encode(_text_result(message, True))), size)
+        return Charge("too_big", msgspec.Raw(msgspec.json.encode(text_result(message, True))), size)
     view = shaped_view(payload, handle, len(payload), budget)
-    shaped = _text_result(view, bool(result.get("isError")))
+    shaped = text_result(view, bool(result.get("isError")))
     return Charge("shaped", msgspec.Raw(msgspec.json.encode(shaped)), size, handle)

@@ -16,6 +16,7 @@ import msgspec
 
 from sidecar.catalog import Catalog, Listing
 from sidecar.errors import EngineInputError, SidecarError, UpstreamUnavailable
+from sidecar.gate.budget import text_result
 from sidecar.gate.call import ToolCall
 from sidecar.gate.held import HeldStore
 from sidecar.gate.query import QueryError, QueryLimits, run_query
@@ -27,11 +28,11 @@ SEARCH_SECONDS = 120.0
 
 
 def tool_error(text: str) -> msgspec.Raw:
-    return msgspec.Raw(msgspec.json.encode({"content": [{"type": "text", "text": text}], "isError": True}))
+    return msgspec.Raw(msgspec.json.encode(text_result(text, True)))
 
 
 def tool_text(text: str) -> msgspec.Raw:
-    return msgspec.Raw(msgspec.json.encode({"content": [{"type": "text", "text": text}], "isError": False}))
+    return msgspec.Raw(msgspec.json.encode(text_result(text)))
 
 
 async def route_upstream(call: ToolCall, pool: Pool, deadline: float | None) -> ToolCall:

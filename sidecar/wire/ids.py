@@ -29,9 +29,6 @@ class IdAllocator(Generic[T]):
             return None
         return self._waiting.pop(ident, None)
 
-    def peek(self, ident: int) -> T | None:
-        return self._waiting.get(ident)
-
     def items(self) -> list[tuple[int, T]]:
         return list(self._waiting.items())
 
