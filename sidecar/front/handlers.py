@@ -30,7 +30,7 @@ from sidecar.front.session import EngineSession
 from sidecar.gate import ToolCall
 from sidecar.gate.route import tool_error
 from sidecar.redact import Redactor
-from sidecar.upstream import Connection, Upstream, result_of
+from sidecar.upstream import Connection, Upstream
 from sidecar.upstream.handshake import HANDSHAKE_VERSIONS
 from sidecar.wire import (
     FrameRejected,
@@ -161,15 +161,9 @@ class Dispatcher:
 
     async def forward(self, req: Request, upstream: Upstream, params: dict[str, Any] | None = None) -> msgspec.Raw:
         """Send `req` to one upstream under a fresh id; cancellation and progress follow it."""
-        conn = upstream.ready_connection()
         body = req.params if params is None else params
-        ident, answer = conn.start_request(req.method, body or None, self.progress_sink(req))
-        self.mark_sent(req)(conn, ident)
-        try:
-            frame = await answer
-        finally:
-            conn.forget(ident)
-        return result_of(frame)
+        conn = upstream.ready_connection()
+        return await conn.request(req.method, body or None, self.progress_sink(req), self.mark_sent(req))
 
 
 # -- the methods ------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from sidecar.gate.budget import text_result
 from sidecar.gate.call import ToolCall
 from sidecar.gate.held import HeldStore
 from sidecar.gate.query import QueryError, QueryLimits, run_query
-from sidecar.upstream import Pool, result_of
+from sidecar.upstream import Pool
 
 __all__ = ["route_upstream", "answer_locally", "SEARCH_SECONDS", "tool_error"]
 
@@ -46,21 +46,7 @@ async def route_upstream(call: ToolCall, pool: Pool, deadline: float | None) -> 
         rest = {k: v for k, v in call.meta.items() if k != "progressToken"}
         if rest:
             params["_meta"] = rest
-    ident, answer = conn.start_request("tools/call", params, call.progress)
-    if call.on_sent is not None:
-        call.on_sent(conn, ident)
-    try:
-        if deadline is None:
-            frame = await answer
-        else:
-            async with asyncio.timeout(deadline):
-                frame = await answer
-    except TimeoutError:
-        conn.cancel(ident, "the sidecar's deadline for this call passed")
-        raise UpstreamUnavailable(f"upstream '{call.target.alias}' timed out after {deadline:g}s") from None
-    finally:
-        conn.forget(ident)
-    return call.complete(result_of(frame))
+    return call.complete(await conn.request("tools/call", params, call.progress, call.on_sent, deadline))
 
 
 async def answer_locally(

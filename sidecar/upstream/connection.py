@@ -90,11 +90,30 @@ class Connection:
         self.transport.write(encode_request(ident, method, params))
         return ident, future
 
-    async def request(self, method: str, params: Any = None) -> msgspec.Raw:
-        """Send a request and wait for its result (errors raised as UpstreamError)."""
-        ident, future = self.start_request(method, params)
+    async def request(
+        self,
+        method: str,
+        params: Any = None,
+        progress: ProgressSink | None = None,
+        on_sent: Callable[[Connection, int], None] | None = None,
+        deadline: float | None = None,
+    ) -> msgspec.Raw:
+        """Send a request and wait for its result (errors raised as UpstreamError).
+
+        `on_sent` learns the upstream id (so a cancel can follow it); past `deadline`
+        seconds the upstream is told to stop and the wait ends with UpstreamUnavailable."""
+        ident, future = self.start_request(method, params, progress)
+        if on_sent is not None:
+            on_sent(self, ident)
         try:
-            frame = await future
+            if deadline is None:
+                frame = await future
+            else:
+                async with asyncio.timeout(deadline):
+                    frame = await future
+        except TimeoutError:
+            self.cancel(ident, "the sidecar's deadline for this call passed")
+            raise UpstreamUnavailable(f"upstream '{self.alias}' timed out after {deadline:g}s") from None
         finally:
             self.forget(ident)
         return result_of(frame)
