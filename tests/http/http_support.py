@@ -29,7 +29,7 @@ import anyio.abc
 import pytest
 from aiohttp import web
 
-from conftest import REPO, child_env
+from tests.conftest import REPO, child_env
 
 HERE = Path(__file__).resolve().parent
 FIXTURE = HERE / "conformance_server.py"

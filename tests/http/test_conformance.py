@@ -21,7 +21,7 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import NODE_MODULES, child_env
+from tests.conftest import NODE_MODULES, child_env
 from http_support import TOKEN, bearer_forwarder, fixture_upstream, http_sidecar  # noqa: F401 - fixtures
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]

@@ -16,7 +16,7 @@ from typing import Any
 import aiohttp
 import anyio
 import pytest
-from conftest import REPO, child_env
+from tests.conftest import REPO, child_env
 from http_support import TOKEN, HttpSidecar, free_port, http_sidecar  # noqa: F401 - fixture
 
 pytestmark = pytest.mark.timeout(120)

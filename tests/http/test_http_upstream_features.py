@@ -18,7 +18,7 @@ from typing import Any
 import anyio
 import mcp_types as types
 import pytest
-from conftest import REPO, await_event, child_env
+from tests.conftest import REPO, await_event, child_env
 from http_support import _read_port, _stop
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120),

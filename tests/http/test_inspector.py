@@ -17,7 +17,7 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import REPO, child_env
+from tests.conftest import REPO, child_env
 from http_support import free_port, http_sidecar  # noqa: F401 - fixture
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
