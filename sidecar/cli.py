@@ -3,7 +3,10 @@
   omb-sidecar --config PATH                  serve one engine over stdio (the default front)
   omb-sidecar --config PATH --http H:P ...   serve Streamable HTTP on loopback
   omb-sidecar demo                           run the bundled example, show what an engine sees
-  omb-sidecar add|check|servers ...          bring your own servers (see `omb-sidecar add -h`)
+  omb-sidecar add|import|check|servers ...   bring your own servers (see `omb-sidecar add -h`)
+
+`omb-sidecar --help` lists every command (the table `COMMANDS`); run with nothing at all
+from a terminal, it prints that help rather than wait for an engine on stdin.
 """
 
 from __future__ import annotations
@@ -17,16 +20,41 @@ from typing import Any
 
 from sidecar.config import SidecarConfig, load_config
 from sidecar.errors import ConfigError
+from sidecar.features import log_missing
 from sidecar.redact import RedactingFilter, Redactor
 
 __all__ = ["main", "setup_logging", "run_async"]
 
-SERVER_COMMANDS = ("add", "check", "servers")
+SERVER_COMMANDS = ("add", "import", "check", "servers")
+# Every command, one line each: `omb-sidecar --help` prints this table.
+COMMANDS = (
+    ("serve", "serve one engine over stdio, or Streamable HTTP with --http (the default command)"),
+    ("demo", "run the bundled example servers and show a scripted engine session"),
+    ("add", "import servers from a paste (arguments or stdin); they come in off"),
+    ("import", "bring in the servers Claude Code, Claude Desktop, Cursor, Gemini CLI and Codex use"),
+    ("check", "test one server (\"Connected: 12 tools\", or why not); a pass turns it on"),
+    ("servers", "list, show, edit, switch off or remove servers; run their health checks"),
+)
+SERVE_EXAMPLE = "example:\n  omb-sidecar --config sidecar.json --http 127.0.0.1:8765 --token-file ~/.omb-token"
+DEMO_EXAMPLE = "example:\n  omb-sidecar demo"
+
+
+def _command_table() -> str:
+    width = max(len(name) for name, _ in COMMANDS)
+    rows = "\n".join(f"  {name.ljust(width)}  {said}" for name, said in COMMANDS)
+    return f"commands (`omb-sidecar COMMAND --help` for each):\n{rows}"
 
 
 def _serve_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="omb-sidecar", description="An MCP proxy beside an AI agent engine.")
-    parser.add_argument("command", nargs="?", choices=["serve", "demo"], default="serve")
+    parser = argparse.ArgumentParser(
+        prog="omb-sidecar",
+        usage="omb-sidecar [serve] --config PATH [--http HOST:PORT --token-file FILE]\n"
+              "       omb-sidecar COMMAND [options]",
+        description=f"An MCP proxy beside an AI agent engine.\n\n{_command_table()}",
+        epilog=SERVE_EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("command", nargs="?", choices=["serve", "demo"], default="serve", help=argparse.SUPPRESS)
     parser.add_argument("--config", help="the sidecar's JSON config file")
     parser.add_argument("--http", metavar="HOST:PORT", help="serve Streamable HTTP instead of stdio")
     parser.add_argument("--token-file", help="file holding the HTTP bearer token")
@@ -70,13 +98,36 @@ def _load(path: str) -> SidecarConfig | None:
         return None
 
 
+def _demo_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="omb-sidecar demo", epilog=DEMO_EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Start the sidecar on the bundled example servers (standard library only) and play\n"
+                    "an engine: what it sees, calls going through, a large result shaped and then queried.",
+    )
+    parser.add_argument("command", choices=["demo"], help=argparse.SUPPRESS)
+    parser.add_argument("--log-level", default=os.environ.get("OMB_LOG_LEVEL", "WARNING"),
+                        choices=["DEBUG", "INFO", "WARNING", "ERROR"], help="stderr log level")
+    return parser
+
+
+def _stdin_is_a_terminal() -> bool:
+    try:
+        return os.isatty(sys.stdin.fileno())
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in SERVER_COMMANDS:
         from sidecar.servers.commands import main as servers_main  # type: ignore[import-not-found,unused-ignore]
 
         return int(servers_main(argv))
-    args = _serve_parser().parse_args(argv)
+    if not argv and _stdin_is_a_terminal():
+        sys.stdout.write(_serve_parser().format_help())  # a person typed it: no engine will write to stdin
+        return 0
+    parser = _demo_parser() if argv and argv[0] == "demo" else _serve_parser()
+    args = parser.parse_args(argv)
     redactor = Redactor()
     setup_logging(args.log_level, redactor)
     if args.command == "demo":
@@ -84,12 +135,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return run_demo()
     if not args.config:
-        print("omb-sidecar: --config PATH is required (or run `omb-sidecar demo`)", file=sys.stderr)
+        print("omb-sidecar: --config PATH is required (or run `omb-sidecar demo`; `omb-sidecar --help` lists "
+              "every command)", file=sys.stderr)
         return 2
     config = _load(args.config)
     if config is None:
         return 2
     redactor.add(config.secrets())
+    log_missing()
     try:
         if not args.http:
             from sidecar.servers.health import mountable

@@ -30,6 +30,7 @@ from sidecar.catalog import (
 )
 from sidecar.config import SidecarConfig
 from sidecar.errors import INVALID_PARAMS, METHOD_NOT_FOUND, EngineInputError
+from sidecar.features import listable
 from sidecar.front.session import CAPABILITY_OF_REQUEST, EngineSession
 from sidecar.gate import QUERY_RESULT_TOOL, Gate
 from sidecar.upstream import Connection, Pool, Upstream
@@ -95,7 +96,7 @@ class Face:
         bare = self.config.face.bare_names and len(self.pool.upstreams) == 1
         self.catalog = build_catalog(listings, name_budget(self.name), RESERVED_TOOL_NAMES, prefixed=not bare)
         granted = self._granted(self.catalog)
-        own_tools = [QUERY_RESULT_TOOL] if self.config.servers else []
+        own_tools = [QUERY_RESULT_TOOL] if self.config.servers and listable(QUERY_RESULT_TOOL["name"]) else []
         listing = build_listing(granted, self.traits, self.plan, face_tools=own_tools)
         if listing.notes != self.listing.notes:
             for note in listing.notes:

@@ -2,8 +2,9 @@
 engine into exactly one answer (or none, for notifications and cancelled requests).
 
 Owns the method table. Refuses: ids already in flight, unknown methods (-32601), bad
-params (-32602, naming the parameter). Any unexpected exception becomes -32603 with no
-detail, and the process keeps serving.
+params (-32602, naming the parameter). Any unexpected exception becomes -32603 naming the
+method and the kind of fault (a missing module names its package and how to install it;
+the traceback goes to the log at DEBUG only, redacted), and the process keeps serving.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from sidecar.errors import (
     SidecarError,
     UpstreamUnavailable,
 )
+from sidecar.features import missing_module_words
 from sidecar.front.face import Face, decode_cursor
 from sidecar.front.session import EngineSession
 from sidecar.gate import ToolCall
@@ -56,6 +58,15 @@ def _text_param(req: Request, key: str) -> str:
     if not isinstance(value, str):
         raise EngineInputError(f"params.{key} must be a string")
     return value
+
+
+def unexpected_fault(method: str, exc: Exception) -> str:
+    """The words for an exception no handler expected; its traceback only at DEBUG."""
+    log.warning("%s failed: %s", method, type(exc).__name__)
+    log.debug("%s failed with this traceback", method, exc_info=exc)
+    if isinstance(exc, ModuleNotFoundError):
+        return missing_module_words(method, exc.name)
+    return f"{method} failed: an unexpected {type(exc).__name__} inside the sidecar (its log has more at DEBUG)"
 
 
 class Dispatcher:
@@ -109,9 +120,8 @@ class Dispatcher:
             return
         except SidecarError as exc:
             frame = encode_error(req.id, exc.code, self.redact(exc.message))
-        except Exception:
-            log.exception("internal error while serving %s", req.method)
-            frame = encode_error(req.id, INTERNAL_ERROR, "internal error")
+        except Exception as exc:
+            frame = encode_error(req.id, INTERNAL_ERROR, self.redact(unexpected_fault(req.method, exc)))
         if self.session.in_flight.pop(req.id, False) is not False:
             self.session.send(frame)
             if req.method == "initialize":

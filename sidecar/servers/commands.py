@@ -3,6 +3,8 @@ the server list, on the config file named by `--config`.
 
   add [--no-check] [--json] [PASTE ...]    import a paste (or stdin); new entries come in off,
                                            and each one with nothing left to fill is checked
+  import [--from A,B] [--home DIR] [--dry-run]   the servers of Claude Code, Claude Desktop,
+                                           Cursor, Gemini CLI and Codex (`homes`); they come in off
   check [--json] NAME                      the bounded Test; a pass turns the entry on
   servers [list] [--json]                  every entry by names only, with its last check
   servers show NAME                        the edit form: the entry with env/header values blank
@@ -11,8 +13,8 @@ the server list, on the config file named by `--config`.
   servers off NAME | remove NAME           park an entry | delete it and its saved keys
   servers health [--all] [--json]          run the checks that are due (or every one)
 
-Exit codes: 0 done (and connected), 1 a check failed or nothing was added, 2 a usage or
-config error. Everything printed, and every log line, passes a redactor that holds every
+Exit codes: 0 done (and connected), 1 a check failed or nothing was added (for `import`:
+a file or an entry failed, the rest came in), 2 a usage or config error. Everything printed, and every log line, passes a redactor that holds every
 configured env and header value.
 """
 
@@ -24,6 +26,7 @@ import logging
 import os
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -115,6 +118,29 @@ def _add(session: _Session) -> int:
     if session.args.json:
         session.say_json(views.import_json(result, checks))
     return 0 if result.added else 1
+
+
+def _import(session: _Session) -> int:
+    from sidecar.servers import homes
+
+    try:
+        sources = homes.choose_sources(session.args.sources)
+    except ValueError as exc:
+        raise ConfigError("", str(exc)) from None
+    home = Path(session.args.home).expanduser() if session.args.home else Path.home()
+    saved = not session.args.dry_run
+    with session.file.edit() as document:  # a dry run reads under the same lock and changes nothing
+        servers = document.setdefault("mcpServers", {}) if saved else document.get("mcpServers", {})
+        if not isinstance(servers, dict):
+            raise ConfigError("mcpServers", "must be an object of alias -> server entry")
+        results = homes.import_homes(home, dict(servers), sources, organization=session.config.organization,
+                                     home_given=bool(session.args.home))
+        added = [a for r in results for a in r.added]
+        session.redactor.add(_all_values({"mcpServers": {a.name: a.entry for a in added}}))
+        if saved:
+            servers.update((a.name, a.entry) for a in added)
+    session.answer(homes.result_lines(results, home, saved=saved), homes.result_json(results, saved=saved))
+    return 1 if any(r.failed for r in results) else 0
 
 
 def _check(session: _Session) -> int:
@@ -266,6 +292,23 @@ def _health(session: _Session) -> int:
 # -- argv -----------------------------------------------------------------------------------
 
 Handler = Callable[[_Session], int]
+# Each command's `--help` ends with one example.
+EXAMPLES = {
+    "add": "omb-sidecar add --config sidecar.json 'npx -y @modelcontextprotocol/server-memory'",
+    "import": "omb-sidecar import --config sidecar.json --from claude,codex --dry-run",
+    "check": "omb-sidecar check memory --config sidecar.json",
+    "servers": "omb-sidecar servers --config sidecar.json",
+    "list": "omb-sidecar servers list --config sidecar.json --json",
+    "show": "omb-sidecar servers show memory --config sidecar.json",
+    "edit": "omb-sidecar servers edit memory --config sidecar.json < memory-entry.json",
+    "off": "omb-sidecar servers off memory --config sidecar.json",
+    "remove": "omb-sidecar servers remove memory --config sidecar.json",
+    "health": "omb-sidecar servers health --all --config sidecar.json",
+}
+
+
+def _example(word: str) -> dict[str, Any]:
+    return {"epilog": f"example:\n  {EXAMPLES[word]}", "formatter_class": argparse.RawDescriptionHelpFormatter}
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -276,24 +319,37 @@ def _parser() -> argparse.ArgumentParser:
     common.add_argument("--log-level", default=argparse.SUPPRESS, choices=["DEBUG", "INFO", "WARNING", "ERROR"])
     parser = argparse.ArgumentParser(prog="omb-sidecar", description="Bring your own MCP servers.")
     words = parser.add_subparsers(dest="word", required=True)
-    add = words.add_parser("add", parents=[common], help="import a paste (the arguments, or stdin)")
+    add = words.add_parser("add", parents=[common], help="import a paste (the arguments, or stdin)", **_example("add"))
     add.add_argument("--no-check", action="store_true", help="save the entries off without checking them")
     add.add_argument("paste", nargs=argparse.REMAINDER, help="the paste (options go before it); else stdin")
     add.set_defaults(handler=_add)
-    check = words.add_parser("check", parents=[common], help="the bounded Test of one server")
+    imports = words.add_parser(
+        "import", parents=[common], help="the servers your engines already use (they come in off)",
+        description="Bring in the MCP servers of Claude Code (~/.claude.json), Claude Desktop, Cursor "
+                    "(~/.cursor/mcp.json),\nGemini CLI (~/.gemini/settings.json) and Codex (~/.codex/config.toml). "
+                    "Each comes in off; one already\nhere is left alone; a different server under a taken name "
+                    "is skipped and named.",
+        **_example("import"))
+    imports.add_argument("--from", dest="sources", metavar="A,B",
+                         help="claude, claude-desktop, cursor, gemini, codex (default: all)")
+    imports.add_argument("--home", metavar="DIR", help="read the engines' files under DIR instead of ~")
+    imports.add_argument("--dry-run", action="store_true", help="say what would come in; save nothing")
+    imports.set_defaults(handler=_import)
+    check = words.add_parser("check", parents=[common], help="the bounded Test of one server", **_example("check"))
     check.add_argument("name")
     check.set_defaults(handler=_check)
-    servers = words.add_parser("servers", parents=[common], help="list, show, edit, park or remove servers")
+    servers = words.add_parser("servers", parents=[common], help="list, show, edit, park or remove servers",
+                              **_example("servers"))
     servers.set_defaults(handler=_list)
     actions = servers.add_subparsers(dest="action")
-    actions.add_parser("list", parents=[common]).set_defaults(handler=_list)
+    actions.add_parser("list", parents=[common], **_example("list")).set_defaults(handler=_list)
     for action, handler in (("show", _show), ("edit", _edit), ("off", _off), ("remove", _remove)):
-        sub = actions.add_parser(action, parents=[common])
+        sub = actions.add_parser(action, parents=[common], **_example(action))
         sub.add_argument("name")
         sub.set_defaults(handler=handler)
         if action == "edit":
             sub.add_argument("--no-check", action="store_true")
-    health = actions.add_parser("health", parents=[common], help="run the checks that are due")
+    health = actions.add_parser("health", parents=[common], help="run the checks that are due", **_example("health"))
     health.add_argument("--all", action="store_true", help="check every enabled server now")
     health.set_defaults(handler=_health)
     return parser
