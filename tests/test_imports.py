@@ -1,12 +1,13 @@
 """The import rules: arrows point one way, and the runtime path stays light."""
 
 import ast
+import json
 import subprocess
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1] / "sidecar"
-HEAVY = ("mcp", "pydantic", "aiohttp", "jmespath")
+HEAVY = ("mcp", "pydantic", "aiohttp", "jmespath", "cryptography")
 # package -> the sidecar packages it must not import
 FORBIDDEN = {
     "wire": {"front", "catalog", "gate", "upstream", "app", "cli"},
@@ -48,4 +49,25 @@ def test_nothing_imports_front_or_app_but_the_root() -> None:
 def test_the_runtime_path_loads_no_heavy_module() -> None:
     code = "import sys, sidecar.app, sidecar.cli; print(' '.join(sorted(sys.modules)))"
     loaded = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split())
+    assert not {m for m in loaded if m.split(".")[0] in HEAVY}
+
+
+async def test_a_stdio_session_loads_no_heavy_module(tmp_path: Path) -> None:
+    """A real stdio start, a listing and a call: the runtime dependencies stay unloaded."""
+    from tests.conftest import open_raw
+
+    examples = ROOT / "examples"
+    config = tmp_path / "sidecar.json"
+    config.write_text(json.dumps({"bot": {"id": "iris", "engine": "claude"}, "mcpServers": {
+        "notes": {"command": sys.executable, "args": [str(examples / "notes.py")]}}}))
+    modules = tmp_path / "modules.txt"
+    code = ("import atexit, sys; atexit.register(lambda: open(sys.argv[1], 'w').write(' '.join(sys.modules)));"
+            "from sidecar.cli import main; main(sys.argv[2:])")
+    async with open_raw([sys.executable, "-c", code, str(modules), "--config", str(config)]) as sc:
+        await sc.initialize()
+        await sc.wait_for_tools(["notes__search_notes"])
+        answer = await sc.call("notes__search_notes", {"query": "milk"})
+        assert "result" in answer, answer
+    loaded = set(modules.read_text().split())
+    assert "sidecar.front.handlers" in loaded
     assert not {m for m in loaded if m.split(".")[0] in HEAVY}
