@@ -23,6 +23,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 # What the wheel is built from: everything else in the checkout must not matter.
 SOURCES = ("pyproject.toml", "README.md", "sidecar", "shims")
@@ -41,6 +43,12 @@ class CleanInstall:
     @property
     def sidecar(self) -> Path:
         return self.venv / "bin" / "omb-sidecar"
+
+
+@pytest.fixture(scope="session")
+def clean_install(tmp_path_factory: pytest.TempPathFactory) -> CleanInstall:
+    """The wheel of this checkout in the cached clean venv (import this fixture to use it)."""
+    return install(build_wheel(tmp_path_factory.mktemp("wheel")))
 
 
 def runtime_dependencies() -> list[str]:

@@ -13,7 +13,6 @@ import json
 import re
 import signal
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,7 @@ import aiohttp
 import anyio
 import pytest
 
-from tests.install.clean_venv import REPO, CleanInstall, build_wheel, clean_env, install
+from tests.install.clean_venv import REPO, CleanInstall, clean_env, clean_install
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
 
@@ -30,9 +29,9 @@ SERVING = re.compile(r"serving Streamable HTTP at http://127\.0\.0\.1:(\d+)/mcp"
 WAIT = 60.0
 
 
-@pytest.fixture(scope="module")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CleanInstall]:
-    yield install(build_wheel(tmp_path_factory.mktemp("wheel")))
+@pytest.fixture
+def installed(clean_install: CleanInstall) -> CleanInstall:
+    return clean_install
 
 
 @pytest.fixture
