@@ -20,7 +20,7 @@ from typing import Any
 
 from sidecar.config import SidecarConfig, load_config
 from sidecar.errors import ConfigError
-from sidecar.features import log_missing
+from sidecar.features import installed, log_missing, missing_module_words
 from sidecar.redact import RedactingFilter, Redactor
 
 __all__ = ["main", "setup_logging", "run_async"]
@@ -142,6 +142,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if config is None:
         return 2
     redactor.add(config.secrets())
+    if args.http and not installed("aiohttp"):
+        print(f"omb-sidecar: {missing_module_words('--http', 'aiohttp')}", file=sys.stderr)
+        return 2
     log_missing()
     try:
         if not args.http:
@@ -160,4 +163,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             run_async(lambda: run_stdio(config, redactor))
     except KeyboardInterrupt:
         pass
+    except ModuleNotFoundError as exc:  # a broken install: one line, not a traceback
+        print(f"omb-sidecar: {missing_module_words('omb-sidecar', exc.name)}", file=sys.stderr)
+        return 1
     return 0

@@ -38,6 +38,7 @@ class Feature:
 
 FEATURES: tuple[Feature, ...] = (
     Feature("query", "jmespath", ("query_result",), extra="query"),
+    Feature("http", "aiohttp", (), extra="http"),  # --http and URL upstreams: refused at start-up (the CLI)
 )
 
 
@@ -56,8 +57,8 @@ def listable(tool: str, features: Iterable[Feature] = FEATURES) -> bool:
 
 
 def log_missing(features: Iterable[Feature] = FEATURES) -> list[Feature]:
-    """One warning per feature whose package is missing; returns them."""
-    missing = [f for f in features if not installed(f.module)]
+    """One warning per listing feature whose package is missing; returns them."""
+    missing = [f for f in features if f.tools and not installed(f.module)]
     for feature in missing:
         log.warning("%s is not listed: the package '%s' is not installed (%s)",
                     ", ".join(feature.tools), feature.module, feature.install)

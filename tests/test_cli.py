@@ -7,6 +7,7 @@ import os
 import pty
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -57,3 +58,15 @@ def test_a_bare_run_without_a_terminal_says_what_is_missing() -> None:
                          text=True, timeout=30, cwd=REPO, env=child_env())
     assert run.returncode == 2 and "--config PATH is required" in run.stderr and "--help" in run.stderr
     assert run.stdout == ""
+
+
+def test_http_without_its_package_says_which_in_one_line(tmp_path: Path) -> None:
+    config = tmp_path / "sidecar.json"
+    config.write_text('{"mcpServers": {}}')
+    code = "import sys; sys.modules['aiohttp'] = None; from sidecar.cli import main; sys.exit(main(sys.argv[1:]))"
+    run = subprocess.run([sys.executable, "-c", code, "--config", str(config), "--http", "127.0.0.1:0",
+                          "--token-env", "NONE"], stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                         timeout=30, cwd=REPO, env=child_env())
+    assert run.returncode == 2 and "Traceback" not in run.stderr
+    assert run.stderr.strip() == ("omb-sidecar: --http cannot run here: the package 'aiohttp' is not installed "
+                                  "(pip install 'omb-sidecar[http]')")
