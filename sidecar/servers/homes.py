@@ -3,7 +3,8 @@
 Sources, each read from a home folder (`~` unless `--home DIR` names another):
 
   claude          Claude Code: the top-level `mcpServers` of `~/.claude.json` only (the
-                  per-project blocks under `projects` are left alone)
+                  per-project blocks under `projects` are left alone); with no `--home`,
+                  `$CLAUDE_CONFIG_DIR/.claude.json` when that is set, as Claude Code itself does
   claude-desktop  Claude Desktop: `~/.config/Claude/claude_desktop_config.json` (Linux) and
                   `~/Library/Application Support/Claude/claude_desktop_config.json` (macOS)
   cursor          Cursor: `~/.cursor/mcp.json`
@@ -49,15 +50,16 @@ class Source:
     label: str  # what the result calls it
     files: tuple[str, ...]  # relative to the home folder
     form: str = "json"  # "json": a top-level `mcpServers`; "toml": `[mcp_servers.*]`
+    moved_by: tuple[str, str] | None = None  # (variable, file in it): where the engine itself looks when it is set
 
 
 SOURCES: tuple[Source, ...] = (
-    Source("claude", "Claude Code", (".claude.json",)),
+    Source("claude", "Claude Code", (".claude.json",), moved_by=("CLAUDE_CONFIG_DIR", ".claude.json")),
     Source("claude-desktop", "Claude Desktop", (".config/Claude/claude_desktop_config.json",
                                                 "Library/Application Support/Claude/claude_desktop_config.json")),
     Source("cursor", "Cursor", (".cursor/mcp.json",)),
     Source("gemini", "Gemini CLI", (".gemini/settings.json",)),
-    Source("codex", "Codex", (".codex/config.toml",), form="toml"),
+    Source("codex", "Codex", (".codex/config.toml",), form="toml", moved_by=("CODEX_HOME", "config.toml")),
 )
 _BY_KEY = {source.key: source for source in SOURCES}
 
@@ -103,9 +105,10 @@ def choose_sources(names: str | None) -> list[Source]:
 def source_files(source: Source, home: Path, environ: Mapping[str, str], home_given: bool) -> list[Path]:
     """The files of a source that exist in `home`."""
     paths = [home / relative for relative in source.files]
-    codex_home = environ.get("CODEX_HOME", "")
-    if source.key == "codex" and codex_home and not home_given:
-        paths = [Path(codex_home).expanduser() / "config.toml"]
+    if source.moved_by is not None and not home_given:
+        variable, name = source.moved_by
+        if environ.get(variable):
+            paths = [Path(environ[variable]).expanduser() / name]
     return [path for path in paths if path.is_file()]
 
 

@@ -188,14 +188,19 @@ def test_a_token_variable_is_never_resolved(tmp_path: Path) -> None:
     assert [(n.where, n.key) for n in added.needs] == [("header", "Authorization")]
 
 
-def test_codex_home_is_read_when_no_home_is_named(tmp_path: Path) -> None:
-    codex_home = tmp_path / "elsewhere"
-    codex_home.mkdir()
-    (codex_home / "config.toml").write_text('[mcp_servers.far]\ncommand = "far-mcp"\n')
-    home = _home(tmp_path, {CODEX: '[mcp_servers.near]\ncommand = "near-mcp"\n'})
-    environ = {"CODEX_HOME": str(codex_home)}
-    (default,) = import_homes(home, {}, choose_sources("codex"), environ=environ, home_given=False)
-    (named,) = import_homes(home, {}, choose_sources("codex"), environ=environ, home_given=True)
+@pytest.mark.parametrize(("source", "variable", "name", "text"), [
+    ("codex", "CODEX_HOME", "config.toml", '[mcp_servers.{0}]\ncommand = "{0}-mcp"\n'),
+    ("claude", "CLAUDE_CONFIG_DIR", ".claude.json", '{{"mcpServers": {{"{0}": {{"command": "{0}-mcp"}}}}}}'),
+])
+def test_the_engine_own_variable_is_read_when_no_home_is_named(source: str, variable: str, name: str, text: str,
+                                                                tmp_path: Path) -> None:
+    moved = tmp_path / "elsewhere"
+    moved.mkdir()
+    (moved / name).write_text(text.format("far"))
+    home = _home(tmp_path, {CODEX if source == "codex" else CLAUDE: text.format("near")})
+    environ = {variable: str(moved)}
+    (default,) = import_homes(home, {}, choose_sources(source), environ=environ, home_given=False)
+    (named,) = import_homes(home, {}, choose_sources(source), environ=environ, home_given=True)
     assert [a.name for a in default.added] == ["far"] and [a.name for a in named.added] == ["near"]
 
 
@@ -208,7 +213,7 @@ def test_an_unknown_source_is_refused() -> None:
 
 
 async def omb(*argv: str) -> tuple[int, str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OMB_", "OGB_", "CODEX_HOME"))}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OMB_", "OGB_", "CODEX_HOME", "CLAUDE_CONFIG_DIR"))}
     with anyio.fail_after(60):
         done = await anyio.run_process([sys.executable, "-m", "sidecar", *argv], check=False, cwd=str(REPO), env=env)
     return done.returncode, done.stdout.decode(), done.stderr.decode()
