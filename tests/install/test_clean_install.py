@@ -13,6 +13,7 @@ import json
 import re
 import signal
 import subprocess
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ import aiohttp
 import anyio
 import pytest
 
-from tests.install.clean_venv import REPO, CleanInstall, clean_env, clean_install
+from tests.install.clean_venv import REPO, SOURCES, CleanInstall, clean_env, clean_install  # noqa: F401 - the fixture
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
 
@@ -55,6 +56,16 @@ def _demo_config(installed: CleanInstall, where: Path) -> Path:
     path = where / "sidecar.json"
     path.write_text(run.stdout)
     return path
+
+
+def test_the_wheel_holds_every_file_of_the_packages(installed: CleanInstall) -> None:
+    """Code and data (the example config and servers, the pi extension): nothing left behind."""
+    packages = [name for name in SOURCES if (REPO / name).is_dir()]
+    wanted = {str(p.relative_to(REPO)) for name in packages for p in (REPO / name).rglob("*")
+              if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"}
+    held = set(zipfile.ZipFile(installed.wheel).namelist())
+    assert not wanted - held
+    assert {"sidecar/examples/demo.json", "shims/pi/omb-sidecar.ts"} <= held
 
 
 def test_the_package_comes_from_the_wheel_not_the_checkout(installed: CleanInstall, outside: Path) -> None:
