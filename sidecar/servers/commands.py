@@ -14,8 +14,9 @@ the server list, on the config file named by `--config`.
   servers health [--all] [--json]          run the checks that are due (or every one)
 
 Exit codes: 0 done (and connected), 1 a check failed or nothing was added (for `import`:
-a file or an entry failed, the rest came in), 2 a usage or config error. Everything printed, and every log line, passes a redactor that holds every
-configured env and header value.
+a file or an entry failed, the rest came in), 2 a usage or config error. Everything
+printed, and every log line, passes a redactor that holds every configured env and header
+value.
 """
 
 from __future__ import annotations
@@ -325,10 +326,10 @@ def _parser() -> argparse.ArgumentParser:
     add.set_defaults(handler=_add)
     imports = words.add_parser(
         "import", parents=[common], help="the servers your engines already use (they come in off)",
-        description="Bring in the MCP servers of Claude Code (~/.claude.json), Claude Desktop, Cursor "
-                    "(~/.cursor/mcp.json),\nGemini CLI (~/.gemini/settings.json) and Codex (~/.codex/config.toml). "
-                    "Each comes in off; one already\nhere is left alone; a different server under a taken name "
-                    "is skipped and named.",
+        description="Bring in the MCP servers of Claude Code (~/.claude.json), Claude Desktop,\n"
+                    "Cursor (~/.cursor/mcp.json), Gemini CLI (~/.gemini/settings.json) and Codex\n"
+                    "(~/.codex/config.toml). Each comes in off; one already here is left alone; a\n"
+                    "different server under a taken name is skipped and named.",
         **_example("import"))
     imports.add_argument("--from", dest="sources", metavar="A,B",
                          help="claude, claude-desktop, cursor, gemini, codex (default: all)")
