@@ -45,10 +45,16 @@ class CleanInstall:
         return self.venv / "bin" / "omb-sidecar"
 
 
+_BUILT: dict[str, CleanInstall] = {}  # one build per test run, whichever module asks first
+
+
 @pytest.fixture(scope="session")
 def clean_install(tmp_path_factory: pytest.TempPathFactory) -> CleanInstall:
-    """The wheel of this checkout in the cached clean venv (import this fixture to use it)."""
-    return install(build_wheel(tmp_path_factory.mktemp("wheel")))
+    """The wheel of this checkout in the cached clean venv (import this fixture to use it;
+    each importing module gets its own fixture, so the build itself is kept here)."""
+    if "wheel" not in _BUILT:
+        _BUILT["wheel"] = install(build_wheel(tmp_path_factory.mktemp("wheel")))
+    return _BUILT["wheel"]
 
 
 def runtime_dependencies() -> list[str]:

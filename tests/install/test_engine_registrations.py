@@ -83,7 +83,8 @@ def test_claude_with_mcp_config_calls_a_tool(user: dict[str, Any], tmp_path: Pat
     with FakeModelAPI("anthropic", SEARCH) as api:
         run = _run(user, claude, "-p", "find my milk note", "--mcp-config", str(registration), "--strict-mcp-config",
                    "--allowedTools", "mcp__omb", "--output-format", "stream-json", "--verbose",
-                   env={"ANTHROPIC_BASE_URL": api.base_url, "ANTHROPIC_API_KEY": "fake-key"})
+                   env={"ANTHROPIC_BASE_URL": api.base_url, "ANTHROPIC_API_KEY": "fake-key",
+                        "MCP_CONNECTION_NONBLOCKING": "0"})  # the README's advice for -p runs
     assert "groceries" in _answered(api, "anthropic", run)
 
 
@@ -101,8 +102,10 @@ def test_codex_mcp_add_writes_a_config_toml_that_a_turn_uses(user: dict[str, Any
     codex = _engine("codex")
     added = _run(user, codex, "mcp", "add", "omb", "--", "omb-sidecar", "--config", user["config"])
     assert added.returncode == 0, added.stderr
-    toml = (Path(user["env"]["HOME"]) / ".codex" / "config.toml").read_text()
+    written = Path(user["env"]["HOME"]) / ".codex" / "config.toml"
+    toml = written.read_text()
     assert '[mcp_servers.omb]\ncommand = "omb-sidecar"' in toml
+    written.write_text(toml.rstrip("\n") + "\nrequired = true\n")  # the README's one added line
     listed = _run(user, codex, "mcp", "list")
     assert re.search(r"^omb\s+omb-sidecar\s+--config .*enabled", listed.stdout, re.MULTILINE), listed.stdout
     # `codex exec` never asks: the tools of this server are approved for the turn
@@ -111,7 +114,7 @@ def test_codex_mcp_add_writes_a_config_toml_that_a_turn_uses(user: dict[str, Any
 
 def test_codex_with_dash_c_calls_a_tool(user: dict[str, Any]) -> None:
     registration = ["-c", 'mcp_servers.omb.command="omb-sidecar"',
-                    "-c", f'mcp_servers.omb.args=["--config", "{user["config"]}"]',
+                    "-c", f'mcp_servers.omb.args=["--config", "{user["config"]}"]', "-c", "mcp_servers.omb.required=true",
                     "-c", 'mcp_servers.omb.default_tools_approval_mode="approve"']
     assert "groceries" in _codex_turn(user, *registration)
 
