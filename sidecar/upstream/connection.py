@@ -3,7 +3,9 @@
 Owns the upstream side of id routing (its own counter, RELIABILITY rule 1), progress
 tokens, cancellation, and the split of incoming frames into answers, notifications and
 requests. Refuses: frames that are not JSON-RPC (skipped and counted), answers to ids it
-never sent or already settled (dropped and counted).
+never sent or already settled (dropped and counted), frames nested past the depth limit
+or over a size cap. A refused frame that was an answer still ends its request: with an
+error naming the limit (`dropped`), so every request sent ends exactly once.
 """
 
 from __future__ import annotations
@@ -17,11 +19,13 @@ import msgspec
 
 from sidecar.errors import (
     INTERNAL_ERROR,
+    INVALID_REQUEST,
     CallCancelled,
     UpstreamError,
     UpstreamUnavailable,
 )
 from sidecar.wire import (
+    TOO_DEEP,
     IdAllocator,
     UpstreamFrame,
     decode_upstream_frame,
@@ -30,10 +34,15 @@ from sidecar.wire import (
     encode_request,
     encode_result,
 )
+from sidecar.wire.depth import too_deep
+from sidecar.wire.salvage import DroppedFrame, salvage
 
 __all__ = ["Connection", "Transport", "PeerHandler", "ProgressSink"]
 
 log = logging.getLogger(__name__)
+
+DROPS_LOGGED = 10  # per connection, then one line in every DROPS_LOG_EVERY
+DROPS_LOG_EVERY = 1000
 
 ProgressSink = Callable[[dict[str, Any]], None]
 
@@ -70,6 +79,7 @@ class Connection:
         self.closed_reason: str | None = None
         self.skipped_lines = 0
         self.stray_answers = 0
+        self.dropped_frames = 0
         self._ids: IdAllocator[_Pending] = IdAllocator()
         self._progress: dict[int, ProgressSink] = {}
         self._next_token = 0
@@ -164,6 +174,9 @@ class Connection:
     # -- incoming -------------------------------------------------------------------
 
     def feed(self, line: bytes) -> None:
+        if too_deep(line):
+            self.dropped(DroppedFrame(len(line), TOO_DEEP, line[:4096], line[-4096:]))
+            return
         frame = decode_upstream_frame(line)
         if frame is None:
             self.skipped_lines += 1
@@ -201,6 +214,39 @@ class Connection:
         sink = self._progress.get(token) if type(token) is int else None
         if sink is not None:
             sink(params)
+
+    def dropped(self, notice: DroppedFrame) -> None:
+        """A frame that was refused unread: end what it answered, or answer what it asked.
+
+        The id is read from the frame's edges. A dropped answer whose id cannot be read
+        fails every request then in flight: one of them lost its answer, none can be told
+        apart, and a wait with no end is worse than an error."""
+        self.dropped_frames += 1
+        found = salvage(notice.head, notice.tail)
+        words = f"{notice.size} bytes, {notice.why}"
+        self._log_drop(found.id, found.method, words)
+        if found.method is not None:
+            if found.id is not None:
+                self.respond_error(found.id, INVALID_REQUEST, f"the request was refused unread: {words}")
+            return
+        error = UpstreamError(f"upstream '{self.alias}' sent an answer the sidecar refused unread ({words})")
+        if found.id is not None:
+            pending = self._ids.release(found.id)
+            waiting = [pending] if pending is not None else []
+        else:
+            waiting = self._ids.drain()
+        for pending in waiting:
+            self._settle(pending)
+            if not pending.future.done():
+                pending.future.set_exception(error)
+                pending.future.exception()
+
+    def _log_drop(self, ident: object, method: str | None, words: str) -> None:
+        count = self.dropped_frames
+        if count <= DROPS_LOGGED or count % DROPS_LOG_EVERY == 0:
+            what = f"a {method!r} message" if method else ("the answer to id " + repr(ident) if ident is not None
+                                                          else "a frame with no readable id")
+            log.warning("upstream '%s': dropped %s (%s; %d dropped so far)", self.alias, what, words, count)
 
     def lost(self, reason: str) -> None:
         """The transport is gone: every waiting request fails now, clearly."""

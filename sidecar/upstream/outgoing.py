@@ -4,7 +4,9 @@ Owns: a peek at each outgoing frame (id, method, the name a 2026-07-28 header
 mirrors), the 2026-07-28 envelope learned from the `server/discover` probe, the
 delivery of server messages to the connection (one per call, arrays split, errors
 scrubbed of the server's address and header values) and the error answers a channel
-gives in the server's place. Refuses to pass an error from the server unscrubbed.
+gives in the server's place. Refuses to pass an error from the server unscrubbed, and
+any message nested past the depth limit or over a cap: the request it answered still
+ends, with an error naming the limit.
 """
 
 from __future__ import annotations
@@ -21,8 +23,10 @@ import msgspec
 from sidecar.errors import UpstreamUnavailable
 from sidecar.upstream.channel import LineSink
 from sidecar.upstream.handshake import MAX_LIST_BYTES, MODERN_VERSION
-from sidecar.wire import encode_error
-from sidecar.wire.framing import DEFAULT_LINE_CAP
+from sidecar.wire import TOO_DEEP, encode_error
+from sidecar.wire.depth import too_deep
+from sidecar.wire.framing import DEFAULT_LINE_CAP, DropSink
+from sidecar.wire.salvage import EDGE_BYTES, DroppedFrame, salvage
 
 __all__ = ["MODERN_VERSION", "ModernEnvelope", "Outgoing", "Replies", "read_capped"]
 
@@ -149,6 +153,7 @@ class Replies:
         self._initialize_id: int | str | None = None
         self.on_initialized: Callable[[str], None] | None = None
         self.on_initialize_refused: Callable[[], None] | None = None
+        self.on_dropped: DropSink | None = None  # the connection's, for messages of no known request
 
     def watch_initialize(self, ident: int | str | None) -> None:
         self._initialize_id = ident
@@ -160,8 +165,27 @@ class Replies:
             frame = encode_error(out.id, UPSTREAM_UNAVAILABLE, words).rstrip(b"\n")
             asyncio.get_running_loop().call_soon(self._deliver_one, frame)
 
-    def deliver_body(self, body: bytes) -> set[int | str]:
-        """Deliver a JSON body (one message or an array); returns the ids answered."""
+    def refused(self, notice: DroppedFrame, out: Outgoing | None = None) -> int | str | None:
+        """A message refused unread. When it is (or may be) the answer to `out`, `out` fails
+        naming the limit, and its id is returned; else the connection is told."""
+        found = salvage(notice.head, notice.tail)
+        if out is not None and out.is_request and (found.id == out.id or (found.id is None and found.method is None)):
+            self.fail(out, f"the server's answer was refused unread ({notice.size} bytes, {notice.why})")
+            return out.id
+        if self.on_dropped is not None:
+            self.on_dropped(notice)
+        return None
+
+    def stream_refused(self, notice: DroppedFrame) -> None:
+        """A message refused unread on the server's own stream: the connection decides."""
+        self.refused(notice)
+
+    def deliver_body(self, body: bytes, out: Outgoing | None = None) -> set[int | str]:
+        """Deliver a JSON body (one message or an array) that came for `out` (None: from the
+        server's own stream); returns the ids answered."""
+        if too_deep(body):
+            ident = self.refused(DroppedFrame(len(body), TOO_DEEP, body[:EDGE_BYTES], body[-EDGE_BYTES:]), out)
+            return set() if ident is None else {ident}
         stripped = body.lstrip()
         if stripped[:1] == b"[":
             try:
@@ -215,13 +239,13 @@ class Replies:
 async def read_capped(response: aiohttp.ClientResponse, cap: int) -> bytes:
     """The whole body, refused before buffering past `cap` bytes."""
     if response.content_length is not None and response.content_length > cap:
-        raise UpstreamUnavailable(f"answered more than {cap} bytes")
+        raise UpstreamUnavailable(f"answered {response.content_length} bytes, over the {cap}-byte cap")
     chunks: list[bytes] = []
     size = 0
     async for chunk in response.content.iter_any():
         size += len(chunk)
         if size > cap:
-            raise UpstreamUnavailable(f"answered more than {cap} bytes")
+            raise UpstreamUnavailable(f"answered more than the {cap}-byte cap")
         chunks.append(chunk)
     return b"".join(chunks)
 

@@ -30,6 +30,7 @@ from sidecar.upstream.handshake import (
     read_listing,
 )
 from sidecar.wire import UpstreamFrame
+from sidecar.wire.salvage import DroppedFrame
 
 __all__ = ["Upstream", "UpstreamState", "Backoff"]
 
@@ -129,7 +130,7 @@ class Upstream:
 
     async def _serve_once(self) -> None:
         try:
-            child = await open_channel(self.config, self._feed)
+            child = await open_channel(self.config, self._feed, self._dropped)
         except SidecarError as exc:
             self._fail(exc.message)
             return
@@ -175,6 +176,10 @@ class Upstream:
     def _feed(self, line: bytes) -> None:
         if self._lines_to is not None:
             self._lines_to.feed(line)
+
+    def _dropped(self, notice: DroppedFrame) -> None:
+        if self._lines_to is not None:
+            self._lines_to.dropped(notice)
 
     def _fail(self, reason: str, restarting: bool = False) -> None:
         self.connection = None
