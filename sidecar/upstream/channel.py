@@ -45,7 +45,7 @@ async def open_channel(server: ServerConfig, on_line: LineSink, on_dropped: Drop
         from sidecar.upstream.stdio import spawn_child
 
         try:
-            return await spawn_child(server, on_line, DEFAULT_LINE_CAP, on_dropped)
+            return await spawn_child(server, on_line, server.max_message_bytes or DEFAULT_LINE_CAP, on_dropped)
         except OSError as exc:
             reason = exc.strerror or type(exc).__name__
             raise UpstreamUnavailable(f"its command could not be started ({reason})") from None

@@ -229,7 +229,7 @@ class Connection:
             if found.id is not None:
                 self.respond_error(found.id, INVALID_REQUEST, f"the request was refused unread: {words}")
             return
-        error = UpstreamError(f"upstream '{self.alias}' sent an answer the sidecar refused unread ({words})")
+        error = UpstreamUnavailable(f"upstream '{self.alias}' sent an answer the sidecar refused unread ({words})")
         if found.id is not None:
             pending = self._ids.release(found.id)
             waiting = [pending] if pending is not None else []

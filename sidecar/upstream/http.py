@@ -32,7 +32,7 @@ from sidecar.upstream.outgoing import (
     read_capped,
 )
 from sidecar.upstream.webclient import UNREACHABLE, WebClient, refusal_words
-from sidecar.wire.framing import DropSink
+from sidecar.wire.framing import DEFAULT_LINE_CAP, DropSink
 from sidecar.wire.salvage import DroppedFrame
 
 __all__ = ["HttpChannel", "open_http_channel"]
@@ -54,6 +54,7 @@ class HttpChannel(QueuedChannel):
         self._client = client
         self._replies = Replies(on_line, client.scrub, client.scrub_result if client.scrubs_results else None)
         self._replies.on_dropped = on_dropped
+        self._cap = server.max_message_bytes
         self._replies.on_initialized = self.learn_version
         self._replies.on_initialize_refused = self.initialize_refused
         loop = asyncio.get_running_loop()
@@ -192,7 +193,10 @@ class HttpChannel(QueuedChannel):
         elif response.content_type == "text/event-stream":
             await self._read_stream(out, response)
         else:
-            self._deliver_json(out, await read_capped(response, out.answer_cap))
+            self._deliver_json(out, await read_capped(response, self._answer_cap(out)))
+
+    def _answer_cap(self, out: Outgoing) -> int:
+        return min(out.answer_cap, self._cap) if self._cap else out.answer_cap
 
     def _refused(self, out: Outgoing, status: int) -> None:
         if not self._started:
@@ -219,7 +223,7 @@ class HttpChannel(QueuedChannel):
 
     async def _read_stream(self, out: Outgoing, response: aiohttp.ClientResponse) -> None:
         refused: list[DroppedFrame] = []
-        decoder = EventStreamDecoder(out.answer_cap, refused.append)
+        decoder = EventStreamDecoder(self._answer_cap(out), refused.append)
         answered = await self._pump(out, response, decoder, refused)
         for _ in range(RESUME_ATTEMPTS):
             if answered or decoder.last_id is None or self._session_id is None:
@@ -263,7 +267,7 @@ class HttpChannel(QueuedChannel):
 
     async def _listen(self) -> None:
         """Server-initiated messages; reconnects with backoff while the channel lives."""
-        decoder = EventStreamDecoder(on_dropped=self._replies.stream_refused)
+        decoder = EventStreamDecoder(self._cap or DEFAULT_LINE_CAP, self._replies.stream_refused)
         failures = 0
         while not self._end:
             headers = {"Accept": "text/event-stream", SESSION_HEADER: self._session_id or ""}

@@ -24,7 +24,7 @@ from sidecar.upstream.eventstream import EventStreamDecoder
 from sidecar.upstream.outgoing import Outgoing, QueuedChannel, Replies
 from sidecar.upstream.redirects import same_origin
 from sidecar.upstream.webclient import BROKE_OFF, WebClient, refusal_words
-from sidecar.wire.framing import DropSink
+from sidecar.wire.framing import DEFAULT_LINE_CAP, DropSink
 
 __all__ = ["SseChannel", "open_sse_channel"]
 
@@ -39,6 +39,7 @@ class SseChannel(QueuedChannel):
         self._client = client
         self._replies = Replies(on_line, client.scrub, client.scrub_result if client.scrubs_results else None)
         self._replies.on_dropped = on_dropped
+        self._cap = server.max_message_bytes or DEFAULT_LINE_CAP
         loop = asyncio.get_running_loop()
         self._gone: asyncio.Future[None] = loop.create_future()
         self._endpoint: asyncio.Future[str] = loop.create_future()
@@ -79,7 +80,7 @@ class SseChannel(QueuedChannel):
             self._finish("closed its event stream" if exc.message == BROKE_OFF else exc.message)
 
     async def _pump(self, response: aiohttp.ClientResponse) -> None:
-        decoder = EventStreamDecoder(on_dropped=self._replies.stream_refused)
+        decoder = EventStreamDecoder(self._cap, self._replies.stream_refused)
         async for chunk in response.content.iter_any():
             for event in decoder.feed(chunk):
                 if event.event == "endpoint":

@@ -41,7 +41,7 @@ UpstreamState = str
 REFUSALS: dict[UpstreamState, str] = {
     "starting": "is still starting",
     "ready": "",
-    "restarting": "stopped and is restarting",
+    "restarting": "is restarting; the call was not run",
     "failed": "could not be started",
     "paused": "crashed repeatedly and is paused for a while",
     "stopped": "is shut down",
@@ -95,6 +95,7 @@ class Upstream:
         self._child: Channel | None = None
         self._refresh: Jobs | None = None  # re-reads of lists while a connection lives
         self._lines_to: Connection | None = None  # the connection of the current child
+        self._was_ready = False  # once ready, a failed start is a restart still to come
 
     @property
     def capabilities(self) -> dict[str, Any]:
@@ -141,6 +142,7 @@ class Upstream:
             await self._start(conn)
             self._refresh = Jobs()
             self.connection = conn
+            self._was_ready = True
             self._set_state("ready")
             log.info("upstream '%s' ready: %d tools", self.alias, len(self.listing.tools))
             await child.gone
@@ -188,7 +190,7 @@ class Upstream:
             log.warning("upstream '%s' %s%s", self.alias, reason, f"; its stderr ends: {tail!r}" if tail else "")
         else:
             log.warning("upstream '%s' %s", self.alias, reason)
-        self._set_state("restarting" if restarting else "failed", reason)
+        self._set_state("restarting" if restarting or self._was_ready else "failed", reason)
 
     async def _stop_child(self) -> None:
         child, self._child = self._child, None

@@ -18,6 +18,7 @@ import msgspec
 
 from sidecar.errors import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR
 from sidecar.wire.depth import MAX_DEPTH, too_deep
+from sidecar.wire.salvage import EDGE_BYTES, salvage
 
 __all__ = [
     "EngineMessage",
@@ -125,7 +126,7 @@ def _valid_id(value: object) -> bool:
 def decode_engine_frame(line: bytes) -> EngineMessage | FrameRejected:
     """Decode one line from the engine into a message or a rejection with its code."""
     if too_deep(line, MAX_DEPTH):
-        return FrameRejected(PARSE_ERROR, f"parse error: {TOO_DEEP}")
+        return _too_deep(line)
     try:
         obj = _decode_strict(line)
     except _DuplicateKey:
@@ -139,6 +140,13 @@ def decode_engine_frame(line: bytes) -> EngineMessage | FrameRejected:
     if not isinstance(obj, dict):
         return FrameRejected(INVALID_REQUEST, "a message must be a JSON object")
     return _envelope(obj)
+
+
+def _too_deep(line: bytes) -> FrameRejected:
+    """Refused unread; a request's id is echoed when the frame's edges show it, so the
+    engine's request still ends."""
+    found = salvage(line[:EDGE_BYTES], line[-EDGE_BYTES:])
+    return FrameRejected(PARSE_ERROR, f"parse error: {TOO_DEEP}", found.id if found.method else None)
 
 
 def _envelope(obj: dict[str, Any]) -> EngineMessage | FrameRejected:
