@@ -35,6 +35,7 @@ from sidecar.wire import (
     encode_result,
 )
 from sidecar.wire.depth import too_deep
+from sidecar.wire.repair import repair_frame
 from sidecar.wire.salvage import DroppedFrame, salvage
 
 __all__ = ["Connection", "Transport", "PeerHandler", "ProgressSink"]
@@ -80,6 +81,8 @@ class Connection:
         self.skipped_lines = 0
         self.stray_answers = 0
         self.dropped_frames = 0
+        self.repaired_frames = 0  # frames whose bad text was replaced (counted value by value below)
+        self.repaired_values = 0
         self._ids: IdAllocator[_Pending] = IdAllocator()
         self._progress: dict[int, ProgressSink] = {}
         self._next_token = 0
@@ -177,7 +180,7 @@ class Connection:
         if too_deep(line):
             self.dropped(DroppedFrame(len(line), TOO_DEEP, line[:4096], line[-4096:]))
             return
-        frame = decode_upstream_frame(line)
+        frame = decode_upstream_frame(line) or self._repaired(line)
         if frame is None:
             self.skipped_lines += 1
             return
@@ -214,6 +217,20 @@ class Connection:
         sink = self._progress.get(token) if type(token) is int else None
         if sink is not None:
             sink(params)
+
+    def _repaired(self, line: bytes) -> UpstreamFrame | None:
+        """The slow path for a frame msgspec refused: its bad values replaced, the rest kept."""
+        repair = repair_frame(line) if line.lstrip()[:1] == b"{" else None
+        frame = decode_upstream_frame(repair.frame) if repair is not None else None
+        if frame is None or repair is None:
+            return None
+        self.repaired_frames += 1
+        self.repaired_values += repair.values
+        if self.repaired_frames <= DROPS_LOGGED or self.repaired_frames % DROPS_LOG_EVERY == 0:
+            what = f"answer to id {frame.id!r}" if frame.method is None else repr(frame.method)
+            log.warning("upstream '%s' sent text that is not valid (%s, %d in all) in its %s; replaced, the rest kept",
+                        self.alias, ", ".join(repair.reasons), repair.values, what)
+        return frame
 
     def dropped(self, notice: DroppedFrame) -> None:
         """A frame that was refused unread: end what it answered, or answer what it asked.

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import logging
 import re
 from collections.abc import Callable
 from typing import Any
@@ -26,6 +27,7 @@ from sidecar.upstream.handshake import MAX_LIST_BYTES, MODERN_VERSION
 from sidecar.wire import TOO_DEEP, encode_error
 from sidecar.wire.depth import too_deep
 from sidecar.wire.framing import DEFAULT_LINE_CAP, DropSink
+from sidecar.wire.repair import Repair, repair_frame
 from sidecar.wire.salvage import EDGE_BYTES, DroppedFrame, salvage
 
 __all__ = ["MODERN_VERSION", "ModernEnvelope", "Outgoing", "Replies", "read_capped"]
@@ -44,6 +46,7 @@ class _Peek(msgspec.Struct):
     error: msgspec.Raw = msgspec.Raw()
 
 
+log = logging.getLogger(__name__)
 _peek = msgspec.json.Decoder(_Peek)
 _messages = msgspec.json.Decoder(list[msgspec.Raw])
 
@@ -154,6 +157,8 @@ class Replies:
         self.on_initialized: Callable[[str], None] | None = None
         self.on_initialize_refused: Callable[[], None] | None = None
         self.on_dropped: DropSink | None = None  # the connection's, for messages of no known request
+        self.repaired_values = 0
+        self._repair_logged = False
 
     def watch_initialize(self, ident: int | str | None) -> None:
         self._initialize_id = ident
@@ -205,8 +210,17 @@ class Replies:
         try:
             head = _peek.decode(message)
         except msgspec.DecodeError:
-            self._on_line(message)  # the connection counts what it cannot read
-            return None
+            repair = repair_frame(message)
+            if repair is None:
+                self._on_line(message)  # the connection counts what it cannot read
+                return None
+            try:
+                head = _peek.decode(repair.frame)
+            except msgspec.DecodeError:
+                self._on_line(message)
+                return None
+            self._note_repair(repair)
+            message = repair.frame  # and on, scrubbed like any other
         if head.error:
             message = self._scrub(message.decode("utf-8", "replace")).encode()
         elif self._scrub_result is not None:
@@ -218,6 +232,13 @@ class Replies:
                 self.on_initialize_refused()
         self._on_line(message)
         return head.id if head.method is None else None
+
+    def _note_repair(self, repair: Repair) -> None:
+        self.repaired_values += repair.values
+        if not self._repair_logged:
+            self._repair_logged = True
+            log.warning("a URL upstream sent text that is not valid (%s); replaced, the rest kept "
+                        "(logged once per connection)", ", ".join(repair.reasons))
 
     def _learn_version(self, result: msgspec.Raw) -> None:
         version = _params(result).get("protocolVersion")
