@@ -8,8 +8,9 @@ It is on the hot path of every frame, so it is built to cost almost nothing for 
 ones: a text with at most `limit` opening brackets cannot be deeper than `limit`, and two
 `bytes.count` calls (memchr speed) settle that. Only a text with more brackets than the
 limit is scanned exactly: escapes and strings are removed with C-speed byte operations,
-and the running depth of what is left is summed in chunks, stopping as soon as it passes
-the limit. No Python loop touches the text a byte at a time.
+innermost pairs are peeled off while that shrinks the text well, and the running depth
+of what is left is summed in growing chunks, stopping as soon as it passes the limit.
+No Python loop touches the text a byte at a time.
 
 Refuses nothing itself; it says "too deep", and the decoders turn that into an error.
 """
@@ -30,7 +31,8 @@ _KEEP = b'"[]{}'
 _DROP = bytes(b for b in range(256) if b not in _KEEP)
 # After the strings are gone: an opener is +1, a closer -1 (as signed bytes).
 _SIGNS = bytes.maketrans(b"[]{}", b"\x01\xff\x01\xff")
-_CHUNK = 1 << 16
+_CHUNK = 1 << 16  # signs summed at once, at most
+_PROBE = 1024  # signs summed first
 
 
 def too_deep(text: bytes, limit: int = MAX_DEPTH) -> bool:
@@ -52,19 +54,37 @@ def _structure(text: bytes) -> bytes:
     return kept
 
 
+def _running_max(signs: bytes, depth: int) -> int:
+    return max(accumulate(array("b", signs), initial=depth))
+
+
+def _peel(signs: bytes) -> tuple[bytes, int]:
+    """Remove innermost pairs while that shrinks the text well (wide, shallow JSON), each
+    pass one level (every deepest point is an opener right before its closer)."""
+    levels = 0
+    while len(signs) > _CHUNK:
+        shorter = signs.replace(b"\x01\xff", b"")
+        if len(shorter) * 4 > len(signs) * 3:
+            break  # deep rather than wide: the running sum is quicker now
+        signs, levels = shorter, levels + 1
+    return signs, levels
+
+
 def nesting_depth(text: bytes, stop_above: int | None = None) -> int:
     """The deepest nesting of arrays and objects in `text` (0 for a scalar).
 
     With `stop_above`, the scan ends as soon as the depth passes it (the value returned is
-    then only known to be larger). Unbalanced text is measured as written, from its start:
-    a decoder stops at the first unbalanced bracket, so it never goes deeper than this."""
+    then only known to be larger). Exact for JSON; text that is not JSON (an opener never
+    closed) may measure deeper than a decoder would go before it stops, never shallower."""
     signs = _structure(text).translate(_SIGNS)
-    depth = deepest = 0
-    for start in range(0, len(signs), _CHUNK):
-        steps = array("b", signs[start : start + _CHUNK])
-        running = list(accumulate(steps, initial=depth))
-        deepest = max(deepest, max(running))
-        depth = running[-1]
+    if stop_above is not None and _running_max(signs[:_PROBE], 0) > stop_above:
+        return stop_above + 1  # deep from the start (the usual attack): no need to look further
+    signs, depth = _peel(signs)
+    deepest, start, step = depth, 0, _PROBE
+    while start < len(signs):
+        running = list(accumulate(array("b", signs[start : start + step]), initial=depth))
+        deepest, depth = max(deepest, max(running)), running[-1]  # one pass; both ends needed
         if stop_above is not None and deepest > stop_above:
             break
+        start, step = start + step, min(step * 4, _CHUNK)
     return deepest
