@@ -36,7 +36,7 @@ from sidecar.wire import (
 )
 from sidecar.wire.depth import too_deep
 from sidecar.wire.repair import repair_frame
-from sidecar.wire.salvage import DroppedFrame, salvage
+from sidecar.wire.salvage import EDGE_BYTES, DroppedFrame, salvage
 
 __all__ = ["Connection", "Transport", "PeerHandler", "ProgressSink"]
 
@@ -178,7 +178,7 @@ class Connection:
 
     def feed(self, line: bytes) -> None:
         if too_deep(line):
-            self.dropped(DroppedFrame(len(line), TOO_DEEP, line[:4096], line[-4096:]))
+            self.dropped(DroppedFrame(len(line), TOO_DEEP, line[:EDGE_BYTES], line[-EDGE_BYTES:]))
             return
         frame = decode_upstream_frame(line) or self._repaired(line)
         if frame is None:
@@ -226,10 +226,11 @@ class Connection:
             return None
         self.repaired_frames += 1
         self.repaired_values += repair.values
-        if self.repaired_frames <= DROPS_LOGGED or self.repaired_frames % DROPS_LOG_EVERY == 0:
-            what = f"answer to id {frame.id!r}" if frame.method is None else repr(frame.method)
-            log.warning("upstream '%s' sent text that is not valid (%s, %d in all) in its %s; replaced, the rest kept",
-                        self.alias, ", ".join(repair.reasons), repair.values, what)
+        what = f"answer to id {frame.id!r}" if frame.method is None else repr(frame.method)
+        log.log(logging.WARNING if self.repaired_frames == 1 else logging.DEBUG,
+                "upstream '%s' sent text that is not valid (%s, %d in all) in its %s; replaced, the rest kept "
+                "(%d frames repaired so far; the first is logged as a warning)",
+                self.alias, ", ".join(repair.reasons), repair.values, what, self.repaired_frames)
         return frame
 
     def dropped(self, notice: DroppedFrame) -> None:
@@ -251,7 +252,7 @@ class Connection:
             pending = self._ids.release(found.id)
             waiting = [pending] if pending is not None else []
         else:
-            waiting = self._ids.drain()
+            waiting = self._ids.drain() if notice.may_answer else []
         for pending in waiting:
             self._settle(pending)
             if not pending.future.done():

@@ -18,6 +18,7 @@ from collections.abc import Coroutine
 from typing import Any
 
 import aiohttp
+import msgspec
 
 from sidecar.config import ServerConfig
 from sidecar.errors import UpstreamUnavailable
@@ -267,7 +268,7 @@ class HttpChannel(QueuedChannel):
 
     async def _listen(self) -> None:
         """Server-initiated messages; reconnects with backoff while the channel lives."""
-        decoder = EventStreamDecoder(self._cap or DEFAULT_LINE_CAP, self._replies.stream_refused)
+        decoder = EventStreamDecoder(self._cap or DEFAULT_LINE_CAP, self._listen_refused)
         failures = 0
         while not self._end:
             headers = {"Accept": "text/event-stream", SESSION_HEADER: self._session_id or ""}
@@ -292,6 +293,10 @@ class HttpChannel(QueuedChannel):
             except (UpstreamUnavailable, aiohttp.ClientError, asyncio.TimeoutError):
                 failures += 1
             await asyncio.sleep(LISTEN_BACKOFF[min(failures, len(LISTEN_BACKOFF) - 1)])
+
+    def _listen_refused(self, notice: DroppedFrame) -> None:
+        """Answers come on POST streams: one unreadable message here fails no call in flight."""
+        self._replies.stream_refused(msgspec.structs.replace(notice, may_answer=False))
 
     # -- the end ----------------------------------------------------------------------
 

@@ -260,13 +260,13 @@ class Replies:
 async def read_capped(response: aiohttp.ClientResponse, cap: int) -> bytes:
     """The whole body, refused before buffering past `cap` bytes."""
     if response.content_length is not None and response.content_length > cap:
-        raise UpstreamUnavailable(f"answered {response.content_length} bytes, over the {cap}-byte cap")
+        raise UpstreamUnavailable(f"answered more than {cap} bytes (the cap): {response.content_length} bytes")
     chunks: list[bytes] = []
     size = 0
     async for chunk in response.content.iter_any():
         size += len(chunk)
         if size > cap:
-            raise UpstreamUnavailable(f"answered more than the {cap}-byte cap")
+            raise UpstreamUnavailable(f"answered more than {cap} bytes (the cap)")
         chunks.append(chunk)
     return b"".join(chunks)
 

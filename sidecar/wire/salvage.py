@@ -39,6 +39,7 @@ class DroppedFrame(msgspec.Struct, frozen=True):
     why: str  # e.g. "over the 1048576-byte line cap"
     head: bytes
     tail: bytes
+    may_answer: bool = True  # False where answers never come (a Streamable HTTP GET stream)
 
 
 class Salvaged(msgspec.Struct, frozen=True):
