@@ -222,8 +222,8 @@ class Connection:
         """The slow path for a frame msgspec refused: its bad values replaced, the rest kept."""
         repair = repair_frame(line) if line.lstrip()[:1] == b"{" else None
         frame = decode_upstream_frame(repair.frame) if repair is not None else None
-        if frame is None or repair is None:
-            return None
+        if frame is None or repair is None or frame.jsonrpc != "2.0":
+            return None  # not a JSON-RPC message even so: skipped, like any stray line
         self.repaired_frames += 1
         self.repaired_values += repair.values
         what = f"answer to id {frame.id!r}" if frame.method is None else repr(frame.method)
