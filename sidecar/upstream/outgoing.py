@@ -120,6 +120,8 @@ class ModernEnvelope:
         return cls({k: v for k, v in keys.items() if k.startswith(ENVELOPE_PREFIX)})
 
     def judge(self, answer: bytes) -> None:
+        if too_deep(answer):
+            return
         try:
             head = _peek.decode(answer)
         except msgspec.DecodeError:
@@ -247,6 +249,8 @@ class Replies:
 
     def deliver_error_for(self, out: Outgoing, body: bytes) -> bool:
         """An HTTP error whose body is the JSON-RPC error for this request: pass it on."""
+        if too_deep(body):
+            return False
         try:
             head = _peek.decode(body)
         except msgspec.DecodeError:

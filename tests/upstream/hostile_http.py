@@ -6,8 +6,9 @@ own event loop (aiohttp, 127.0.0.1 only).
 Streamable HTTP at `/mcp` (a session id, no GET stream) and legacy SSE at `/sse` (the
 `endpoint` event, then every answer on the one event stream). Both list the tools
 `say {lines, stream?}` and `echo {nonce}`. `say` answers with the raw `lines`, `{id}`
-replaced by the call's JSON id: over Streamable HTTP one JSON body (the first line) or,
-with `stream: true`, one event per line; over SSE one event per line.
+replaced by the call's JSON id: over Streamable HTTP one JSON body (the first line, with
+the HTTP `status` asked for) or, with `stream: true`, one event per line; over SSE one
+event per line.
 """
 
 from __future__ import annotations
@@ -64,7 +65,8 @@ class HostileWeb:
         headers = {"Mcp-Session-Id": "hostile-1"} if body["method"] == "initialize" else {}
         if (params.get("arguments") or {}).get("stream"):
             return web.Response(body=_events(lines), content_type="text/event-stream", headers=headers)
-        return web.Response(body=lines[0].encode("utf-8", "surrogatepass") if lines else b"",
+        status = int((params.get("arguments") or {}).get("status", 200))
+        return web.Response(body=lines[0].encode("utf-8", "surrogatepass") if lines else b"", status=status,
                             content_type="application/json", headers=headers)
 
     async def sse_stream(self, request: web.Request) -> web.StreamResponse:

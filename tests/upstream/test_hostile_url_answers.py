@@ -56,3 +56,18 @@ async def test_url_answers_too_deep_or_too_big_end_their_call(raw_sidecar, write
                 canary = await sc.call("w__echo", {"nonce": f"c{n}"})
                 assert text_of(canary) == f"c{n}"
             assert "Traceback" not in sc.stderr and "RecursionError" not in sc.stderr
+
+
+async def test_a_too_deep_error_body_still_ends_its_call(raw_sidecar, write_config) -> None:
+    async with serve_hostile() as server:
+        config = write_config({"w": {"type": "http", "url": server.http_url, "startTimeoutSeconds": 10}})
+        async with raw_sidecar(config) as sc:
+            await sc.initialize()
+            await sc.wait_for_tools(["w__say"])
+            for depth in (513, 5_000, 100_000):
+                body = '{"jsonrpc":"2.0","id":{id},"error":{"code":-1,"message":"m","data":%s}}' % ("[" * depth + "]" * depth)
+                with anyio.fail_after(15):
+                    answer = await sc.call("w__say", {"lines": [body], "status": 500})
+                assert "answered HTTP 500" in text_of(answer)
+            assert (await sc.call("w__echo", {"nonce": "after"}))["result"]["content"][0]["text"] == "after"
+            assert "Traceback" not in sc.stderr and "RecursionError" not in sc.stderr
