@@ -70,6 +70,8 @@ class Budgets(msgspec.Struct, rename="camel", frozen=True):
     binary_bytes: int = 1024 * 1024  # images, audio, blobs pass up to this; beyond, a note
     query_seconds: float = 5.0  # one query_result, at most
     query_depth: int = 40  # nesting of a query expression, at most
+    tool_description_chars: int = 64 * 1024  # one tool's description, at most; the rest is cut
+    tool_schema_bytes: int = 64 * 1024  # one tool's encoded inputSchema/outputSchema, at most
 
 
 class Grants(msgspec.Struct, rename="camel", frozen=True):
@@ -154,6 +156,7 @@ class ServerConfig(msgspec.Struct, rename="camel", frozen=True):
     consequential: list[str] = []  # tool names whose calls have real side effects
     trust_destructive_hint: bool = False  # treat `destructiveHint: true` as consequential
     call_deadline_seconds: float | None = None  # none by default: engines set their own
+    max_message_bytes: int | None = None  # one message from this upstream, at most (default: the line cap)
 
     def secrets(self) -> list[str]:
         """Values that must never be shown: env values, header values, and the credential

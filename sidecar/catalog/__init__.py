@@ -20,6 +20,7 @@ from sidecar.catalog.merge import (
     build_catalog,
 )
 from sidecar.catalog.names import name_budget
+from sidecar.catalog.sanitize import ToolCaps
 from sidecar.catalog.search import SearchIndex
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
     "Listing",
     "MetaTool",
     "SearchIndex",
+    "ToolCaps",
     "UpstreamListing",
     "UpstreamSize",
     "UpstreamTraits",

@@ -2,8 +2,9 @@
 
 Pure functions over data the upstream pool hands in. Owns naming, order (upstreams in
 configured order, each upstream's tools in the order it listed them), stripping of
-invisible characters, and per-upstream sizes. Refuses nothing: a tool without a usable
-name is skipped and counted.
+invisible characters, the cap on one tool's size, and per-upstream sizes. Refuses
+nothing: a tool without a usable name (none, or one whose text had to be repaired) is
+skipped and counted; a tool over the size caps is cut and counted.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 import msgspec
 
 from sidecar.catalog.names import assign_names
-from sidecar.catalog.sanitize import might_hold_invisible, strip_invisible
+from sidecar.catalog.sanitize import ToolCaps, cap_tool, might_hold_invisible, strip_invisible
 
 __all__ = ["CatalogEntry", "Catalog", "UpstreamListing", "UpstreamSize", "build_catalog"]
 
@@ -38,6 +39,7 @@ class CatalogEntry(msgspec.Struct, frozen=True):
 class UpstreamSize(msgspec.Struct, frozen=True):
     tools: int
     description_chars: int
+    cut_tools: int = 0  # tools whose description or schema was over the caps
 
 
 class Catalog(msgspec.Struct, frozen=True):
@@ -57,7 +59,9 @@ EMPTY_CATALOG = Catalog((), (), {}, {}, {}, 0, 0)
 
 
 def _usable(items: Iterable[Any]) -> list[dict[str, Any]]:
-    return [i for i in items if isinstance(i, dict) and isinstance(i.get("name"), str) and i["name"]]
+    """Items with a name; a name holding U+FFFD was not valid text, and can never be called."""
+    return [i for i in items if isinstance(i, dict) and isinstance(i.get("name"), str) and i["name"]
+            and "\ufffd" not in i["name"]]
 
 
 def _clean(listing: UpstreamListing) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
@@ -68,6 +72,14 @@ def _clean(listing: UpstreamListing) -> tuple[list[dict[str, Any]], list[dict[st
         tools, stripped = strip_invisible(tools)
     prompts, prompt_stripped = strip_invisible(prompts)
     return tools, prompts, stripped + prompt_stripped
+
+
+def _capped(listing: UpstreamListing, tools: list[dict[str, Any]], caps: ToolCaps) -> tuple[list[dict[str, Any]], int]:
+    """The tools within the size caps, and how many were cut."""
+    if listing.tools_json and len(listing.tools_json) <= min(caps.description_chars, caps.schema_bytes):
+        return tools, 0  # the whole listing is smaller than one cap: nothing to measure
+    capped = [cap_tool(t, caps) for t in tools]
+    return [t for t, _ in capped], sum(cut for _, cut in capped)
 
 
 def _description_chars(tools: Sequence[dict[str, Any]]) -> int:
@@ -89,6 +101,7 @@ def build_catalog(
     name_budget: int,
     reserved: Iterable[str] = (),
     prefixed: bool = True,
+    caps: ToolCaps = ToolCaps(),
 ) -> Catalog:
     """Merge ready upstreams' listings into one named catalog."""
     tools: list[tuple[str, dict[str, Any]]] = []
@@ -100,7 +113,8 @@ def build_catalog(
         clean_tools, clean_prompts, count = _clean(listing)
         stripped += count
         skipped += len(listing.tools) - len(clean_tools)
-        sizes[listing.alias] = UpstreamSize(len(clean_tools), _description_chars(clean_tools))
+        clean_tools, cut = _capped(listing, clean_tools, caps)
+        sizes[listing.alias] = UpstreamSize(len(clean_tools), _description_chars(clean_tools), cut)
         tools.extend((listing.alias, t) for t in clean_tools)
         prompts.extend((listing.alias, p) for p in clean_prompts)
     tool_entries = _entries(tools, name_budget, reserved, prefixed)

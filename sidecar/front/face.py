@@ -20,6 +20,7 @@ from sidecar.catalog import (
     EMPTY_CATALOG,
     Catalog,
     Listing,
+    ToolCaps,
     UpstreamListing,
     UpstreamTraits,
     build_catalog,
@@ -92,9 +93,12 @@ class Face:
 
     def rebuild(self) -> None:
         ready = self.pool.ready()
-        listings = [UpstreamListing(u.alias, u.listing.tools, u.listing.prompts, u.listing.tools_json) for u in ready]
+        listings = [UpstreamListing(u.alias, u.listing.tools, u.listing.prompts, u.listing.tools_json)
+                    for u in self.pool.listed()]
         bare = self.config.face.bare_names and len(self.pool.upstreams) == 1
-        self.catalog = build_catalog(listings, name_budget(self.name), RESERVED_TOOL_NAMES, prefixed=not bare)
+        budgets = self.config.budgets
+        caps = ToolCaps(budgets.tool_description_chars, budgets.tool_schema_bytes)
+        self.catalog = build_catalog(listings, name_budget(self.name), RESERVED_TOOL_NAMES, prefixed=not bare, caps=caps)
         granted = self._granted(self.catalog)
         own_tools = [QUERY_RESULT_TOOL] if self.config.servers and listable(QUERY_RESULT_TOOL["name"]) else []
         listing = build_listing(granted, self.traits, self.plan, face_tools=own_tools)

@@ -19,7 +19,8 @@ from urllib.parse import urlsplit
 import anyio
 import msgspec
 
-from sidecar.config import ServerConfig
+from sidecar.catalog.sanitize import ToolCaps, cap_tool
+from sidecar.config import ServerConfig, SidecarConfig
 from sidecar.errors import SidecarError, UpstreamError, UpstreamUnavailable
 from sidecar.redact import Redactor
 from sidecar.servers import rules
@@ -29,7 +30,8 @@ from sidecar.upstream.handshake import handshake, read_listing
 from sidecar.upstream.stdio import ChildProcess, spawn_child
 from sidecar.wire import UpstreamFrame
 
-__all__ = ["CHECK_SECONDS", "READ_CAP", "CheckResult", "Outcome", "check_server", "refused", "tool_warnings"]
+__all__ = ["CHECK_SECONDS", "READ_CAP", "CheckResult", "Outcome", "check_server", "refused", "tool_caps",
+           "tool_warnings"]
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +54,7 @@ class CheckResult(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     reason: str = ""
     warnings: list[str] = []
     sign_in: bool = False
+    cut_tools: list[str] = []  # tools over the per-tool size caps (cut in every listing)
 
     @property
     def ok(self) -> bool:
@@ -114,6 +117,7 @@ async def check_server(
     others: Mapping[str, Iterable[str]] | None = None,
     seconds: float | None = None,
     read_cap: int = READ_CAP,
+    caps: ToolCaps | None = None,
 ) -> CheckResult:
     """One bounded handshake and tool listing; never raises for the server's faults."""
     needs = rules.missing_values(server.command, server.args, server.env, server.headers)
@@ -128,9 +132,29 @@ async def check_server(
         log.info("check of '%s': %s", server.alias, result.outcome)
         return msgspec.structs.replace(result, reason=redact(result.reason))
     names = [t["name"] for t in tools if isinstance(t.get("name"), str)]
-    warnings = [redact(w) for w in tool_warnings(len(tools), names, tool_cap, others or {}, server.alias)]
+    warnings = tool_warnings(len(tools), names, tool_cap, others or {}, server.alias)
+    cut = oversized_tools(tools, caps or ToolCaps())
+    if cut:
+        warnings.append(size_warning(cut, caps or ToolCaps()))
     log.info("check of '%s': connected, %d tools", server.alias, len(tools))
-    return CheckResult(name=server.alias, outcome="connected", tools=len(tools), tool_names=names, warnings=warnings)
+    return CheckResult(name=server.alias, outcome="connected", tools=len(tools), tool_names=names,
+                       warnings=[redact(w) for w in warnings], cut_tools=cut)
+
+
+def tool_caps(config: SidecarConfig) -> ToolCaps:
+    """The per-tool size caps a config sets (`budgets.toolDescriptionChars`, `toolSchemaBytes`)."""
+    return ToolCaps(config.budgets.tool_description_chars, config.budgets.tool_schema_bytes)
+
+
+def oversized_tools(tools: list[dict[str, Any]], caps: ToolCaps) -> list[str]:
+    """The names of the tools a listing would cut (a description or a schema over the caps)."""
+    return [str(t.get("name")) for t in tools if cap_tool(t, caps)[1]]
+
+
+def size_warning(cut: list[str], caps: ToolCaps) -> str:
+    shown = ", ".join(cut[:5]) + (f" and {len(cut) - 5} more" if len(cut) > 5 else "")
+    return (f"{len(cut)} of its tools are over the size limits (a description of {caps.description_chars} "
+            f"characters, a schema of {caps.schema_bytes} bytes) and are cut in every listing: {shown}")
 
 
 class _Failed(Exception):

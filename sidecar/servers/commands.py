@@ -37,7 +37,7 @@ from sidecar.config import ServerConfig, SidecarConfig, parse_config, parse_serv
 from sidecar.errors import ConfigError
 from sidecar.redact import Redactor
 from sidecar.servers import views
-from sidecar.servers.check import CheckResult, check_server, refused
+from sidecar.servers.check import CheckResult, check_server, refused, tool_caps
 from sidecar.servers.health import HealthFile, fingerprint, health_file_for, recheck_due
 from sidecar.servers.importer import import_paste
 from sidecar.servers.store import ConfigFile, edit_form, merge_write_only
@@ -161,7 +161,8 @@ def _check_and_apply(session: _Session, name: str, say: bool = True) -> CheckRes
         result = refused(name, "not-allowed", f"'{name}' is not on {org}'s approved list")
     else:
         others = _others(session, name)
-        result = anyio.run(lambda: check_server(server, tool_cap=session.config.budgets.tool_cap, others=others))
+        caps = tool_caps(session.config)
+        result = anyio.run(lambda: check_server(server, tool_cap=session.config.budgets.tool_cap, others=others, caps=caps))
     now_on = _apply(session, server, result, was_on)
     if say:
         session.answer(views.check_lines(result, was_on, now_on),

@@ -240,9 +240,9 @@ async def recheck_due(
     results = []
     for server in _due_servers(config.servers, records, moment, skip):
         others = {a: r.tool_names for a, r in records.items() if r.ok}
-        from sidecar.servers.check import check_server
+        from sidecar.servers.check import check_server, tool_caps
 
-        result = await check_server(server, tool_cap=config.budgets.tool_cap, others=others)
+        result = await check_server(server, tool_cap=config.budgets.tool_cap, others=others, caps=tool_caps(config))
         health.record(server, result, moment)
         results.append(result)
         if on_result is not None:

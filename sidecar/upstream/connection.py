@@ -3,7 +3,9 @@
 Owns the upstream side of id routing (its own counter, RELIABILITY rule 1), progress
 tokens, cancellation, and the split of incoming frames into answers, notifications and
 requests. Refuses: frames that are not JSON-RPC (skipped and counted), answers to ids it
-never sent or already settled (dropped and counted).
+never sent or already settled (dropped and counted), frames nested past the depth limit
+or over a size cap. A refused frame that was an answer still ends its request: with an
+error naming the limit (`dropped`), so every request sent ends exactly once.
 """
 
 from __future__ import annotations
@@ -17,11 +19,13 @@ import msgspec
 
 from sidecar.errors import (
     INTERNAL_ERROR,
+    INVALID_REQUEST,
     CallCancelled,
     UpstreamError,
     UpstreamUnavailable,
 )
 from sidecar.wire import (
+    TOO_DEEP,
     IdAllocator,
     UpstreamFrame,
     decode_upstream_frame,
@@ -30,10 +34,16 @@ from sidecar.wire import (
     encode_request,
     encode_result,
 )
+from sidecar.wire.depth import too_deep
+from sidecar.wire.repair import repair_frame
+from sidecar.wire.salvage import EDGE_BYTES, DroppedFrame, salvage
 
 __all__ = ["Connection", "Transport", "PeerHandler", "ProgressSink"]
 
 log = logging.getLogger(__name__)
+
+DROPS_LOGGED = 10  # per connection, then one line in every DROPS_LOG_EVERY
+DROPS_LOG_EVERY = 1000
 
 ProgressSink = Callable[[dict[str, Any]], None]
 
@@ -70,6 +80,9 @@ class Connection:
         self.closed_reason: str | None = None
         self.skipped_lines = 0
         self.stray_answers = 0
+        self.dropped_frames = 0
+        self.repaired_frames = 0  # frames whose bad text was replaced (counted value by value below)
+        self.repaired_values = 0
         self._ids: IdAllocator[_Pending] = IdAllocator()
         self._progress: dict[int, ProgressSink] = {}
         self._next_token = 0
@@ -164,7 +177,10 @@ class Connection:
     # -- incoming -------------------------------------------------------------------
 
     def feed(self, line: bytes) -> None:
-        frame = decode_upstream_frame(line)
+        if too_deep(line):
+            self.dropped(DroppedFrame(len(line), TOO_DEEP, line[:EDGE_BYTES], line[-EDGE_BYTES:]))
+            return
+        frame = decode_upstream_frame(line) or self._repaired(line)
         if frame is None:
             self.skipped_lines += 1
             return
@@ -201,6 +217,54 @@ class Connection:
         sink = self._progress.get(token) if type(token) is int else None
         if sink is not None:
             sink(params)
+
+    def _repaired(self, line: bytes) -> UpstreamFrame | None:
+        """The slow path for a frame msgspec refused: its bad values replaced, the rest kept."""
+        repair = repair_frame(line) if line.lstrip()[:1] == b"{" else None
+        frame = decode_upstream_frame(repair.frame) if repair is not None else None
+        if frame is None or repair is None or frame.jsonrpc != "2.0":
+            return None  # not a JSON-RPC message even so: skipped, like any stray line
+        self.repaired_frames += 1
+        self.repaired_values += repair.values
+        what = f"answer to id {frame.id!r}" if frame.method is None else repr(frame.method)
+        log.log(logging.WARNING if self.repaired_frames == 1 else logging.DEBUG,
+                "upstream '%s' sent text that is not valid (%s, %d in all) in its %s; replaced, the rest kept "
+                "(%d frames repaired so far; the first is logged as a warning)",
+                self.alias, ", ".join(repair.reasons), repair.values, what, self.repaired_frames)
+        return frame
+
+    def dropped(self, notice: DroppedFrame) -> None:
+        """A frame that was refused unread: end what it answered, or answer what it asked.
+
+        The id is read from the frame's edges. A dropped answer whose id cannot be read
+        fails every request then in flight: one of them lost its answer, none can be told
+        apart, and a wait with no end is worse than an error."""
+        self.dropped_frames += 1
+        found = salvage(notice.head, notice.tail)
+        words = f"{notice.size} bytes, {notice.why}"
+        self._log_drop(found.id, found.method, words)
+        if found.method is not None:
+            if found.id is not None:
+                self.respond_error(found.id, INVALID_REQUEST, f"the request was refused unread: {words}")
+            return
+        error = UpstreamUnavailable(f"upstream '{self.alias}' sent an answer the sidecar refused unread ({words})")
+        if found.id is not None:
+            pending = self._ids.release(found.id)
+            waiting = [pending] if pending is not None else []
+        else:
+            waiting = self._ids.drain() if notice.may_answer else []
+        for pending in waiting:
+            self._settle(pending)
+            if not pending.future.done():
+                pending.future.set_exception(error)
+                pending.future.exception()
+
+    def _log_drop(self, ident: object, method: str | None, words: str) -> None:
+        count = self.dropped_frames
+        if count <= DROPS_LOGGED or count % DROPS_LOG_EVERY == 0:
+            what = f"a {method!r} message" if method else ("the answer to id " + repr(ident) if ident is not None
+                                                          else "a frame with no readable id")
+            log.warning("upstream '%s': dropped %s (%s; %d dropped so far)", self.alias, what, words, count)
 
     def lost(self, reason: str) -> None:
         """The transport is gone: every waiting request fails now, clearly."""

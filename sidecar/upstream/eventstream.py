@@ -3,13 +3,16 @@
 Owns the event-stream grammar: `event:`, `data:` (joined with newlines), `id:`,
 `retry:`, comments, and the three line endings. Refuses events larger than its cap:
 such an event is dropped whole and counted, and decoding resumes at the next event.
+When the owner asks (`on_dropped`), the first and last bytes of a dropped event's data
+are kept and handed over, so the request it answered can still be ended.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sidecar.wire.framing import DEFAULT_LINE_CAP
+from sidecar.wire.framing import DEFAULT_LINE_CAP, DropSink
+from sidecar.wire.salvage import EDGE_BYTES, DroppedFrame
 
 __all__ = ["EventStreamDecoder", "ServerEvent"]
 
@@ -24,8 +27,11 @@ class ServerEvent:
 class EventStreamDecoder:
     """Feed bytes in, take whole events out."""
 
-    def __init__(self, max_event: int = DEFAULT_LINE_CAP) -> None:
+    def __init__(self, max_event: int = DEFAULT_LINE_CAP, on_dropped: DropSink | None = None) -> None:
         self.max_event = max_event
+        self.on_dropped = on_dropped
+        self._edges = (b"", b"")  # a dropped event's head and tail
+        self._cut_line = False  # the buffer was cut mid-line: what comes next is its rest
         self.oversized = 0
         self.last_id: str | None = None
         self.retry_ms: int | None = None
@@ -43,13 +49,21 @@ class EventStreamDecoder:
             line = self._take_line()
             if line is None:
                 break
+            if self._cut_line:
+                self._cut_line = False
+                self._size += len(line)
+                self._keep_tail(line)
+                continue
             event = self._line(line)
             if event is not None:
                 events.append(event)
         if len(self._buffer) > self.max_event:
-            self._drop()
+            self._drop(self._buffer[: EDGE_BYTES + 6].removeprefix(b"data:").removeprefix(b" "))
+            self._size += len(self._buffer)
+            self._keep_tail(self._buffer[-EDGE_BYTES:].decode("utf-8", "replace"))
             self._buffer.clear()
             self._scanned = 0
+            self._cut_line = True
         return events
 
     def _take_line(self) -> str | None:
@@ -86,23 +100,37 @@ class EventStreamDecoder:
         return None
 
     def _add_data(self, value: str) -> None:
-        if self._discarding:
-            return
         self._size += len(value) + 1
+        if self._discarding:
+            self._keep_tail(value)
+            return
         if self._size > self.max_event:
-            self._drop()
+            self._drop(value.encode())
+            self._keep_tail(value)
             return
         self._data.append(value)
 
-    def _drop(self) -> None:
+    def _drop(self, more: bytes | bytearray = b"") -> None:
         if not self._discarding:
             self.oversized += 1
+            if self.on_dropped is not None:
+                head = "\n".join(self._data).encode()[:EDGE_BYTES]
+                self._edges = ((head + b"\n" + bytes(more) if head else bytes(more))[:EDGE_BYTES], b"")
         self._discarding = True
         self._data.clear()
 
+    def _keep_tail(self, text: str) -> None:
+        if self.on_dropped is not None:
+            head, tail = self._edges
+            self._edges = (head, (tail + text[-EDGE_BYTES:].encode())[-EDGE_BYTES:])
+
     def _dispatch(self) -> ServerEvent | None:
         data, event, discarded = self._data, self._event or "message", self._discarding
+        size, (head, tail) = self._size, self._edges
         self._data, self._event, self._size, self._discarding = [], "", 0, False
+        self._edges = (b"", b"")
+        if discarded and self.on_dropped is not None:
+            self.on_dropped(DroppedFrame(size, f"over the {self.max_event}-byte event cap", head, tail))
         if discarded or not data:
             return None
         return ServerEvent(event, "\n".join(data), self.last_id)

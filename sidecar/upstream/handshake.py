@@ -8,6 +8,7 @@ handshake revision the sidecar knows; probes a URL upstream with the 2026-07-28
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -16,6 +17,7 @@ import msgspec
 from sidecar import __version__
 from sidecar.errors import UpstreamError
 from sidecar.upstream.connection import Connection
+from sidecar.wire.repair import repair_frame
 
 __all__ = [
     "HANDSHAKE_VERSIONS",
@@ -27,6 +29,8 @@ __all__ = [
     "modern_envelope",
     "read_listing",
 ]
+
+log = logging.getLogger(__name__)
 
 HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 # The stateless revision: no initialize, every request carries its own envelope.
@@ -162,7 +166,7 @@ async def read_all_pages(
         total += len(raw)
         if total > MAX_LIST_BYTES:
             raise UpstreamError(f"the upstream's {method} answer is over {MAX_LIST_BYTES} bytes")
-        page = msgspec.json.decode(raw)
+        page = _decode_page(conn, method, raw)
         found = page.get(key) if isinstance(page, dict) else None
         if isinstance(found, list):
             items.extend(i for i in found if isinstance(i, dict))
@@ -173,6 +177,21 @@ async def read_all_pages(
             break
         cursor = following
     return items, msgspec.json.encode(items)
+
+
+def _decode_page(conn: Connection, method: str, raw: msgspec.Raw) -> Any:
+    """A page of a list; one whose envelope passed but whose values msgspec refuses (a
+    number out of range) is repaired value by value, not lost whole."""
+    try:
+        return msgspec.json.decode(raw)
+    except msgspec.DecodeError:
+        repair = repair_frame(bytes(raw))
+    if repair is None:
+        raise UpstreamError(f"the upstream's {method} answer is not valid JSON")
+    conn.repaired_values += repair.values
+    log.warning("upstream '%s' sent values that are not valid (%s) in its %s answer; replaced, the rest kept",
+                conn.alias, ", ".join(repair.reasons), method)
+    return msgspec.json.decode(repair.frame)
 
 
 async def read_listing(

@@ -18,6 +18,7 @@ from collections.abc import Coroutine
 from typing import Any
 
 import aiohttp
+import msgspec
 
 from sidecar.config import ServerConfig
 from sidecar.errors import UpstreamUnavailable
@@ -32,6 +33,8 @@ from sidecar.upstream.outgoing import (
     read_capped,
 )
 from sidecar.upstream.webclient import UNREACHABLE, WebClient, refusal_words
+from sidecar.wire.framing import DEFAULT_LINE_CAP, DropSink
+from sidecar.wire.salvage import DroppedFrame
 
 __all__ = ["HttpChannel", "open_http_channel"]
 
@@ -47,9 +50,12 @@ LISTEN_BACKOFF = (0.5, 1.0, 2.0, 5.0, 10.0, 30.0)
 class HttpChannel(QueuedChannel):
     """One Streamable HTTP connection to an upstream (a Channel)."""
 
-    def __init__(self, server: ServerConfig, on_line: LineSink, client: WebClient) -> None:
+    def __init__(self, server: ServerConfig, on_line: LineSink, client: WebClient,
+                 on_dropped: DropSink | None = None) -> None:
         self._client = client
         self._replies = Replies(on_line, client.scrub, client.scrub_result if client.scrubs_results else None)
+        self._replies.on_dropped = on_dropped
+        self._cap = server.max_message_bytes
         self._replies.on_initialized = self.learn_version
         self._replies.on_initialize_refused = self.initialize_refused
         loop = asyncio.get_running_loop()
@@ -188,7 +194,10 @@ class HttpChannel(QueuedChannel):
         elif response.content_type == "text/event-stream":
             await self._read_stream(out, response)
         else:
-            self._deliver_json(out, await read_capped(response, out.answer_cap))
+            self._deliver_json(out, await read_capped(response, self._answer_cap(out)))
+
+    def _answer_cap(self, out: Outgoing) -> int:
+        return min(out.answer_cap, self._cap) if self._cap else out.answer_cap
 
     def _refused(self, out: Outgoing, status: int) -> None:
         if not self._started:
@@ -207,39 +216,43 @@ class HttpChannel(QueuedChannel):
             self._replies.fail(out, f"the server answered HTTP {response.status}")
 
     def _deliver_json(self, out: Outgoing, body: bytes) -> None:
-        delivered = self._replies.deliver_body(body)
+        delivered = self._replies.deliver_body(body, out)
         if out.id is not None and out.id not in delivered:
             self._replies.fail(out, "the server's answer could not be read")
         elif out.method == "server/discover":
             self._judge(body)
 
     async def _read_stream(self, out: Outgoing, response: aiohttp.ClientResponse) -> None:
-        decoder = EventStreamDecoder(out.answer_cap)
-        answered = await self._pump(out, response, decoder)
+        refused: list[DroppedFrame] = []
+        decoder = EventStreamDecoder(self._answer_cap(out), refused.append)
+        answered = await self._pump(out, response, decoder, refused)
         for _ in range(RESUME_ATTEMPTS):
             if answered or decoder.last_id is None or self._session_id is None:
                 break
-            answered = await self._resume(out, decoder)
+            answered = await self._resume(out, decoder, refused)
         if not answered and out.id is not None:
             self._replies.fail(out, "the server closed the stream before answering; the call was not retried")
 
-    async def _pump(self, out: Outgoing, response: aiohttp.ClientResponse, decoder: EventStreamDecoder) -> bool:
+    async def _pump(self, out: Outgoing, response: aiohttp.ClientResponse, decoder: EventStreamDecoder,
+                    refused: list[DroppedFrame]) -> bool:
         answered = False
         try:
             async for chunk in response.content.iter_any():
                 for event in decoder.feed(chunk):
                     if event.event == "message" and event.data.strip():
                         data = event.data.encode()
-                        answered = out.id in self._replies.deliver_body(data) or answered
+                        answered = out.id in self._replies.deliver_body(data, out) or answered
                         if out.method == "server/discover":
                             self._judge(data)
+                while refused:  # an event over the cap: if it was the answer, the call ends here
+                    answered = self._replies.refused(refused.pop(0), out) == out.id or answered
                 if answered:
                     return True
         except (aiohttp.ClientError, asyncio.TimeoutError):
             pass
         return answered
 
-    async def _resume(self, out: Outgoing, decoder: EventStreamDecoder) -> bool:
+    async def _resume(self, out: Outgoing, decoder: EventStreamDecoder, refused: list[DroppedFrame]) -> bool:
         await asyncio.sleep((decoder.retry_ms or 500) / 1000)
         headers = {**self._headers(out), "Accept": "text/event-stream", "Last-Event-ID": decoder.last_id or ""}
         headers.pop("Content-Type", None)
@@ -247,7 +260,7 @@ class HttpChannel(QueuedChannel):
             async with self._client.request("GET", headers=headers) as response:
                 if response.status != 200:
                     return False
-                return await self._pump(out, response, decoder)
+                return await self._pump(out, response, decoder, refused)
         except UpstreamUnavailable:
             return False
 
@@ -255,7 +268,7 @@ class HttpChannel(QueuedChannel):
 
     async def _listen(self) -> None:
         """Server-initiated messages; reconnects with backoff while the channel lives."""
-        decoder = EventStreamDecoder()
+        decoder = EventStreamDecoder(self._cap or DEFAULT_LINE_CAP, self._listen_refused)
         failures = 0
         while not self._end:
             headers = {"Accept": "text/event-stream", SESSION_HEADER: self._session_id or ""}
@@ -280,6 +293,10 @@ class HttpChannel(QueuedChannel):
             except (UpstreamUnavailable, aiohttp.ClientError, asyncio.TimeoutError):
                 failures += 1
             await asyncio.sleep(LISTEN_BACKOFF[min(failures, len(LISTEN_BACKOFF) - 1)])
+
+    def _listen_refused(self, notice: DroppedFrame) -> None:
+        """Answers come on POST streams: one unreadable message here fails no call in flight."""
+        self._replies.stream_refused(msgspec.structs.replace(notice, may_answer=False))
 
     # -- the end ----------------------------------------------------------------------
 
@@ -306,7 +323,7 @@ class HttpChannel(QueuedChannel):
             self._modern, self._version, self._started = self._offer, MODERN_VERSION, True
 
 
-async def open_http_channel(server: ServerConfig, on_line: LineSink) -> HttpChannel:
+async def open_http_channel(server: ServerConfig, on_line: LineSink, on_dropped: DropSink | None = None) -> HttpChannel:
     """A Streamable HTTP channel; the address and headers are checked before anything is sent."""
-    return HttpChannel(server, on_line, WebClient(server))
+    return HttpChannel(server, on_line, WebClient(server), on_dropped)
 

@@ -4,13 +4,16 @@ Owns: a peek at each outgoing frame (id, method, the name a 2026-07-28 header
 mirrors), the 2026-07-28 envelope learned from the `server/discover` probe, the
 delivery of server messages to the connection (one per call, arrays split, errors
 scrubbed of the server's address and header values) and the error answers a channel
-gives in the server's place. Refuses to pass an error from the server unscrubbed.
+gives in the server's place. Refuses to pass an error from the server unscrubbed, and
+any message nested past the depth limit or over a cap: the request it answered still
+ends, with an error naming the limit.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import logging
 import re
 from collections.abc import Callable
 from typing import Any
@@ -21,8 +24,11 @@ import msgspec
 from sidecar.errors import UpstreamUnavailable
 from sidecar.upstream.channel import LineSink
 from sidecar.upstream.handshake import MAX_LIST_BYTES, MODERN_VERSION
-from sidecar.wire import encode_error
-from sidecar.wire.framing import DEFAULT_LINE_CAP
+from sidecar.wire import TOO_DEEP, encode_error
+from sidecar.wire.depth import too_deep
+from sidecar.wire.framing import DEFAULT_LINE_CAP, DropSink
+from sidecar.wire.repair import Repair, repair_frame
+from sidecar.wire.salvage import EDGE_BYTES, DroppedFrame, salvage
 
 __all__ = ["MODERN_VERSION", "ModernEnvelope", "Outgoing", "Replies", "read_capped"]
 
@@ -40,6 +46,7 @@ class _Peek(msgspec.Struct):
     error: msgspec.Raw = msgspec.Raw()
 
 
+log = logging.getLogger(__name__)
 _peek = msgspec.json.Decoder(_Peek)
 _messages = msgspec.json.Decoder(list[msgspec.Raw])
 
@@ -113,6 +120,8 @@ class ModernEnvelope:
         return cls({k: v for k, v in keys.items() if k.startswith(ENVELOPE_PREFIX)})
 
     def judge(self, answer: bytes) -> None:
+        if too_deep(answer):
+            return
         try:
             head = _peek.decode(answer)
         except msgspec.DecodeError:
@@ -149,6 +158,9 @@ class Replies:
         self._initialize_id: int | str | None = None
         self.on_initialized: Callable[[str], None] | None = None
         self.on_initialize_refused: Callable[[], None] | None = None
+        self.on_dropped: DropSink | None = None  # the connection's, for messages of no known request
+        self.repaired_values = 0
+        self._repair_logged = False
 
     def watch_initialize(self, ident: int | str | None) -> None:
         self._initialize_id = ident
@@ -160,8 +172,27 @@ class Replies:
             frame = encode_error(out.id, UPSTREAM_UNAVAILABLE, words).rstrip(b"\n")
             asyncio.get_running_loop().call_soon(self._deliver_one, frame)
 
-    def deliver_body(self, body: bytes) -> set[int | str]:
-        """Deliver a JSON body (one message or an array); returns the ids answered."""
+    def refused(self, notice: DroppedFrame, out: Outgoing | None = None) -> int | str | None:
+        """A message refused unread. When it is (or may be) the answer to `out`, `out` fails
+        naming the limit, and its id is returned; else the connection is told."""
+        found = salvage(notice.head, notice.tail)
+        if out is not None and out.is_request and (found.id == out.id or (found.id is None and found.method is None)):
+            self.fail(out, f"the server's answer was refused unread ({notice.size} bytes, {notice.why})")
+            return out.id
+        if self.on_dropped is not None:
+            self.on_dropped(notice)
+        return None
+
+    def stream_refused(self, notice: DroppedFrame) -> None:
+        """A message refused unread on the server's own stream: the connection decides."""
+        self.refused(notice)
+
+    def deliver_body(self, body: bytes, out: Outgoing | None = None) -> set[int | str]:
+        """Deliver a JSON body (one message or an array) that came for `out` (None: from the
+        server's own stream); returns the ids answered."""
+        if too_deep(body):
+            ident = self.refused(DroppedFrame(len(body), TOO_DEEP, body[:EDGE_BYTES], body[-EDGE_BYTES:]), out)
+            return set() if ident is None else {ident}
         stripped = body.lstrip()
         if stripped[:1] == b"[":
             try:
@@ -181,8 +212,17 @@ class Replies:
         try:
             head = _peek.decode(message)
         except msgspec.DecodeError:
-            self._on_line(message)  # the connection counts what it cannot read
-            return None
+            repair = repair_frame(message)
+            if repair is None:
+                self._on_line(message)  # the connection counts what it cannot read
+                return None
+            try:
+                head = _peek.decode(repair.frame)
+            except msgspec.DecodeError:
+                self._on_line(message)
+                return None
+            self._note_repair(repair)
+            message = repair.frame  # and on, scrubbed like any other
         if head.error:
             message = self._scrub(message.decode("utf-8", "replace")).encode()
         elif self._scrub_result is not None:
@@ -195,6 +235,13 @@ class Replies:
         self._on_line(message)
         return head.id if head.method is None else None
 
+    def _note_repair(self, repair: Repair) -> None:
+        self.repaired_values += repair.values
+        if not self._repair_logged:
+            self._repair_logged = True
+            log.warning("a URL upstream sent text that is not valid (%s); replaced, the rest kept "
+                        "(logged once per connection)", ", ".join(repair.reasons))
+
     def _learn_version(self, result: msgspec.Raw) -> None:
         version = _params(result).get("protocolVersion")
         if isinstance(version, str) and self.on_initialized is not None:
@@ -202,6 +249,8 @@ class Replies:
 
     def deliver_error_for(self, out: Outgoing, body: bytes) -> bool:
         """An HTTP error whose body is the JSON-RPC error for this request: pass it on."""
+        if too_deep(body):
+            return False
         try:
             head = _peek.decode(body)
         except msgspec.DecodeError:
@@ -215,13 +264,13 @@ class Replies:
 async def read_capped(response: aiohttp.ClientResponse, cap: int) -> bytes:
     """The whole body, refused before buffering past `cap` bytes."""
     if response.content_length is not None and response.content_length > cap:
-        raise UpstreamUnavailable(f"answered more than {cap} bytes")
+        raise UpstreamUnavailable(f"answered more than {cap} bytes (the cap): {response.content_length} bytes")
     chunks: list[bytes] = []
     size = 0
     async for chunk in response.content.iter_any():
         size += len(chunk)
         if size > cap:
-            raise UpstreamUnavailable(f"answered more than {cap} bytes")
+            raise UpstreamUnavailable(f"answered more than {cap} bytes (the cap)")
         chunks.append(chunk)
     return b"".join(chunks)
 

@@ -15,6 +15,8 @@ from sidecar.config import ServerConfig
 from sidecar.upstream.connection import PeerHandler
 from sidecar.upstream.supervisor import Upstream
 
+COMING_BACK = frozenset({"restarting", "paused", "failed"})  # states from which a restart follows
+
 __all__ = ["Pool"]
 
 
@@ -67,6 +69,12 @@ class Pool:
 
     def ready(self) -> list[Upstream]:
         return [u for u in self.upstreams.values() if u.state == "ready"]
+
+    def listed(self) -> list[Upstream]:
+        """Upstreams whose tools the engine sees: the ready ones, and those that were ready
+        and are coming back (their last listing stays, so a call gets "is restarting", not
+        "unknown tool", and the engine's list does not churn with every crash)."""
+        return [u for u in self.upstreams.values() if u.state == "ready" or (u.state in COMING_BACK and u.info is not None)]
 
     def settled(self) -> bool:
         """True once no upstream is still on its first start."""

@@ -24,6 +24,7 @@ from sidecar.upstream.eventstream import EventStreamDecoder
 from sidecar.upstream.outgoing import Outgoing, QueuedChannel, Replies
 from sidecar.upstream.redirects import same_origin
 from sidecar.upstream.webclient import BROKE_OFF, WebClient, refusal_words
+from sidecar.wire.framing import DEFAULT_LINE_CAP, DropSink
 
 __all__ = ["SseChannel", "open_sse_channel"]
 
@@ -33,9 +34,12 @@ log = logging.getLogger(__name__)
 class SseChannel(QueuedChannel):
     """One legacy SSE session with an upstream (a Channel)."""
 
-    def __init__(self, server: ServerConfig, on_line: LineSink, client: WebClient) -> None:
+    def __init__(self, server: ServerConfig, on_line: LineSink, client: WebClient,
+                 on_dropped: DropSink | None = None) -> None:
         self._client = client
         self._replies = Replies(on_line, client.scrub, client.scrub_result if client.scrubs_results else None)
+        self._replies.on_dropped = on_dropped
+        self._cap = server.max_message_bytes or DEFAULT_LINE_CAP
         loop = asyncio.get_running_loop()
         self._gone: asyncio.Future[None] = loop.create_future()
         self._endpoint: asyncio.Future[str] = loop.create_future()
@@ -76,7 +80,7 @@ class SseChannel(QueuedChannel):
             self._finish("closed its event stream" if exc.message == BROKE_OFF else exc.message)
 
     async def _pump(self, response: aiohttp.ClientResponse) -> None:
-        decoder = EventStreamDecoder()
+        decoder = EventStreamDecoder(self._cap, self._replies.stream_refused)
         async for chunk in response.content.iter_any():
             for event in decoder.feed(chunk):
                 if event.event == "endpoint":
@@ -126,6 +130,6 @@ class SseChannel(QueuedChannel):
             self._gone.set_result(None)
 
 
-async def open_sse_channel(server: ServerConfig, on_line: LineSink) -> SseChannel:
+async def open_sse_channel(server: ServerConfig, on_line: LineSink, on_dropped: DropSink | None = None) -> SseChannel:
     """A legacy SSE channel; the address and headers are checked before anything is sent."""
-    return SseChannel(server, on_line, WebClient(server))
+    return SseChannel(server, on_line, WebClient(server), on_dropped)

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from sidecar.config import ServerConfig
 from sidecar.upstream.spawn import start_process, take_early
 from sidecar.wire import LineFramer, Outbox
+from sidecar.wire.framing import DropSink
 
 __all__ = ["ChildProcess", "spawn_child", "adopt"]
 
@@ -123,14 +124,15 @@ class ChildProcess:
             pass
 
 
-async def adopt(popen: subprocess.Popen[bytes], on_line: Callable[[bytes], None], max_line: int) -> ChildProcess:
+async def adopt(popen: subprocess.Popen[bytes], on_line: Callable[[bytes], None], max_line: int,
+                on_dropped: DropSink | None = None) -> ChildProcess:
     """Connect a started process's pipes to the event loop and watch for its exit."""
     loop = asyncio.get_running_loop()
     child = ChildProcess(popen, loop)
     assert popen.stdin and popen.stdout and popen.stderr
     stdout_closed: asyncio.Future[None] = loop.create_future()
     stdout_closed.add_done_callback(child._set_gone)
-    out, _ = await loop.connect_read_pipe(lambda: _Lines(on_line, LineFramer(max_line), stdout_closed), popen.stdout)
+    out, _ = await loop.connect_read_pipe(lambda: _Lines(on_line, LineFramer(max_line, on_dropped), stdout_closed), popen.stdout)
     err, _ = await loop.connect_read_pipe(lambda: child._stderr, popen.stderr)
     stdin, _ = await loop.connect_write_pipe(asyncio.Protocol, popen.stdin)
     child._stdin = stdin
@@ -154,11 +156,12 @@ def _watch_exit(child: ChildProcess, popen: subprocess.Popen[bytes], loop: async
     loop.add_reader(pidfd, exited)
 
 
-async def spawn_child(server: ServerConfig, on_line: Callable[[bytes], None], max_line: int) -> ChildProcess:
+async def spawn_child(server: ServerConfig, on_line: Callable[[bytes], None], max_line: int,
+                      on_dropped: DropSink | None = None) -> ChildProcess:
     """The process started early for this entry, or a new one; OSError if it cannot start."""
     popen = take_early(server) or start_process(server)
     try:
-        return await adopt(popen, on_line, max_line)
+        return await adopt(popen, on_line, max_line, on_dropped)
     except BaseException:  # cancelled (or failed) before anyone owns it: it must not linger
         _kill_group(popen)
         raise

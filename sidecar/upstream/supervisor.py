@@ -30,6 +30,7 @@ from sidecar.upstream.handshake import (
     read_listing,
 )
 from sidecar.wire import UpstreamFrame
+from sidecar.wire.salvage import DroppedFrame
 
 __all__ = ["Upstream", "UpstreamState", "Backoff"]
 
@@ -40,7 +41,7 @@ UpstreamState = str
 REFUSALS: dict[UpstreamState, str] = {
     "starting": "is still starting",
     "ready": "",
-    "restarting": "stopped and is restarting",
+    "restarting": "is restarting; the call was not run",
     "failed": "could not be started",
     "paused": "crashed repeatedly and is paused for a while",
     "stopped": "is shut down",
@@ -94,6 +95,7 @@ class Upstream:
         self._child: Channel | None = None
         self._refresh: Jobs | None = None  # re-reads of lists while a connection lives
         self._lines_to: Connection | None = None  # the connection of the current child
+        self._was_ready = False  # once ready, a failed start is a restart still to come
 
     @property
     def capabilities(self) -> dict[str, Any]:
@@ -129,7 +131,7 @@ class Upstream:
 
     async def _serve_once(self) -> None:
         try:
-            child = await open_channel(self.config, self._feed)
+            child = await open_channel(self.config, self._feed, self._dropped)
         except SidecarError as exc:
             self._fail(exc.message)
             return
@@ -140,6 +142,7 @@ class Upstream:
             await self._start(conn)
             self._refresh = Jobs()
             self.connection = conn
+            self._was_ready = True
             self._set_state("ready")
             log.info("upstream '%s' ready: %d tools", self.alias, len(self.listing.tools))
             await child.gone
@@ -176,6 +179,10 @@ class Upstream:
         if self._lines_to is not None:
             self._lines_to.feed(line)
 
+    def _dropped(self, notice: DroppedFrame) -> None:
+        if self._lines_to is not None:
+            self._lines_to.dropped(notice)
+
     def _fail(self, reason: str, restarting: bool = False) -> None:
         self.connection = None
         if not restarting:
@@ -183,7 +190,7 @@ class Upstream:
             log.warning("upstream '%s' %s%s", self.alias, reason, f"; its stderr ends: {tail!r}" if tail else "")
         else:
             log.warning("upstream '%s' %s", self.alias, reason)
-        self._set_state("restarting" if restarting else "failed", reason)
+        self._set_state("restarting" if restarting or self._was_ready else "failed", reason)
 
     async def _stop_child(self) -> None:
         child, self._child = self._child, None

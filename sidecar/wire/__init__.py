@@ -3,6 +3,7 @@
 from sidecar.wire.framing import LineFramer
 from sidecar.wire.ids import IdAllocator
 from sidecar.wire.jsonrpc import (
+    TOO_DEEP,
     EngineMessage,
     FrameRejected,
     Notification,
@@ -21,6 +22,7 @@ from sidecar.wire.jsonrpc import (
 from sidecar.wire.outbox import Outbox
 
 __all__ = [
+    "TOO_DEEP",
     "EngineMessage",
     "FrameRejected",
     "IdAllocator",

@@ -1,11 +1,22 @@
-"""Newline-delimited framing with a line cap and resync at the next newline."""
+"""Newline-delimited framing with a line cap and resync at the next newline.
+
+A line over the cap is dropped whole, never buffered past the cap. When the owner asks
+(`on_dropped`), the first and last `EDGE_BYTES` of each dropped line are kept and handed
+over as a `DroppedFrame`, so the request it answered can still be ended (see `salvage`).
+"""
 
 from __future__ import annotations
 
-__all__ = ["LineFramer", "DEFAULT_LINE_CAP"]
+from collections.abc import Callable
+
+from sidecar.wire.salvage import EDGE_BYTES, DroppedFrame
+
+__all__ = ["LineFramer", "DEFAULT_LINE_CAP", "DropSink"]
 
 # Well above the largest result the gate holds (64 MiB per upstream).
 DEFAULT_LINE_CAP = 160 * 1024 * 1024
+
+DropSink = Callable[[DroppedFrame], None]
 
 
 class LineFramer:
@@ -16,14 +27,18 @@ class LineFramer:
     skipped. A trailing `\\r` is removed.
     """
 
-    __slots__ = ("max_line", "oversized", "_buffer", "_discarding", "_scanned")
+    __slots__ = ("max_line", "oversized", "on_dropped", "_buffer", "_discarding", "_scanned",
+                 "_head", "_tail", "_dropped_size")
 
-    def __init__(self, max_line: int = DEFAULT_LINE_CAP) -> None:
+    def __init__(self, max_line: int = DEFAULT_LINE_CAP, on_dropped: DropSink | None = None) -> None:
         self.max_line = max_line
         self.oversized = 0
+        self.on_dropped = on_dropped
         self._buffer = bytearray()
         self._discarding = False
         self._scanned = 0
+        self._head = self._tail = b""
+        self._dropped_size = 0
 
     def feed(self, data: bytes) -> list[bytes]:
         """Return every line completed by `data`, in order."""
@@ -48,9 +63,12 @@ class LineFramer:
             self._scanned = 0
             if self._discarding:
                 self._discarding = False
+                self._end_drop(line)
                 continue
             if len(line) > self.max_line:
                 self.oversized += 1
+                self._start_drop(line)
+                self._end_drop(line)
                 continue
             line = line.rstrip(b"\r")
             if line.strip():
@@ -60,9 +78,30 @@ class LineFramer:
         if len(self._buffer) > self.max_line:
             if not self._discarding:
                 self.oversized += 1
+                self._start_drop(bytes(self._buffer[:EDGE_BYTES]))
             self._discarding = True
+            self._keep_tail(self._buffer)
             self._buffer.clear()
             self._scanned = 0
+
+    def _start_drop(self, line: bytes) -> None:
+        self._head, self._tail, self._dropped_size = line[:EDGE_BYTES], b"", 0
+
+    def _keep_tail(self, part: bytes | bytearray) -> None:
+        self._dropped_size += len(part)
+        if self.on_dropped is not None:
+            self._tail = (self._tail + bytes(part[-EDGE_BYTES:]))[-EDGE_BYTES:]
+
+    def _end_drop(self, rest: bytes) -> None:
+        """The dropped line ended (its last part is `rest`): tell the owner what was seen."""
+        if self.on_dropped is None:
+            return
+        self._keep_tail(rest)
+        notice = DroppedFrame(self._dropped_size, f"over the {self.max_line}-byte line cap",
+                              self._head, self._tail.rstrip(b"\r"))
+        self._head = self._tail = b""
+        self._dropped_size = 0
+        self.on_dropped(notice)
 
     @property
     def pending_bytes(self) -> int:

@@ -5,7 +5,8 @@ Engine frames are judged by the gate, so they are decoded strictly (RELIABILITY 
 duplicate keys, NaN/Infinity, out-of-range numbers, lone surrogates, boolean or
 fractional ids and non-object params are refused with the JSON-RPC code that fits.
 Upstream frames are decoded lazily: `params`, `result` and `error` stay `msgspec.Raw`, so
-passing a result through is a copy, not a parse.
+passing a result through is a copy, not a parse. Both are measured for nesting depth
+before any decoder sees them (`sidecar.wire.depth`): decoders recurse.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from typing import Any
 import msgspec
 
 from sidecar.errors import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR
+from sidecar.wire.depth import MAX_DEPTH, too_deep
+from sidecar.wire.salvage import EDGE_BYTES, salvage
 
 __all__ = [
     "EngineMessage",
@@ -32,7 +35,11 @@ __all__ = [
     "encode_request",
     "encode_result",
     "RequestId",
+    "TOO_DEEP",
 ]
+
+# The refusal of a frame nested past the limit (the same words for engine and upstream).
+TOO_DEEP = f"nested deeper than {MAX_DEPTH} levels (the sidecar's limit)"
 
 RequestId = int | str
 
@@ -118,10 +125,14 @@ def _valid_id(value: object) -> bool:
 
 def decode_engine_frame(line: bytes) -> EngineMessage | FrameRejected:
     """Decode one line from the engine into a message or a rejection with its code."""
+    if too_deep(line, MAX_DEPTH):
+        return _too_deep(line)
     try:
         obj = _decode_strict(line)
     except _DuplicateKey:
         return FrameRejected(PARSE_ERROR, "parse error: duplicate key in object")
+    except RecursionError:  # not reached while the limit is below the decoders' own
+        return FrameRejected(PARSE_ERROR, f"parse error: {TOO_DEEP}")
     except (msgspec.DecodeError, ValueError):
         return FrameRejected(PARSE_ERROR, "parse error: not valid JSON")
     if isinstance(obj, list):
@@ -129,6 +140,13 @@ def decode_engine_frame(line: bytes) -> EngineMessage | FrameRejected:
     if not isinstance(obj, dict):
         return FrameRejected(INVALID_REQUEST, "a message must be a JSON object")
     return _envelope(obj)
+
+
+def _too_deep(line: bytes) -> FrameRejected:
+    """Refused unread; a request's id is echoed when the frame's edges show it, so the
+    engine's request still ends."""
+    found = salvage(line[:EDGE_BYTES], line[-EDGE_BYTES:])
+    return FrameRejected(PARSE_ERROR, f"parse error: {TOO_DEEP}", found.id if found.method else None)
 
 
 def _envelope(obj: dict[str, Any]) -> EngineMessage | FrameRejected:
@@ -163,14 +181,19 @@ def _response(obj: dict[str, Any]) -> Response | FrameRejected:
 
 
 def decode_upstream_frame(line: bytes) -> UpstreamFrame | None:
-    """Decode one line from an upstream; None for a line that is not a JSON-RPC object."""
+    """Decode one line from an upstream; None for a line that is not a JSON-RPC object.
+
+    The caller measures the depth first (`too_deep`) when it wants to tell a too-deep
+    frame from garbage; one that slips through is refused here all the same."""
     try:
         return _upstream_decoder.decode(line)
     except msgspec.DecodeError:
         pass
+    except RecursionError:
+        return None
     try:
         return _upstream_decoder.decode(line.decode("utf-8", "replace").encode())
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):
         return None
 
 

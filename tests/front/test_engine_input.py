@@ -41,7 +41,25 @@ MALFORMED: list[tuple[bytes, int, Any]] = [
     (b'{"jsonrpc":"2.0","method":"notifications/unknown"}', None, None),  # notification: no answer
     (b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"never"}}', None, None),
     (b'{"jsonrpc":"2.0","id":"ghost","result":{}}', None, None),  # answer to nothing: dropped
+    # Nesting past the depth limit (512), refused before any decoder recurses; a request's
+    # id is echoed when the frame's first or last bytes show it.
+    (b"[" * 1000, -32700, None),
+    (b"[" * 3000 + b"]" * 3000, -32700, None),
+    (b'{"a":' * 800 + b"1" + b"}" * 800, -32700, None),
+    (b'{"jsonrpc":"2.0","id":"deep","method":"tools/call","params":{"name":"f__echo","arguments":{"v":'
+     + b"[" * 2000 + b"]" * 2000 + b"}}}", -32700, "deep"),
+    (b'{"jsonrpc":"2.0","method":"tools/call","params":{"name":"f__echo","arguments":{"v":'
+     + b'[{"k":' * 700 + b"0" + b"}]" * 700 + b'}},"id":"tail"}', -32700, "tail"),
+    (b'{"jsonrpc":"2.0","method":"notifications/x","params":{"v":' + b"[" * 900 + b"]" * 900 + b"}}", -32700, None),
+    # Hostile but valid: answered. Brackets inside strings do not count; at the limit is fine.
+    (b'{"jsonrpc":"2.0","id":"brackets","method":"ping","params":{"s":"' + b"[{" * 2000 + b'"}}', 0, "brackets"),
+    (b'{"jsonrpc":"2.0","id":"escaped","method":"ping","params":{"s":"\\\\\\"' + b"[" * 900 + b'"}}', 0, "escaped"),
+    (b'{"jsonrpc":"2.0","id":"at-limit","method":"ping","params":{"v":' + b"[" * 500 + b"]" * 500 + b"}}", 0, "at-limit"),
+    (b'{"jsonrpc":"2.0","id":"raw-surrogate","method":"ping","params":{"s":"\xed\xa0\x80\xc0\xaf"}}', 0, "raw-surrogate"),
+    (b'\xef\xbb\xbf{"jsonrpc":"2.0","id":"bom","method":"ping"}', -32700, None),
+    (b'{"jsonrpc":"2.0","id":"huge","method":"ping","params":{"n":1e400}}', -32700, None),
 ]
+ANSWERED = 0  # the code of corpus lines that are valid requests, answered with a result
 
 
 def _unique_id(line: bytes, n: int) -> bytes:
@@ -53,7 +71,7 @@ def _unique_id(line: bytes, n: int) -> bytes:
 def _expected_errors(chosen: list[tuple[bytes, int, Any]]) -> dict[int, int]:
     counts: dict[int, int] = {}
     for _, code, _ in chosen:
-        if code is not None:
+        if code:
             counts[code] = counts.get(code, 0) + 1
     return counts
 
@@ -87,7 +105,7 @@ async def test_malformed_frames_interleaved_with_valid_calls(raw_sidecar, write_
         await sc.send_bytes(bytes(batch))
         expected = _expected_errors(chosen)
         # "bad-version-1" is a valid ping (unknown top-level keys are allowed): one result each.
-        valid_pings = sum(1 for line, _, _ in chosen if b"bad-version-1" in line)
+        valid_pings = sum(1 for line, code, _ in chosen if b"bad-version-1" in line or code == ANSWERED)
         total = sum(expected.values()) + len(valid_ids) + valid_pings
         with anyio.fail_after(60 + FRAMES / 200):
             while len(sc.frames) - start < total:
@@ -112,7 +130,7 @@ async def test_each_refusal_echoes_the_id_it_could_read(raw_sidecar, write_confi
         await sc.initialize()
         await sc.wait_for_tools(["f__echo"])
         for line, code, echo in MALFORMED:
-            if code is None:
+            if not code:
                 continue
             mark = len(sc.frames)
             await sc.send_bytes(line + b"\n")
@@ -256,3 +274,32 @@ async def test_cancel_reaches_the_upstream_within_100_ms_p99(raw_sidecar, write_
         assert p99 < 0.1
         await sc.request("ping", id="after")
         assert not [f for f in sc.frames if isinstance(f.get("id"), str) and f["id"].startswith("c")]
+
+
+async def test_nesting_to_100000_deep_is_refused_and_the_process_keeps_serving(raw_sidecar, write_config, fault_server_entry) -> None:
+    """RELIABILITY R1 / rule 12: the depth limit holds however deep, and costs no traceback."""
+    import time
+
+    config = write_config({"f": fault_server_entry()})
+    deep = b"[" * 100_000 + b"]" * 100_000
+    frames = [
+        deep,
+        b"{" * 100_000,
+        b'{"jsonrpc":"2.0","id":"very-deep","method":"tools/call","params":{"name":"f__echo","arguments":{"v":'
+        + deep + b"}}}",
+    ]
+    async with raw_sidecar(config, "--log-level", "DEBUG") as sc:
+        await sc.initialize()
+        await sc.wait_for_tools(["f__echo"])
+        for n, frame in enumerate(frames):
+            mark = len(sc.frames)
+            await sc.send_bytes(frame + b"\n")
+            refused = await sc.wait_for(lambda f: "error" in f, start=mark)
+            assert refused["error"]["code"] == -32700 and "512 levels" in refused["error"]["message"]
+            started = time.monotonic()
+            answer = await sc.call("f__echo", {"nonce": f"after-{n}"})
+            assert answer["result"]["content"][0]["text"] == f"after-{n}"
+            assert time.monotonic() - started < 1.0
+        assert sc.responses_to("very-deep")[0]["error"]["code"] == -32700
+        assert "Traceback" not in sc.stderr and "RecursionError" not in sc.stderr
+        assert sc.process.returncode is None
