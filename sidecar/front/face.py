@@ -93,6 +93,7 @@ class Face:
     def rebuild(self) -> None:
         ready = self.pool.ready()
         listings = [UpstreamListing(u.alias, u.listing.tools, u.listing.prompts, u.listing.tools_json) for u in ready]
+        listings = self.gate.trust.screen(listings)  # pinned definitions and the poisoning scan (issue 16)
         bare = self.config.face.bare_names and len(self.pool.upstreams) == 1
         self.catalog = build_catalog(listings, name_budget(self.name), RESERVED_TOOL_NAMES, prefixed=not bare)
         granted = self._granted(self.catalog)

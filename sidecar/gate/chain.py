@@ -28,6 +28,7 @@ from sidecar.gate.held import HeldStore
 from sidecar.gate.policy import CallView, PolicyEngine
 from sidecar.gate.query import QueryLimits
 from sidecar.gate.route import answer_locally, route_upstream, tool_error, unknown_tool
+from sidecar.gate.trust import Trust
 from sidecar.redact import Redactor
 from sidecar.upstream import Pool
 
@@ -96,6 +97,7 @@ class Gate:
         self.redact = Redactor(config.secrets())
         budgets = [config.budgets.result_chars, *(s.result_chars for s in config.servers if s.result_chars)]
         self._smallest_budget = min(budgets)
+        self.trust = Trust(config.servers, self.audit, _pin_store(config), config.bot.id, config.face.name)
         self._entry = compose(self.stages())
 
     def stages(self) -> list[Stage]:
@@ -132,7 +134,7 @@ class Gate:
         if meta is None:
             entry = self.catalog.tool(call.name) or await self._after_first_start(call.name)
             if entry is None:
-                return call.fail(unknown_tool(call.name))
+                return self._held_or_unknown(call, call.name)
             call.target = entry
             return await call_next(call)
         if meta.kind not in _META_CALLS:
@@ -157,7 +159,7 @@ class Gate:
         meta = self.listing.meta[call.name]
         exposed = meta.targets.get(call.asked_for)
         if exposed is None or self.catalog.tool(exposed) is None:
-            return call.fail(unknown_tool(call.asked_for))
+            return self._held_or_unknown(call, call.asked_for)
         if isinstance(resolved, str):
             call.decide("resolve", "refuse", resolved)
             return call.complete(tool_error(resolved))
@@ -167,6 +169,15 @@ class Gate:
             return call.fail(unknown_tool(call.asked_for))
         call.arguments = inner
         return await call_next(call)
+
+    def _held_or_unknown(self, call: ToolCall, name: str) -> ToolCall:
+        """A held tool the bot may use is answered with how to review it; else unknown."""
+        held = self.trust.held_target(name)
+        if held is not None and self.grant.allows(*held):
+            words = self.trust.held_answer(name) or ""
+            call.decide("trust", "hold", words)
+            return call.complete(tool_error(words))
+        return call.fail(unknown_tool(name))
 
     async def check_grant(self, call: ToolCall, call_next: Next) -> ToolCall:
         target = call.target
@@ -249,6 +260,16 @@ class Gate:
         if log.isEnabledFor(logging.DEBUG):
             log.debug("call %s -> %s %s %s in %.1f ms", call.name, call.ran, call.outcome, call.charge, call.seconds * 1000)
         return call
+
+
+def _pin_store(config: SidecarConfig) -> Any:
+    """Pins live in the health file beside the config (none for a config never read from disk)."""
+    if not any(s.pinning_policy != "off" for s in config.servers):
+        return None
+    from sidecar.servers.health import HealthPins, health_file_for
+
+    health = health_file_for(config)
+    return HealthPins(health, config.servers) if health is not None else None
 
 
 def _copy(arguments: dict[str, Any]) -> dict[str, Any]:

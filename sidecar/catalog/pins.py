@@ -1,0 +1,200 @@
+"""Pinned tool definitions: what a server's tools looked like when a person approved them,
+and the judgement of each new listing against that.
+
+Pure: digests, the comparison and the verdict; storage sits behind `PinStore`. A tool's
+definition is its name, title, description, inputSchema, outputSchema and annotations,
+encoded as compact JSON with sorted keys (so key order changes nothing); its `digest`
+covers the name too, its `body` everything but the name (a rename keeps the body).
+
+A listing is judged tool by tool: unchanged (same digest as its pin) passes; a changed
+tool, a new tool and a renamed one (a new name whose body is a removed pin's body) are
+changes; so is a pinned tool the poisoning scan flags, unless a person approved that
+very definition (`reviewed`). Under `hold` a change is not listed; under `warn` it is
+listed and reported; `off` judges nothing. A removed tool simply goes. An upstream with
+no pins yet is trusted on its first listing (its flagged tools still count as changes).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal, Protocol
+
+import msgspec
+
+from sidecar.catalog.poison import Finding, foreign_names, scan_tool
+
+__all__ = [
+    "DEFINITION_KEYS",
+    "Change",
+    "ChangeKind",
+    "Pin",
+    "PinStore",
+    "Pinning",
+    "Memo",
+    "Verdict",
+    "definition_of",
+    "digest_of",
+    "judge",
+    "pin_tools",
+]
+
+Pinning = Literal["hold", "warn", "off"]
+ChangeKind = Literal["changed", "new", "renamed", "flagged"]
+DEFINITION_KEYS = ("title", "description", "inputSchema", "outputSchema", "annotations")
+_encode = msgspec.json.Encoder(order="sorted").encode
+
+
+class Pin(msgspec.Struct, frozen=True, kw_only=True):
+    digest: str  # of the whole definition, name included
+    body: str  # of the definition without its name
+    definition: str  # the canonical JSON, for `servers review`
+    reviewed: bool = False  # a person approved exactly this definition, findings and all
+
+
+class Change(msgspec.Struct, frozen=True, kw_only=True):
+    tool: str
+    kind: ChangeKind
+    old_digest: str | None
+    new_digest: str
+    renamed_from: str | None = None
+    findings: tuple[Finding, ...] = ()
+
+
+class Verdict(msgspec.Struct, frozen=True, kw_only=True):
+    tools: list[dict[str, Any]]  # what may be listed
+    held: dict[str, Change]  # upstream tool name -> why it is not listed
+    changes: tuple[Change, ...]  # every change (held or listed)
+    first: bool  # no pins existed: this listing was trusted on first sight
+
+
+class PinStore(Protocol):
+    """Where pins live (the health file; later perhaps a shared store)."""
+
+    def load_pins(self, alias: str) -> dict[str, Pin] | None: ...
+
+    def save_pins(self, alias: str, pins: Mapping[str, Pin]) -> None: ...
+
+
+def _canonical(tool: Mapping[str, Any], with_name: bool = True) -> bytes:
+    definition = {key: tool[key] for key in DEFINITION_KEYS if key in tool}
+    if with_name:
+        definition["name"] = tool.get("name", "")
+    return _encode(definition)
+
+
+def digest_of(tool: Mapping[str, Any]) -> str:
+    """The digest of a definition, name included (one encoding, one hash)."""
+    return hashlib.sha256(_canonical(tool)).hexdigest()
+
+
+def definition_of(tool: Mapping[str, Any], reviewed: bool = False) -> Pin:
+    """The pin of one tool as it is listed now."""
+    canonical = _canonical(tool)
+    return Pin(digest=hashlib.sha256(canonical).hexdigest(),
+               body=hashlib.sha256(_canonical(tool, with_name=False)).hexdigest(),
+               definition=canonical.decode(), reviewed=reviewed)
+
+
+def pin_tools(tools: Sequence[Mapping[str, Any]], reviewed: bool = False,
+              before: Mapping[str, Pin] | None = None) -> dict[str, Pin]:
+    """Pins for a whole listing; a definition a person already reviewed stays reviewed."""
+    pins: dict[str, Pin] = {}
+    for tool in tools:
+        name = tool.get("name")
+        if isinstance(name, str) and name:
+            pin = definition_of(tool, reviewed)
+            old = before.get(name) if before else None
+            if not reviewed and old is not None and old.reviewed and old.digest == pin.digest:
+                pin = old
+            pins[name] = pin
+    return pins
+
+
+_plain = msgspec.json.Encoder().encode
+
+
+class Memo:
+    """Per-upstream memory, so a definition seen before costs one plain encoding: its
+    canonical digest by its exact bytes as listed (sorting keys costs three times more),
+    and its scan findings by digest. Bounded: forgotten when it outgrows the listings."""
+
+    LIMIT = 8192
+
+    def __init__(self) -> None:
+        self.digests: dict[bytes, str] = {}
+        self.findings: dict[str, tuple[Finding, ...]] = {}
+
+    def digest(self, tool: Mapping[str, Any]) -> str:
+        listed = _plain(tool)
+        found = self.digests.get(listed)
+        if found is None:
+            if len(self.digests) >= self.LIMIT:
+                self.digests.clear()
+            found = self.digests[listed] = digest_of(tool)
+        return found
+
+    def scan(self, digest: str, tool: Mapping[str, Any], foreign: Mapping[str, str]) -> tuple[Finding, ...]:
+        found = self.findings.get(digest)
+        if found is None:
+            if len(self.findings) >= self.LIMIT:
+                self.findings.clear()
+            found = self.findings[digest] = scan_tool(tool, foreign)
+        return found
+
+
+def judge(
+    alias: str,
+    tools: Sequence[dict[str, Any]],
+    pins: Mapping[str, Pin] | None,
+    policy: Pinning,
+    others: Mapping[str, Sequence[str]] | None = None,
+    memo: Memo | None = None,
+) -> Verdict:
+    """The verdict on one upstream's listing against its pins: a digest per tool; the scan
+    and the body digest (for renames) only for definitions not seen before."""
+    if policy == "off":
+        return Verdict(tools=list(tools), held={}, changes=(), first=False)
+    memo = memo or Memo()
+    names = [n for t in tools if isinstance(n := t.get("name"), str) and n]
+    foreign = foreign_names(alias, names, others or {}) if others else {}
+    listed = set(names)
+    removed = {} if pins is None else {n: p for n, p in pins.items() if n not in listed}
+    kept: list[dict[str, Any]] = []
+    held: dict[str, Change] = {}
+    changes: list[Change] = []
+    for tool in tools:
+        name = tool.get("name")
+        if not isinstance(name, str) or not name:
+            kept.append(tool)  # nameless: the merge skips it and counts it
+            continue
+        digest = memo.digest(tool)
+        change = _change(name, digest, tool, pins, removed, memo.scan(digest, tool, foreign))
+        if change is None:
+            kept.append(tool)
+            continue
+        changes.append(change)
+        if policy == "hold":
+            held[change.tool] = change
+        else:
+            kept.append(tool)
+    return Verdict(tools=kept, held=held, changes=tuple(changes), first=pins is None)
+
+
+def _change(name: str, digest: str, tool: Mapping[str, Any], pins: Mapping[str, Pin] | None,
+            removed: Mapping[str, Pin], findings: tuple[Finding, ...]) -> Change | None:
+    old = pins.get(name) if pins is not None else None
+    if pins is None or (old is not None and old.digest == digest):
+        if findings and not (old is not None and old.reviewed):
+            return Change(tool=name, kind="flagged", old_digest=old.digest if old else None, new_digest=digest,
+                          findings=findings)
+        return None
+    if old is not None:
+        return Change(tool=name, kind="changed", old_digest=old.digest, new_digest=digest, findings=findings)
+    if removed:
+        body = hashlib.sha256(_canonical(tool, with_name=False)).hexdigest()
+        source = next((n for n, p in removed.items() if p.body == body), None)
+        if source is not None:
+            return Change(tool=name, kind="renamed", old_digest=removed[source].digest, new_digest=digest,
+                          renamed_from=source, findings=findings)
+    return Change(tool=name, kind="new", old_digest=None, new_digest=digest, findings=findings)
