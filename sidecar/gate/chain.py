@@ -17,6 +17,8 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+import msgspec
+
 from sidecar.catalog import EMPTY_CATALOG, Catalog, CatalogEntry, Listing, full_layout
 from sidecar.config import ServerConfig, SidecarConfig
 from sidecar.errors import SidecarError
@@ -25,7 +27,7 @@ from sidecar.gate.budget import charge_result
 from sidecar.gate.call import ToolCall
 from sidecar.gate.grants import Grant
 from sidecar.gate.held import HeldStore
-from sidecar.gate.policy import CallView, PolicyEngine
+from sidecar.gate.policy import CallView, Decision, PolicyEngine
 from sidecar.gate.query import QueryLimits
 from sidecar.gate.route import answer_locally, route_upstream, tool_error, unknown_tool
 from sidecar.gate.trust import Trust
@@ -97,6 +99,7 @@ class Gate:
         self.redact = Redactor(config.secrets())
         budgets = [config.budgets.result_chars, *(s.result_chars for s in config.servers if s.result_chars)]
         self._smallest_budget = min(budgets)
+        self.confirm: Any = None  # the confirmation stage, made on the first call that needs it
         self.trust = Trust(config.servers, self.audit, _pin_store(config), config.bot.id, config.face.name)
         self._entry = compose(self.stages())
 
@@ -194,13 +197,36 @@ class Gate:
             tool=call.ran, upstream=target.alias, arguments=_copy(call.arguments), bot=self.config.bot.id,
             engine=self.config.bot.engine, consequential=self._consequential(call), confirmation_required=False,
         )
-        decision = await self.policy.decide(view)
+        decision = await self._decide(call, view)
+        if decision is None:  # the person is being asked (2026-07-28): the question is the result
+            return call
         call.decide("policy", decision.action, decision.reason)
         if decision.action == "allow":
             return await call_next(call)
         if decision.action == "confirm":
             return call.complete(tool_error(f"Confirmation required: {decision.reason}. The call was not run."))
         return call.complete(tool_error(f"The sidecar's policy refused this call: {decision.reason or 'denied'}"))
+
+    async def _decide(self, call: ToolCall, view: CallView) -> Decision | None:
+        """The policy's decision; a call that needs a confirmation is first put to the
+        person when the engine can ask (the confirmation stage, `sidecar.gate.confirm`)."""
+        if call.confirmer is None or not self.policy.wants_confirmation(view):
+            return await self.policy.decide(view)
+        if self.confirm is None:
+            from sidecar.gate.confirm import ConfirmStage
+
+            self.confirm = ConfirmStage(self.config.policy, self.config.bot.id, self.config.face.name, self.redact)
+        rule = self.policy.rule_for(view.tool)
+        settled = await self.confirm.settle(call.confirmer, call.ran, view.upstream, call.arguments,
+                                            rule.reason if rule is not None else "")
+        call.decide("confirm", settled.outcome, settled.reason)
+        if settled.outcome == "ask":
+            assert settled.result is not None
+            call.complete(msgspec.Raw(settled.result))
+            return None
+        if settled.outcome == "deny":
+            return Decision("deny", settled.reason, "confirmation")
+        return await self.policy.decide(view, confirmed=True)
 
     def _consequential(self, call: ToolCall) -> bool:
         assert call.target is not None

@@ -96,7 +96,7 @@ class Trust:
         return verdict
 
     def _pin_first_sight(self, alias: str, tools: Sequence[Mapping[str, object]]) -> None:
-        pins = pin_tools(tools)  # type: ignore[arg-type]
+        pins = pin_tools(tools)
         self.pins[alias] = pins
         log.info("upstream '%s': %d tool definitions pinned on first sight", alias, len(pins))
         if self.store is not None:
