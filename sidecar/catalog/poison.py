@@ -55,28 +55,25 @@ class Rule:
         self.ascii_patterns = tuple(p for p in patterns if all(any(a.isascii() for a in g) for g in p[0]))
 
 
+_NOT_SENTENCE_END = r"(?:[^.]|\.(?=\S))"  # `[^.]` in a pattern: a dot inside `.env` or `a.b` ends nothing
+
+
 def _p(anchors: str, pattern: str) -> Anchored:
     """A pattern, run only on text that holds an anchor of every group (groups split by
     `;`, alternatives by `|`: words the pattern cannot match without)."""
-    return tuple(tuple(group.split("|")) for group in anchors.split(";")), re.compile(pattern)
+    groups = tuple(tuple(group.split("|")) for group in anchors.split(";"))
+    return groups, re.compile(pattern.replace("[^.]", _NOT_SENTENCE_END))
 
 
 _WINDOW = 320  # characters either side of an anchor a match may reach (patterns are shorter)
 
 
-def _search(groups: tuple[tuple[str, ...], ...], pattern: re.Pattern[str], text: str,
-            present: dict[str, bool]) -> re.Match[str] | None:
+def _search(groups: tuple[tuple[str, ...], ...], pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
     """The pattern's first match near an occurrence of its first group's anchors, when
-    every group has an anchor in the text: the regex runs on windows, not on the whole.
-    `present` remembers, for this text, which anchors it holds."""
+    every group has an anchor in the text: the regex runs on windows, not on the whole."""
+    holds = text.__contains__
     for group in groups:
-        for anchor in group:
-            found = present.get(anchor)
-            if found is None:
-                found = present[anchor] = anchor in text
-            if found:
-                break
-        else:
+        if not any(map(holds, group)):
             return None
     for anchor in groups[0]:
         at = text.find(anchor)
@@ -191,7 +188,7 @@ RULES: tuple[Rule, ...] = (
     Rule("exfiltrate", (
         _p("://|@", rf"\b{_SEND}\b[^.]{{0,120}}?\b(?:{_SECRET_EN}|it|them|this|everything|all|data|results?|output|"
            rf"responses?|answers?|arguments)\b[^.]{{0,80}}?\b(?:to|at|via)\s+{_ADDRESS}"),
-        _p("://|@", rf"\b(?:env[íi]a(?:r|lo|la|los|las)?|envoie[zr]?|envoyer|sende(?:n)?|schicke(?:n)?|invia(?:re)?|"
+        _p("://|@", rf"\b(?:env[íi]a(?:r|lo|la|los|las)?|envoie[zr]?|envoyer|sende[nt]?|schick(?:e|en|t)?|invia(?:re)?|"
            rf"envie)\b[^.]{{0,120}}?{_ADDRESS}"),
         _p("发送|上传|转发|提交", rf"(?:发送|上传|转发|提交)(?:到|至|给)?[^。]{{0,40}}{_ADDRESS}"),
         _p("送信|転送|に送", rf"{_ADDRESS}[^。]{{0,20}}(?:に送信|へ送信|に送|に転送)"),
@@ -360,10 +357,9 @@ def scan_tool(tool: Mapping[str, Any], foreign: Mapping[str, str] | None = None)
         return ()
     findings: list[Finding] = []
     ascii_only = text.isascii()
-    present: dict[str, bool] = {}
     for rule in RULES:
         for anchors, pattern in (rule.ascii_patterns if ascii_only else rule.patterns):
-            match = _search(anchors, pattern, text, present)
+            match = _search(anchors, pattern, text)
             if match is not None:
                 findings.append(Finding(rule.name, _field_at(starts, match.start()), match.group(0)[:80]))
                 break
