@@ -22,7 +22,7 @@ from typing import Any, Literal, Protocol
 
 import msgspec
 
-from sidecar.catalog.poison import Finding, foreign_names, scan_tool
+from sidecar.catalog.poison import Finding, foreign_names, scan_tools
 
 __all__ = [
     "DEFINITION_KEYS",
@@ -134,13 +134,14 @@ class Memo:
             found = self.digests[listed] = digest_of(tool)
         return found
 
-    def scan(self, digest: str, tool: Mapping[str, Any], foreign: Mapping[str, str]) -> tuple[Finding, ...]:
-        found = self.findings.get(digest)
-        if found is None:
-            if len(self.findings) >= self.LIMIT:
-                self.findings.clear()
-            found = self.findings[digest] = scan_tool(tool, foreign)
-        return found
+    def scan(self, listed: Sequence[tuple[str, Mapping[str, Any]]], foreign: Mapping[str, str]) -> None:
+        """Scan, in one batch, every (digest, tool) not scanned before."""
+        unseen = {digest: tool for digest, tool in listed if digest not in self.findings}
+        if not unseen:
+            return
+        if len(self.findings) + len(unseen) > self.LIMIT:
+            self.findings.clear()
+        self.findings.update(zip(unseen, scan_tools(list(unseen.values()), foreign)))
 
 
 def judge(
@@ -163,13 +164,14 @@ def judge(
     kept: list[dict[str, Any]] = []
     held: dict[str, Change] = {}
     changes: list[Change] = []
-    for tool in tools:
+    digests = [memo.digest(t) if isinstance(t.get("name"), str) and t.get("name") else "" for t in tools]
+    memo.scan([(d, t) for d, t in zip(digests, tools) if d], foreign)
+    for tool, digest in zip(tools, digests):
         name = tool.get("name")
-        if not isinstance(name, str) or not name:
+        if not isinstance(name, str) or not digest:
             kept.append(tool)  # nameless: the merge skips it and counts it
             continue
-        digest = memo.digest(tool)
-        change = _change(name, digest, tool, pins, removed, memo.scan(digest, tool, foreign))
+        change = _change(name, digest, tool, pins, removed, memo.findings.get(digest, ()))
         if change is None:
             kept.append(tool)
             continue

@@ -22,14 +22,15 @@ Cost: a rule's regexes run only on text holding one of its anchor words.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import msgspec
 
-__all__ = ["Finding", "RULES", "Rule", "foreign_names", "scan_tool", "tool_text"]
+__all__ = ["Finding", "RULES", "Rule", "foreign_names", "scan_tool", "scan_tools", "tool_text"]
 
 _TEXT_KEYS = ("description", "title")
 _VALUE_KEYS = ("enum", "default", "examples", "const")
@@ -68,7 +69,7 @@ def _p(anchors: str, pattern: str) -> Anchored:
 _WINDOW = 320  # characters either side of an anchor a match may reach (patterns are shorter)
 
 
-def _search(groups: tuple[tuple[str, ...], ...], pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
+def _search(groups: tuple[tuple[str, ...], ...], pattern: re.Pattern[str], text: str) -> tuple[int, int] | None:
     """The pattern's first match near an occurrence of its first group's anchors, when
     every group has an anchor in the text: the regex runs on windows, not on the whole."""
     holds = text.__contains__
@@ -78,12 +79,18 @@ def _search(groups: tuple[tuple[str, ...], ...], pattern: re.Pattern[str], text:
     for anchor in groups[0]:
         at = text.find(anchor)
         while at != -1:
-            high = at + len(anchor) + _WINDOW
-            match = pattern.search(text, max(0, at - _WINDOW), high)
-            if match is not None:
-                return match
+            low, high = max(0, at - _WINDOW), at + len(anchor) + _WINDOW
+            span = _window_search(pattern, text[low:high])
+            if span is not None:
+                return low + span[0], low + span[1]
             at = text.find(anchor, high - len(anchor))
     return None
+
+
+@functools.lru_cache(maxsize=32768)  # listings repeat sentences: the same window is searched once
+def _window_search(pattern: re.Pattern[str], window: str) -> tuple[int, int] | None:
+    match = pattern.search(window)
+    return match.span() if match is not None else None
 
 
 _USER_EN = r"(?:the\s+)?(?:user|human|person|operator|customer)s?"
@@ -311,6 +318,7 @@ def tool_text(tool: Mapping[str, Any]) -> list[tuple[str, str]]:
     return pieces
 
 
+@functools.lru_cache(maxsize=8192)  # listings repeat their boilerplate: normalise each string once
 def _normal(text: str) -> str:
     if text.isascii():
         return " ".join(text.lower().split())
@@ -352,18 +360,36 @@ _IDENT = re.compile(r"[a-z][a-z0-9_-]{4,}(?:__[a-z0-9_-]+)?")
 
 def scan_tool(tool: Mapping[str, Any], foreign: Mapping[str, str] | None = None) -> tuple[Finding, ...]:
     """Every rule that finds an instruction to the model in this definition (one finding per rule)."""
-    text, starts = _joined(tool_text(tool))
+    return scan_tools([tool], foreign)[0]
+
+
+_ASCII_LIVE = [(rule.name, pattern) for rule in RULES for pattern in rule.ascii_patterns]
+_ALL_LIVE = [(rule.name, pattern) for rule in RULES for pattern in rule.patterns]
+
+
+def scan_tools(tools: Sequence[Mapping[str, Any]], foreign: Mapping[str, str] | None = None) -> list[tuple[Finding, ...]]:
+    """`scan_tool` for many definitions (a listing's new ones)."""
+    found = []
+    for tool in tools:
+        text, starts = _joined(tool_text(tool))
+        found.append(_scan_one(text, starts, _ASCII_LIVE if text.isascii() else _ALL_LIVE, True, foreign))
+    return found
+
+
+def _scan_one(text: str, starts: list[tuple[int, str]], live: list[tuple[str, Anchored]], credentials: bool,
+              foreign: Mapping[str, str] | None) -> tuple[Finding, ...]:
     if not text:
         return ()
     findings: list[Finding] = []
-    ascii_only = text.isascii()
-    for rule in RULES:
-        for anchors, pattern in (rule.ascii_patterns if ascii_only else rule.patterns):
-            match = _search(anchors, pattern, text)
-            if match is not None:
-                findings.append(Finding(rule.name, _field_at(starts, match.start()), match.group(0)[:80]))
-                break
-    credential = _credential_path(text, starts)
+    done: set[str] = set()
+    for rule, (anchors, pattern) in live:
+        if rule in done:
+            continue
+        span = _search(anchors, pattern, text)
+        if span is not None:
+            findings.append(Finding(rule, _field_at(starts, span[0]), text[span[0]:span[1]][:80]))
+            done.add(rule)
+    credential = _credential_path(text, starts) if credentials else None
     if credential is not None:
         findings.append(credential)
     if foreign:
