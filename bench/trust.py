@@ -4,6 +4,7 @@ to a 425-tool listing, and what they add to a call.
 Measured on the 425-tool shop catalog (the test fixture), each a median:
   merge_425_ms            the merge alone (`build_catalog`), for scale
   screen_first_sight_ms   the first listing: every definition pinned and scanned
+  screen_next_start_ms    the first listing of a later start: pins (with their scan results) in the store
   screen_relist_ms        a re-list after list_changed with the same definitions (new objects):
                           what a list costs once the definitions were seen
   screen_one_changed_ms   a re-list where one tool changed (held, reported)
@@ -33,12 +34,25 @@ def _median_ms(work: Callable[[], object], repeats: int, setup: Callable[[], Non
     return round(statistics.median(times) * 1e3, 3)
 
 
-def _trust() -> Any:
+class _Kept:
+    """A pin store that already holds the pins (a later start of the same sidecar)."""
+
+    def __init__(self, pins: Any) -> None:
+        self.pins = pins
+
+    def load_pins(self, alias: str) -> Any:
+        return self.pins
+
+    def save_pins(self, alias: str, pins: Any) -> None:
+        self.pins = pins
+
+
+def _trust(store: Any = None) -> Any:
     from sidecar.config import Audit, ServerConfig
     from sidecar.gate.audit import AuditLog
     from sidecar.gate.trust import Trust
 
-    return Trust([ServerConfig(alias="shop", command="x")], AuditLog(Audit()), None)
+    return Trust([ServerConfig(alias="shop", command="x")], AuditLog(Audit()), store)
 
 
 def time_trust(repeats: int = 5) -> dict[str, float | str]:
@@ -59,7 +73,7 @@ def _figures(repeats: int) -> dict[str, float | str]:
 
     tools = shop_tools()
     encoded = msgspec.json.encode(tools)
-    copies = [copy.deepcopy(tools) for _ in range(repeats * 2 + 2)]
+    copies = [copy.deepcopy(tools) for _ in range(repeats * 3 + 2)]
     figures: dict[str, float | str] = {
         "merge_425_ms": _median_ms(lambda: build_catalog([UpstreamListing("shop", tools, [], encoded)], 64), repeats)}
     holder: dict[str, Any] = {}
@@ -73,6 +87,15 @@ def _figures(repeats: int) -> dict[str, float | str]:
 
     figures["screen_first_sight_ms"] = _median_ms(
         lambda: holder["trust"].screen([UpstreamListing("shop", copies.pop())]), repeats, fresh)
+    kept = _Kept(None)
+    _trust(kept).screen([UpstreamListing("shop", tools)])
+
+    def restart() -> None:
+        fresh()
+        holder["trust"] = _trust(kept)
+
+    figures["screen_next_start_ms"] = _median_ms(
+        lambda: holder["trust"].screen([UpstreamListing("shop", copies.pop())]), repeats, restart)
     trust = _trust()
     trust.screen([UpstreamListing("shop", tools)])
     figures["screen_relist_ms"] = _median_ms(lambda: trust.screen([UpstreamListing("shop", copies.pop())]), repeats)

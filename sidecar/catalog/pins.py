@@ -22,7 +22,7 @@ from typing import Any, Literal, Protocol
 
 import msgspec
 
-from sidecar.catalog.poison import Finding, foreign_names, scan_tools
+from sidecar.catalog.poison import RULES_VERSION, Finding, foreign_names, identifiers, scan_tools, shadowing
 
 __all__ = [
     "DEFINITION_KEYS",
@@ -50,6 +50,8 @@ class Pin(msgspec.Struct, frozen=True, kw_only=True):
     body: str  # of the definition without its name
     definition: str  # the canonical JSON, for `servers review`
     reviewed: bool = False  # a person approved exactly this definition, findings and all
+    findings: tuple[Finding, ...] | None = None  # the scan's, by the rules of `scanned_by` (None: not kept)
+    scanned_by: str = ""
 
 
 class Change(msgspec.Struct, frozen=True, kw_only=True):
@@ -88,22 +90,27 @@ def digest_of(tool: Mapping[str, Any]) -> str:
     return hashlib.sha256(_canonical(tool)).hexdigest()
 
 
-def definition_of(tool: Mapping[str, Any], reviewed: bool = False) -> Pin:
-    """The pin of one tool as it is listed now."""
+def definition_of(tool: Mapping[str, Any], reviewed: bool = False,
+                  findings: Mapping[str, tuple[Finding, ...]] | None = None) -> Pin:
+    """The pin of one tool as it is listed now (with its scan findings, when known by digest)."""
     canonical = _canonical(tool)
-    return Pin(digest=hashlib.sha256(canonical).hexdigest(),
-               body=hashlib.sha256(_canonical(tool, with_name=False)).hexdigest(),
-               definition=canonical.decode(), reviewed=reviewed)
+    digest = hashlib.sha256(canonical).hexdigest()
+    found = findings.get(digest) if findings is not None else None
+    return Pin(digest=digest, body=hashlib.sha256(_canonical(tool, with_name=False)).hexdigest(),
+               definition=canonical.decode(), reviewed=reviewed, findings=found,
+               scanned_by=RULES_VERSION if found is not None else "")
 
 
-def pin_tools(tools: Sequence[Mapping[str, Any]], reviewed: bool = False,
-              before: Mapping[str, Pin] | None = None) -> dict[str, Pin]:
-    """Pins for a whole listing; a definition a person already reviewed stays reviewed."""
+def pin_tools(tools: Sequence[Mapping[str, Any]], reviewed: bool = False, before: Mapping[str, Pin] | None = None,
+              findings: Mapping[str, tuple[Finding, ...]] | None = None) -> dict[str, Pin]:
+    """Pins for a whole listing; a definition a person already reviewed stays reviewed.
+    `findings` (digest -> the scan's findings) are kept with the pins, so a later start
+    need not scan the same definitions again."""
     pins: dict[str, Pin] = {}
     for tool in tools:
         name = tool.get("name")
         if isinstance(name, str) and name:
-            pin = definition_of(tool, reviewed)
+            pin = definition_of(tool, reviewed, findings)
             old = before.get(name) if before else None
             if not reviewed and old is not None and old.reviewed and old.digest == pin.digest:
                 pin = old
@@ -123,7 +130,14 @@ class Memo:
 
     def __init__(self) -> None:
         self.digests: dict[bytes, str] = {}
-        self.findings: dict[str, tuple[Finding, ...]] = {}
+        self.findings: dict[str, tuple[Finding, ...]] = {}  # every rule's but shadowing
+        self.words: dict[str, frozenset[str]] = {}  # digest -> tool-name-like words, for shadowing
+
+    def remember(self, pins: Mapping[str, Pin] | None) -> None:
+        """Take the scan results kept with pins (made by these rules)."""
+        for pin in (pins or {}).values():
+            if pin.findings is not None and pin.scanned_by == RULES_VERSION:
+                self.findings.setdefault(pin.digest, pin.findings)
 
     def digest(self, tool: Mapping[str, Any]) -> str:
         listed = _plain(tool)
@@ -134,14 +148,26 @@ class Memo:
             found = self.digests[listed] = digest_of(tool)
         return found
 
-    def scan(self, listed: Sequence[tuple[str, Mapping[str, Any]]], foreign: Mapping[str, str]) -> None:
+    def scan(self, listed: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
         """Scan, in one batch, every (digest, tool) not scanned before."""
         unseen = {digest: tool for digest, tool in listed if digest not in self.findings}
         if not unseen:
             return
         if len(self.findings) + len(unseen) > self.LIMIT:
             self.findings.clear()
-        self.findings.update(zip(unseen, scan_tools(list(unseen.values()), foreign)))
+            self.words.clear()
+        self.findings.update(zip(unseen, scan_tools(list(unseen.values()))))
+
+    def findings_of(self, digest: str, tool: Mapping[str, Any], foreign: Mapping[str, str]) -> tuple[Finding, ...]:
+        """The kept findings, and the shadowing one for today's other upstreams."""
+        found = self.findings.get(digest, ())
+        if not foreign:
+            return found
+        words = self.words.get(digest)
+        if words is None:
+            words = self.words[digest] = identifiers(tool)
+        shadow = shadowing(tool, words, foreign)
+        return (*found, shadow) if shadow is not None else found
 
 
 def judge(
@@ -165,13 +191,13 @@ def judge(
     held: dict[str, Change] = {}
     changes: list[Change] = []
     digests = [memo.digest(t) if isinstance(t.get("name"), str) and t.get("name") else "" for t in tools]
-    memo.scan([(d, t) for d, t in zip(digests, tools) if d], foreign)
+    memo.scan([(d, t) for d, t in zip(digests, tools) if d])
     for tool, digest in zip(tools, digests):
         name = tool.get("name")
         if not isinstance(name, str) or not digest:
             kept.append(tool)  # nameless: the merge skips it and counts it
             continue
-        change = _change(name, digest, tool, pins, removed, memo.findings.get(digest, ()))
+        change = _change(name, digest, tool, pins, removed, memo.findings_of(digest, tool, foreign))
         if change is None:
             kept.append(tool)
             continue

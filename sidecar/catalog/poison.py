@@ -30,8 +30,10 @@ from typing import Any
 
 import msgspec
 
-__all__ = ["Finding", "RULES", "Rule", "foreign_names", "scan_tool", "scan_tools", "tool_text"]
+__all__ = ["Finding", "RULES", "RULES_VERSION", "Rule", "foreign_names", "identifiers", "scan_tool", "scan_tools",
+           "shadowing", "tool_text"]
 
+RULES_VERSION = "1"  # stored with scan results; change it whenever a rule changes, so old results are redone
 _TEXT_KEYS = ("description", "title")
 _VALUE_KEYS = ("enum", "default", "examples", "const")
 _MAX_TEXT = 256 * 1024  # a definition's text beyond this is not read (and a tool that long is odd anyway)
@@ -360,24 +362,39 @@ _IDENT = re.compile(r"[a-z][a-z0-9_-]{4,}(?:__[a-z0-9_-]+)?")
 
 def scan_tool(tool: Mapping[str, Any], foreign: Mapping[str, str] | None = None) -> tuple[Finding, ...]:
     """Every rule that finds an instruction to the model in this definition (one finding per rule)."""
-    return scan_tools([tool], foreign)[0]
+    found = scan_tools([tool])[0]
+    shadow = shadowing(tool, identifiers(tool), foreign) if foreign else None
+    return (*found, shadow) if shadow is not None else found
+
+
+def identifiers(tool: Mapping[str, Any]) -> frozenset[str]:
+    """The tool-name-like words of a definition (what the shadowing rule compares, kept by
+    digest: the other upstreams change, the definition's words do not)."""
+    return frozenset(_IDENT.findall(_joined(tool_text(tool))[0]))
+
+
+def shadowing(tool: Mapping[str, Any], words: frozenset[str], foreign: Mapping[str, str]) -> Finding | None:
+    """The shadowing finding: a word of this definition that names another upstream's tool."""
+    if words.isdisjoint(foreign):
+        return None
+    text, starts = _joined(tool_text(tool))
+    return _shadowing(text, starts, foreign)
 
 
 _ASCII_LIVE = [(rule.name, pattern) for rule in RULES for pattern in rule.ascii_patterns]
 _ALL_LIVE = [(rule.name, pattern) for rule in RULES for pattern in rule.patterns]
 
 
-def scan_tools(tools: Sequence[Mapping[str, Any]], foreign: Mapping[str, str] | None = None) -> list[tuple[Finding, ...]]:
-    """`scan_tool` for many definitions (a listing's new ones)."""
+def scan_tools(tools: Sequence[Mapping[str, Any]]) -> list[tuple[Finding, ...]]:
+    """The findings of every rule but shadowing (which depends on the other upstreams), per tool."""
     found = []
     for tool in tools:
         text, starts = _joined(tool_text(tool))
-        found.append(_scan_one(text, starts, _ASCII_LIVE if text.isascii() else _ALL_LIVE, True, foreign))
+        found.append(_scan_one(text, starts, _ASCII_LIVE if text.isascii() else _ALL_LIVE))
     return found
 
 
-def _scan_one(text: str, starts: list[tuple[int, str]], live: list[tuple[str, Anchored]], credentials: bool,
-              foreign: Mapping[str, str] | None) -> tuple[Finding, ...]:
+def _scan_one(text: str, starts: list[tuple[int, str]], live: list[tuple[str, Anchored]]) -> tuple[Finding, ...]:
     if not text:
         return ()
     findings: list[Finding] = []
@@ -389,13 +406,9 @@ def _scan_one(text: str, starts: list[tuple[int, str]], live: list[tuple[str, An
         if span is not None:
             findings.append(Finding(rule, _field_at(starts, span[0]), text[span[0]:span[1]][:80]))
             done.add(rule)
-    credential = _credential_path(text, starts) if credentials else None
+    credential = _credential_path(text, starts)
     if credential is not None:
         findings.append(credential)
-    if foreign:
-        shadow = _shadowing(text, starts, foreign)
-        if shadow is not None:
-            findings.append(shadow)
     return tuple(findings)
 
 

@@ -85,18 +85,19 @@ class Trust:
         policy = self.policies.get(item.alias, "hold")
         if policy == "off":
             return Verdict(tools=item.tools, held={}, changes=(), first=False)
+        memo = self.memos.setdefault(item.alias, Memo())
         if item.alias not in self.pins:
             self.pins[item.alias] = self.store.load_pins(item.alias) if self.store is not None else None
-        memo = self.memos.setdefault(item.alias, Memo())
+            memo.remember(self.pins[item.alias])
         verdict = judge(item.alias, item.tools, self.pins[item.alias], policy, others, memo)
         if verdict.first:
-            self._pin_first_sight(item.alias, item.tools)
+            self._pin_first_sight(item.alias, item.tools, memo)
         for change in verdict.changes:
             self._report(item.alias, change, held=change.tool in verdict.held)
         return verdict
 
-    def _pin_first_sight(self, alias: str, tools: Sequence[Mapping[str, object]]) -> None:
-        pins = pin_tools(tools)
+    def _pin_first_sight(self, alias: str, tools: Sequence[Mapping[str, object]], memo: Memo) -> None:
+        pins = pin_tools(tools, findings=memo.findings)
         self.pins[alias] = pins
         log.info("upstream '%s': %d tool definitions pinned on first sight", alias, len(pins))
         if self.store is not None:

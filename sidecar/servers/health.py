@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from sidecar.catalog.pins import Pin, pin_tools
+from sidecar.catalog.pins import Pin, digest_of, pin_tools
 from sidecar.config import ServerConfig, SidecarConfig
 from sidecar.servers import rules
 
@@ -164,7 +164,11 @@ def _pins_after(before: HealthRecord | None, result: CheckResult) -> dict[str, P
     anything else keeps the pins there were."""
     kept = before.pins if before is not None else None
     if result.ok and result.definitions:
-        return pin_tools(result.definitions, before=kept)
+        from sidecar.catalog.poison import scan_tools
+
+        named = [t for t in result.definitions if isinstance(t.get("name"), str) and t.get("name")]
+        found = dict(zip((digest_of(t) for t in named), scan_tools(named)))
+        return pin_tools(named, before=kept, findings=found)
     return kept
 
 
