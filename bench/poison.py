@@ -21,7 +21,7 @@ __all__ = ["measure"]
 
 def measure() -> dict[str, Any]:
     from sidecar.catalog.poison import foreign_names, scan_tool
-    from tests.trust.corpus import OTHER_SERVER, POISONED, benign_catalogs
+    from tests.trust.corpus import HELD_OUT, OTHER_SERVER, POISONED, benign_catalogs
 
     catalogs = benign_catalogs()
     names = {alias: [t["name"] for t in tools] for alias, tools in catalogs.items()}
@@ -42,7 +42,11 @@ def measure() -> dict[str, Any]:
         by_rule.setdefault(rule, [0, 0])[0 if caught else 1] += 1
         if not caught:
             missed.append({"tool": tool["name"], "rule": rule, "found": sorted(found)})
+    held_out_missed = [{"tool": t["name"], "rule": rule} for rule, t in HELD_OUT
+                       if rule not in {f.rule for f in scan_tool(t, foreign_names("p", [t["name"]], OTHER_SERVER))}]
     return {
+        "held_out": len(HELD_OUT), "held_out_caught": len(HELD_OUT) - len(held_out_missed),
+        "held_out_missed": held_out_missed,
         "benign_catalogs": len(catalogs), "benign_tools": sum(len(t) for t in catalogs.values()),
         "benign_flags": len(flagged), "flagged": flagged, "benign_scan_ms": round(benign_seconds * 1000, 1),
         "poisoned": len(POISONED), "caught": len(POISONED) - len(missed), "missed": missed,
@@ -59,6 +63,10 @@ def main(argv: list[str]) -> int:
           f"({result['benign_catalogs']} catalogs, scanned in {result['benign_scan_ms']} ms)")
     print(f"poisoned: {result['caught']}/{result['poisoned']} caught "
           f"({100 * result['caught'] / result['poisoned']:.0f}%)")
+    print(f"held out (written after the rules, never tuned against): {result['held_out_caught']}/"
+          f"{result['held_out']} caught ({100 * result['held_out_caught'] / result['held_out']:.0f}%)")
+    for miss in result["held_out_missed"]:
+        print(f"  held-out miss {miss['tool']} ({miss['rule']})")
     for rule, counts in result["by_rule"].items():
         print(f"  {rule}: {counts['caught']}/{counts['caught'] + counts['missed']}")
     for miss in result["missed"]:
