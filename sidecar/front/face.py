@@ -77,7 +77,7 @@ class Face:
 
     # -- catalog ----------------------------------------------------------------
 
-    def _upstream_changed(self, upstream: Upstream) -> None:
+    def _upstream_changed(self, upstream: Upstream | None) -> None:
         if self.closing:
             return
         before_tools, before_prompts = self.listing.tools, self.catalog.prompts
@@ -137,6 +137,8 @@ class Face:
 
     def tools_page(self, offset: int) -> bytes:
         """The encoded `tools/list` result from `offset` (cached until the next rebuild)."""
+        if self.gate.trust.stale():  # a person approved held tools since: judge the listings again
+            self._upstream_changed(None)
         size = self.config.face.page_size
         key = (offset, size)
         page = self._pages.get(key)

@@ -58,6 +58,7 @@ class Trust:
         self._reported: set[tuple[str, str, str, str]] = set()
         self._last: tuple[tuple[str, int], ...] = ()
         self._screened: list[UpstreamListing] = []
+        self._version = self._store_version()
 
     @property
     def active(self) -> bool:
@@ -116,6 +117,23 @@ class Trust:
             "change": change.kind, "action": action, "oldDigest": change.old_digest, "newDigest": change.new_digest,
             "renamedFrom": change.renamed_from, "findings": [{"rule": f.rule, "field": f.field} for f in change.findings],
         })
+
+    def _store_version(self) -> object:
+        version = getattr(self.store, "version", None)
+        return version() if callable(version) else None
+
+    def stale(self) -> bool:
+        """The store changed since the pins were read (an approval, say): forget them, so
+        the next screen judges again. Cheap: one stat of the health file."""
+        if not self.held or self.store is None:
+            return False
+        version = self._store_version()
+        if version == self._version:
+            return False
+        self._version = version
+        self.pins.clear()
+        self._last = ()
+        return True
 
     def held_answer(self, name: str) -> str | None:
         """The words for a call to a held tool, or None when `name` is not held."""

@@ -179,6 +179,13 @@ class HealthPins:
         self.health = health
         self.servers = {s.alias: s for s in servers}
 
+    def version(self) -> int:
+        """Changes whenever the health file is written (another process approved, say)."""
+        try:
+            return self.health.path.stat().st_mtime_ns
+        except OSError:
+            return 0
+
     def load_pins(self, alias: str) -> dict[str, Pin] | None:
         record = self.health.load().get(alias)
         return record.pins if record is not None else None

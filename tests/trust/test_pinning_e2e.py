@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from tests.conftest import REPO, child_env
@@ -102,11 +103,14 @@ async def test_hold_keeps_every_change_out_and_says_how_to_review(raw_sidecar, w
     assert '-  "name": "old_name"' in review.stdout and '+  "name": "new_name"' in review.stdout
     assert "finding: shadowing" in review.stdout and "removed" not in review.stdout
 
-    assert cli(config, "servers", "approve", "s", "--tool", "lookup").returncode == 0
-    async with raw_sidecar(config) as sc:
+    async with raw_sidecar(config) as sc:  # held again at the next start; approved while it runs
         await sc.initialize()
-        names = {t["name"] for t in await sc.wait_for_tools(["s__lookup", "mail__send_email"])}
-        assert not names & {"s__store", "s__new_name", "s__helper"}
+        names = {t["name"] for t in await sc.wait_for_tools(["s__reload_tools", "mail__send_email"])}
+        assert "s__lookup" not in names
+        approved = await anyio.to_thread.run_sync(lambda: cli(config, "servers", "approve", "s", "--tool", "lookup"))
+        assert approved.returncode == 0, approved.stderr
+        names = {t["name"] for t in (await sc.request("tools/list", {}))["result"]["tools"]}
+        assert "s__lookup" in names and not names & {"s__store", "s__new_name", "s__helper"}
         assert "ran lookup" in (await sc.call("s__lookup", {"word": "x"}))["result"]["content"][0]["text"]
     assert cli(config, "servers", "approve", "s").returncode == 0
     assert "every tool is as approved" in cli(config, "servers", "review", "s").stdout
