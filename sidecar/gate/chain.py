@@ -162,7 +162,7 @@ class Gate:
         meta = self.listing.meta[call.name]
         exposed = meta.targets.get(call.asked_for)
         if exposed is None or self.catalog.tool(exposed) is None:
-            return self._held_or_unknown(call, call.asked_for)
+            return self._held_or_unknown(call, call.asked_for, call.name)
         if isinstance(resolved, str):
             call.decide("resolve", "refuse", resolved)
             return call.complete(tool_error(resolved))
@@ -173,11 +173,14 @@ class Gate:
         call.arguments = inner
         return await call_next(call)
 
-    def _held_or_unknown(self, call: ToolCall, name: str) -> ToolCall:
-        """A held tool the bot may use is answered with how to review it; else unknown."""
-        held = self.trust.held_target(name)
+    def _held_or_unknown(self, call: ToolCall, name: str, via: str = "") -> ToolCall:
+        """A held tool the bot may use is answered with how to review it; else unknown.
+        Through an upstream's own `<alias>__call_tool`, its own tool names count too."""
+        alias = via[: -len("__call_tool")] if via.endswith("__call_tool") else ""
+        held_as = next((n for n in (name, f"{alias}__{name}" if alias else "") if self.trust.held_target(n)), name)
+        held = self.trust.held_target(held_as)
         if held is not None and self.grant.allows(*held):
-            words = self.trust.held_answer(name) or ""
+            words = self.trust.held_answer(held_as) or ""
             call.decide("trust", "hold", words)
             return call.complete(tool_error(words))
         return call.fail(unknown_tool(name))

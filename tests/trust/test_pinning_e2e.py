@@ -147,3 +147,23 @@ async def test_off_and_builtin_judge_nothing(raw_sidecar, write_config, tmp_path
         shifty.write_text(json.dumps(AFTER))
         assert {"s__lookup", "s__store", "s__new_name", "s__helper"} <= await shift(sc)
     assert trust_records(audit) == []
+
+
+async def test_a_held_tool_behind_a_trio_says_it_is_held(raw_sidecar, write_config, tmp_path: Path) -> None:
+    many = tmp_path / "many.json"
+    tools = [tool(f"t{i}", f"Tool number {i}.", x="A value.") for i in range(45)]
+    many.write_text(json.dumps(tools))
+    config = write_config({"s": entry(many)}, face={"layout": "trio"})
+    async with raw_sidecar(config) as sc:
+        await sc.initialize()
+        await sc.wait_for_tools(["s__call_tool"])
+        assert "ran t7" in (await sc.call("s__call_tool", {"name": "t7", "arguments": {}}))["result"]["content"][0]["text"]
+        many.write_text(json.dumps([*tools[:7], tool("t7", "Tool number 7, changed.", x="A value."), *tools[8:]]))
+        await sc.call("s__call_tool", {"name": "reload_tools", "arguments": {}})
+        with anyio.fail_after(10):
+            while True:
+                answer = await sc.call("s__call_tool", {"name": "t7", "arguments": {}})
+                words = answer["result"]["content"][0]["text"]
+                if "ran t7" not in words:
+                    break
+        assert answer["result"]["isError"] is True and "s__t7" in words and "servers review s" in words
