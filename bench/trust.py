@@ -5,8 +5,9 @@ Measured on the 425-tool shop catalog (the test fixture), each a median:
   merge_425_ms            the merge alone (`build_catalog`), for scale
   screen_first_sight_ms   the first listing: every definition pinned and scanned
   screen_next_start_ms    the first listing of a later start: pins (with their scan results) in the store
-  screen_relist_ms        a re-list after list_changed with the same definitions (new objects):
-                          what a list costs once the definitions were seen
+  screen_relist_ms        a re-list after list_changed, the same bytes as before (new objects)
+  screen_relist_each_tool_ms  a re-list whose bytes differ (another tool changed, keys reordered):
+                          each tool judged again by its digest, none scanned again
   screen_one_changed_ms   a re-list where one tool changed (held, reported)
   screen_same_ms          a rebuild for another upstream's change (this listing untouched)
   confirmer_for_us        the only step a tools/call gains when no confirmation applies
@@ -96,9 +97,16 @@ def _figures(repeats: int) -> dict[str, float | str]:
 
     figures["screen_next_start_ms"] = _median_ms(
         lambda: holder["trust"].screen([UpstreamListing("shop", copies.pop())]), repeats, restart)
+    def _listed(listed: list[dict[str, Any]]) -> Any:  # as the pool hands it in: with its encoded bytes
+        return UpstreamListing("shop", listed, [], msgspec.json.encode(listed))
+
     trust = _trust()
-    trust.screen([UpstreamListing("shop", tools)])
-    figures["screen_relist_ms"] = _median_ms(lambda: trust.screen([UpstreamListing("shop", copies.pop())]), repeats)
+    trust.screen([_listed(tools)])
+    relists = [_listed(copy.deepcopy(tools)) for _ in range(repeats * 2 + 1)]
+    trust.screen([relists.pop()])  # the pins saved on first sight are now the ones judged against
+    figures["screen_relist_ms"] = _median_ms(lambda: trust.screen([relists.pop()]), repeats)
+    figures["screen_relist_each_tool_ms"] = _median_ms(lambda: trust.screen([relists.pop()]), repeats,
+                                                       trust._verdicts.clear)
     changed = copy.deepcopy(tools)
     changed[7] = {**changed[7], "description": changed[7].get("description", "") + " Changed."}
     listings = [UpstreamListing("shop", changed)]

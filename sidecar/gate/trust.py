@@ -59,6 +59,7 @@ class Trust:
         self._last: tuple[tuple[str, int], ...] = ()
         self._screened: list[UpstreamListing] = []
         self._version = self._store_version()
+        self._verdicts: dict[str, tuple[bytes, object, object, Verdict]] = {}
 
     @property
     def active(self) -> bool:
@@ -75,14 +76,15 @@ class Trust:
         held: dict[str, tuple[str, Change]] = {}
         screened = []
         for item in listings:
-            verdict = self._judge(item, others)
+            context = tuple((other.alias, id(other.tools)) for other in listings if other is not item)
+            verdict = self._judge(item, others, context)
             held.update({f"{item.alias}__{name}": (item.alias, why) for name, why in verdict.held.items()})
             screened.append(item if len(verdict.tools) == len(item.tools)
                             else msgspec.structs.replace(item, tools=verdict.tools, tools_json=b""))
         self.held, self._last, self._screened = held, key, screened
         return screened
 
-    def _judge(self, item: UpstreamListing, others: Mapping[str, Sequence[str]]) -> Verdict:
+    def _judge(self, item: UpstreamListing, others: Mapping[str, Sequence[str]], context: object) -> Verdict:
         policy = self.policies.get(item.alias, "hold")
         if policy == "off":
             return Verdict(tools=item.tools, held={}, changes=(), first=False)
@@ -90,7 +92,14 @@ class Trust:
         if item.alias not in self.pins:
             self.pins[item.alias] = self.store.load_pins(item.alias) if self.store is not None else None
             memo.remember(self.pins[item.alias])
-        verdict = judge(item.alias, item.tools, self.pins[item.alias], policy, others, memo)
+        pins = self.pins[item.alias]
+        last = self._verdicts.get(item.alias)
+        # The same bytes as the last listing, the same pins and the same other upstreams: the
+        # same verdict (already reported). A re-list after list_changed usually is exactly that.
+        if last is not None and item.tools_json and last[0] == item.tools_json and last[1] is pins and last[2] == context:
+            return last[3]
+        verdict = judge(item.alias, item.tools, pins, policy, others, memo)
+        self._verdicts[item.alias] = (item.tools_json, pins, context, verdict)
         if verdict.first:
             self._pin_first_sight(item.alias, item.tools, memo)
         for change in verdict.changes:
