@@ -130,6 +130,7 @@ class Memo:
 
     def __init__(self) -> None:
         self.digests: dict[bytes, str] = {}
+        self.by_name: dict[str, tuple[bytes, str]] = {}  # each tool's bytes and digest as last listed
         self.findings: dict[str, tuple[Finding, ...]] = {}  # every rule's but shadowing
         self.words: dict[str, frozenset[str]] = {}  # digest -> tool-name-like words, for shadowing
 
@@ -141,11 +142,18 @@ class Memo:
 
     def digest(self, tool: Mapping[str, Any]) -> str:
         listed = _plain(tool)
+        name = tool.get("name")
+        last = self.by_name.get(name) if isinstance(name, str) else None
+        if last is not None and last[0] == listed:  # as this tool was listed last time: no hashing
+            return last[1]
         found = self.digests.get(listed)
         if found is None:
             if len(self.digests) >= self.LIMIT:
                 self.digests.clear()
+                self.by_name.clear()
             found = self.digests[listed] = digest_of(tool)
+        if isinstance(name, str):
+            self.by_name[name] = (listed, found)
         return found
 
     def scan(self, listed: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
