@@ -133,7 +133,14 @@ def run(settings: Settings, candidates: list[Candidate], progress: Progress,
             for case in CASES},
         "layout_build": _in_memory("layout build", time_layout_build, settings, candidates, progress),
         "gate": _in_memory("gate", time_gate, settings, candidates, progress),
+        "trust": _in_memory("trust", _time_trust, settings, candidates, progress),
     }
+
+
+def _time_trust(repeats: int) -> dict[str, Any]:
+    from bench.trust import time_trust
+
+    return dict(time_trust(repeats))
 
 
 def _in_memory(title: str, measure: Callable[[int], dict[str, Any]], settings: Settings,

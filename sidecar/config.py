@@ -92,6 +92,10 @@ class Policy(msgspec.Struct, rename="camel", frozen=True):
     hook: str | None = None  # "module:function", loaded at start
     hook_timeout_seconds: float = 5.0
     require_confirmation: bool = False  # consequential calls need an approval (the hook)
+    # Confirmation the gate asks of the person (issue 16)
+    confirm_seconds: float = 120.0  # how long a person has to answer; no answer denies
+    confirm_state_seconds: float = 300.0  # lifetime of a 2026-07-28 sealed confirmation state
+    confirm_key_env: str | None = None  # a variable holding the sealing key (base64, 32 bytes); else one per process
 
 
 class Audit(msgspec.Struct, rename="camel", frozen=True):
@@ -157,6 +161,12 @@ class ServerConfig(msgspec.Struct, rename="camel", frozen=True):
     trust_destructive_hint: bool = False  # treat `destructiveHint: true` as consequential
     call_deadline_seconds: float | None = None  # none by default: engines set their own
     max_message_bytes: int | None = None  # one message from this upstream, at most (default: the line cap)
+    # Pinned definitions (issue 16): "hold", "warn" or "off"; unset: "off" for builtin, else "hold"
+    pinning: Literal["hold", "warn", "off"] | None = None
+
+    @property
+    def pinning_policy(self) -> Literal["hold", "warn", "off"]:
+        return self.pinning or ("off" if self.builtin else "hold")
 
     def secrets(self) -> list[str]:
         """Values that must never be shown: env values, header values, and the credential

@@ -71,3 +71,12 @@ async def test_a_stdio_session_loads_no_heavy_module(tmp_path: Path) -> None:
     loaded = set(modules.read_text().split())
     assert "sidecar.front.handlers" in loaded
     assert not {m for m in loaded if m.split(".")[0] in HEAVY}
+
+
+def test_cryptography_loads_only_when_a_stateless_confirmation_is_sealed() -> None:
+    code = ("import sys, sidecar.gate.confirm, sidecar.gate.sealed as s, sidecar.gate.trust, sidecar.catalog.poison; "
+            "before = 'cryptography' in sys.modules; sealer = s.Sealer(bytes(32)); "
+            "token = sealer.seal(sealer.new_claim(bot='b', face='f', tool='t', arguments={}, seconds=5)); "
+            "print(before, 'cryptography' in sys.modules, sealer.open(token) is not None)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["False", "True", "True"]

@@ -78,7 +78,7 @@ class Face:
 
     # -- catalog ----------------------------------------------------------------
 
-    def _upstream_changed(self, upstream: Upstream) -> None:
+    def _upstream_changed(self, upstream: Upstream | None) -> None:
         if self.closing:
             return
         before_tools, before_prompts = self.listing.tools, self.catalog.prompts
@@ -95,6 +95,7 @@ class Face:
         ready = self.pool.ready()
         listings = [UpstreamListing(u.alias, u.listing.tools, u.listing.prompts, u.listing.tools_json)
                     for u in self.pool.listed()]
+        listings = self.gate.trust.screen(listings)  # pinned definitions and the poisoning scan (issue 16)
         bare = self.config.face.bare_names and len(self.pool.upstreams) == 1
         budgets = self.config.budgets
         caps = ToolCaps(budgets.tool_description_chars, budgets.tool_schema_bytes)
@@ -140,6 +141,8 @@ class Face:
 
     def tools_page(self, offset: int) -> bytes:
         """The encoded `tools/list` result from `offset` (cached until the next rebuild)."""
+        if self.gate.trust.stale():  # a person approved held tools since: judge the listings again
+            self._upstream_changed(None)
         size = self.config.face.page_size
         key = (offset, size)
         page = self._pages.get(key)

@@ -27,6 +27,7 @@ from sidecar.errors import (
     UpstreamUnavailable,
 )
 from sidecar.features import missing_module_words
+from sidecar.front.confirming import confirmer_for
 from sidecar.front.face import Face, decode_cursor
 from sidecar.front.session import EngineSession
 from sidecar.gate import ToolCall
@@ -233,6 +234,7 @@ async def tools_call(d: Dispatcher, req: Request) -> Result:
         progress=d.progress_sink(req),
         on_sent=d.mark_sent(req),
     )
+    call.confirmer = confirmer_for(d.session, req)
     await d.face.gate.run(call)
     if call.outcome == "completed" and call.result is not None:
         return call.result

@@ -45,6 +45,7 @@ class ToolCall(msgspec.Struct, kw_only=True):
     ended: float | None = None
     progress: Callable[[dict[str, Any]], None] | None = None
     on_sent: Callable[[Any, int], None] | None = None  # (connection, upstream id)
+    confirmer: Any = None  # how the person can be asked (a `sidecar.gate.confirm.Confirmer`), set by the front
 
     def complete(self, result: msgspec.Raw) -> ToolCall:
         self.result = result

@@ -17,6 +17,8 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+import msgspec
+
 from sidecar.catalog import EMPTY_CATALOG, Catalog, CatalogEntry, Listing, full_layout
 from sidecar.config import ServerConfig, SidecarConfig
 from sidecar.errors import SidecarError
@@ -25,9 +27,10 @@ from sidecar.gate.budget import charge_result
 from sidecar.gate.call import ToolCall
 from sidecar.gate.grants import Grant
 from sidecar.gate.held import HeldStore
-from sidecar.gate.policy import CallView, PolicyEngine
+from sidecar.gate.policy import CallView, Decision, PolicyEngine
 from sidecar.gate.query import QueryLimits
 from sidecar.gate.route import answer_locally, route_upstream, tool_error, unknown_tool
+from sidecar.gate.trust import Trust
 from sidecar.redact import Redactor
 from sidecar.upstream import Pool
 
@@ -96,6 +99,8 @@ class Gate:
         self.redact = Redactor(config.secrets())
         budgets = [config.budgets.result_chars, *(s.result_chars for s in config.servers if s.result_chars)]
         self._smallest_budget = min(budgets)
+        self.confirm: Any = None  # the confirmation stage, made on the first call that needs it
+        self.trust = Trust(config.servers, self.audit, _pin_store(config), config.bot.id, config.face.name)
         self._entry = compose(self.stages())
 
     def stages(self) -> list[Stage]:
@@ -132,7 +137,7 @@ class Gate:
         if meta is None:
             entry = self.catalog.tool(call.name) or await self._after_first_start(call.name)
             if entry is None:
-                return call.fail(unknown_tool(call.name))
+                return self._held_or_unknown(call, call.name)
             call.target = entry
             return await call_next(call)
         if meta.kind not in _META_CALLS:
@@ -157,7 +162,7 @@ class Gate:
         meta = self.listing.meta[call.name]
         exposed = meta.targets.get(call.asked_for)
         if exposed is None or self.catalog.tool(exposed) is None:
-            return call.fail(unknown_tool(call.asked_for))
+            return self._held_or_unknown(call, call.asked_for, call.name)
         if isinstance(resolved, str):
             call.decide("resolve", "refuse", resolved)
             return call.complete(tool_error(resolved))
@@ -167,6 +172,18 @@ class Gate:
             return call.fail(unknown_tool(call.asked_for))
         call.arguments = inner
         return await call_next(call)
+
+    def _held_or_unknown(self, call: ToolCall, name: str, via: str = "") -> ToolCall:
+        """A held tool the bot may use is answered with how to review it; else unknown.
+        Through an upstream's own `<alias>__call_tool`, its own tool names count too."""
+        alias = via[: -len("__call_tool")] if via.endswith("__call_tool") else ""
+        held_as = next((n for n in (name, f"{alias}__{name}" if alias else "") if self.trust.held_target(n)), name)
+        held = self.trust.held_target(held_as)
+        if held is not None and self.grant.allows(*held):
+            words = self.trust.held_answer(held_as) or ""
+            call.decide("trust", "hold", words)
+            return call.complete(tool_error(words))
+        return call.fail(unknown_tool(name))
 
     async def check_grant(self, call: ToolCall, call_next: Next) -> ToolCall:
         target = call.target
@@ -183,13 +200,36 @@ class Gate:
             tool=call.ran, upstream=target.alias, arguments=_copy(call.arguments), bot=self.config.bot.id,
             engine=self.config.bot.engine, consequential=self._consequential(call), confirmation_required=False,
         )
-        decision = await self.policy.decide(view)
+        decision = await self._decide(call, view)
+        if decision is None:  # the person is being asked (2026-07-28): the question is the result
+            return call
         call.decide("policy", decision.action, decision.reason)
         if decision.action == "allow":
             return await call_next(call)
         if decision.action == "confirm":
             return call.complete(tool_error(f"Confirmation required: {decision.reason}. The call was not run."))
         return call.complete(tool_error(f"The sidecar's policy refused this call: {decision.reason or 'denied'}"))
+
+    async def _decide(self, call: ToolCall, view: CallView) -> Decision | None:
+        """The policy's decision; a call that needs a confirmation is first put to the
+        person when the engine can ask (the confirmation stage, `sidecar.gate.confirm`)."""
+        if call.confirmer is None or not self.policy.wants_confirmation(view):
+            return await self.policy.decide(view)
+        if self.confirm is None:
+            from sidecar.gate.confirm import ConfirmStage
+
+            self.confirm = ConfirmStage(self.config.policy, self.config.bot.id, self.config.face.name, self.redact)
+        rule = self.policy.rule_for(view.tool)
+        settled = await self.confirm.settle(call.confirmer, call.ran, view.upstream, call.arguments,
+                                            rule.reason if rule is not None else "")
+        call.decide("confirm", settled.outcome, settled.reason)
+        if settled.outcome == "ask":
+            assert settled.result is not None
+            call.complete(msgspec.Raw(settled.result))
+            return None
+        if settled.outcome == "deny":
+            return Decision("deny", settled.reason, "confirmation")
+        return await self.policy.decide(view, confirmed=True)
 
     def _consequential(self, call: ToolCall) -> bool:
         assert call.target is not None
@@ -249,6 +289,16 @@ class Gate:
         if log.isEnabledFor(logging.DEBUG):
             log.debug("call %s -> %s %s %s in %.1f ms", call.name, call.ran, call.outcome, call.charge, call.seconds * 1000)
         return call
+
+
+def _pin_store(config: SidecarConfig) -> Any:
+    """Pins live in the health file beside the config (none for a config never read from disk)."""
+    if not any(s.pinning_policy != "off" for s in config.servers):
+        return None
+    from sidecar.servers.health import HealthPins, health_file_for
+
+    health = health_file_for(config)
+    return HealthPins(health, config.servers) if health is not None else None
 
 
 def _copy(arguments: dict[str, Any]) -> dict[str, Any]:

@@ -87,11 +87,21 @@ class PolicyEngine:
     def rule_for(self, tool: str) -> PolicyRule | None:
         return next((r for r in self.rules if glob_match(r.tool, tool)), None)
 
-    async def decide(self, view: CallView) -> Decision:
+    def wants_confirmation(self, view: CallView) -> bool:
+        """This call needs a person's confirmation (a `confirm` rule, or a consequential tool
+        with `requireConfirmation`), and no rule refuses it outright."""
+        rule = self.rule_for(view.tool)
+        if rule is not None and rule.action == "deny":
+            return False
+        return (rule is not None and rule.action == "confirm") or (view.consequential and self.require_confirmation)
+
+    async def decide(self, view: CallView, confirmed: bool = False) -> Decision:
+        """`confirmed`: the person already allowed this call (the confirmation stage asked)."""
         rule = self.rule_for(view.tool)
         if rule is not None and rule.action == "deny":
             return Decision("deny", rule.reason or "a policy rule refuses this tool", "rule")
-        confirm = (rule is not None and rule.action == "confirm") or (view.consequential and self.require_confirmation)
+        confirm = not confirmed and (
+            (rule is not None and rule.action == "confirm") or (view.consequential and self.require_confirmation))
         if rule is not None and rule.action == "allow" and not confirm:
             return Decision("allow", rule.reason, "rule")
         if self.hook is not None:

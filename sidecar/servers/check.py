@@ -30,8 +30,8 @@ from sidecar.upstream.handshake import handshake, read_listing
 from sidecar.upstream.stdio import ChildProcess, spawn_child
 from sidecar.wire import UpstreamFrame
 
-__all__ = ["CHECK_SECONDS", "READ_CAP", "CheckResult", "Outcome", "check_server", "refused", "tool_caps",
-           "tool_warnings"]
+__all__ = ["CHECK_SECONDS", "READ_CAP", "CheckResult", "Outcome", "check_server", "poison_warnings", "refused",
+           "tool_caps", "tool_warnings"]
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +55,7 @@ class CheckResult(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     warnings: list[str] = []
     sign_in: bool = False
     cut_tools: list[str] = []  # tools over the per-tool size caps (cut in every listing)
+    definitions: list[dict[str, Any]] = []  # the tools as listed, for pinning (never printed)
 
     @property
     def ok(self) -> bool:
@@ -133,12 +134,14 @@ async def check_server(
         return msgspec.structs.replace(result, reason=redact(result.reason))
     names = [t["name"] for t in tools if isinstance(t.get("name"), str)]
     warnings = tool_warnings(len(tools), names, tool_cap, others or {}, server.alias)
+    warnings += poison_warnings(server.alias, tools, others or {})
     cut = oversized_tools(tools, caps or ToolCaps())
     if cut:
         warnings.append(size_warning(cut, caps or ToolCaps()))
     log.info("check of '%s': connected, %d tools", server.alias, len(tools))
     return CheckResult(name=server.alias, outcome="connected", tools=len(tools), tool_names=names,
-                       warnings=[redact(w) for w in warnings], cut_tools=cut)
+                       warnings=[redact(w) for w in warnings], cut_tools=cut,
+                       definitions=tools)
 
 
 def tool_caps(config: SidecarConfig) -> ToolCaps:
@@ -275,6 +278,21 @@ async def _points_to_sign_in(server: ServerConfig) -> bool:
     with anyio.move_on_after(PROBE_SECONDS):
         return await find_sign_in(server)
     return False
+
+
+def poison_warnings(alias: str, tools: list[dict[str, Any]], others: Mapping[str, Iterable[str]]) -> list[str]:
+    """One warning per tool the poisoning scan flags (such a tool is held until approved)."""
+    from sidecar.catalog.poison import foreign_names, scan_tool
+
+    names = [t["name"] for t in tools if isinstance(t.get("name"), str)]
+    foreign = foreign_names(alias, names, {a: list(n) for a, n in others.items()})
+    found = []
+    for tool in tools:
+        rules_hit = sorted({f.rule for f in scan_tool(tool, foreign)})
+        if rules_hit:
+            found.append(f"tool '{tool.get('name')}' reads like instructions to the model ({', '.join(rules_hit)}): "
+                         f"it is held until approved (`omb-sidecar servers review {alias}`)")
+    return found
 
 
 def tool_warnings(

@@ -12,6 +12,8 @@ the server list, on the config file named by `--config`.
                                            one, a missing name deletes it; then check it
   servers off NAME | remove NAME           park an entry | delete it and its saved keys
   servers health [--all] [--json]          run the checks that are due (or every one)
+  servers review NAME [--json]             what changed in its tools since they were approved
+  servers approve NAME [--tool T ...]      pin the definitions it lists now (or only those tools)
 
 Exit codes: 0 done (and connected), 1 a check failed or nothing was added (for `import`:
 a file or an entry failed, the rest came in), 2 a usage or config error. Everything
@@ -291,6 +293,51 @@ def _health(session: _Session) -> int:
     return 0 if all(r.ok for r in results) else 1
 
 
+def _listed_now(session: _Session) -> tuple[ServerConfig, CheckResult, dict[str, Any]]:
+    """Start the server as `check` does and read its tools, for review and approval."""
+    entry = session.file.servers().get(session.args.name)
+    if not isinstance(entry, dict):
+        raise ConfigError("", f"there is no server named '{session.args.name}'")
+    server = parse_server(session.args.name, entry)
+    others = _others(session, server.alias)
+    result = anyio.run(lambda: check_server(server, tool_cap=session.config.budgets.tool_cap, others=others))
+    health = session.health()
+    record = health.load().get(server.alias) if health is not None else None
+    return server, result, {"pins": record.pins if record is not None else None, "others": others}
+
+
+def _review(session: _Session) -> int:
+    from sidecar.servers.review import review_lines
+
+    server, result, known = _listed_now(session)
+    if not result.ok:
+        session.answer([f"{server.alias}: {result.headline}"], {**views.check_json(result), "name": server.alias})
+        return 1
+    lines, changes = review_lines(server, result.definitions, known["pins"], known["others"])
+    session.answer(lines, {"name": server.alias, "changes": changes})
+    return 0
+
+
+def _approve(session: _Session) -> int:
+    from sidecar.servers.review import approved_pins
+
+    server, result, known = _listed_now(session)
+    health = session.health()
+    if not result.ok or health is None:
+        words = result.headline if not result.ok else "the config was not read from a file"
+        session.answer([f"{server.alias}: nothing approved: {words}"], {"name": server.alias, "approved": []})
+        return 1
+    only = session.args.tool or []
+    pins, missing = approved_pins(result.definitions, known["pins"], only)
+    if missing:
+        raise ConfigError("", f"'{server.alias}' does not list {', '.join(repr(m) for m in missing)}")
+    health.save_pins(server, pins)
+    names = only or sorted(pins)
+    session.answer([f"Approved {len(names)} tool definition{'' if len(names) == 1 else 's'} of '{server.alias}'."],
+                   {"name": server.alias, "approved": names})
+    return 0
+
+
 # -- argv -----------------------------------------------------------------------------------
 
 Handler = Callable[[_Session], int]
@@ -354,6 +401,13 @@ def _parser() -> argparse.ArgumentParser:
     health = actions.add_parser("health", parents=[common], help="run the checks that are due", **_example("health"))
     health.add_argument("--all", action="store_true", help="check every enabled server now")
     health.set_defaults(handler=_health)
+    review = actions.add_parser("review", parents=[common], help="what changed in a server's tools since approval")
+    review.add_argument("name")
+    review.set_defaults(handler=_review)
+    approve = actions.add_parser("approve", parents=[common], help="pin the tool definitions a server lists now")
+    approve.add_argument("name")
+    approve.add_argument("--tool", action="append", help="approve only this tool (repeatable)")
+    approve.set_defaults(handler=_approve)
     return parser
 
 

@@ -18,12 +18,13 @@ import hashlib
 import logging
 import os
 import time
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import msgspec
 
+from sidecar.catalog.pins import Pin, digest_of, pin_tools
 from sidecar.config import ServerConfig, SidecarConfig
 from sidecar.servers import rules
 
@@ -36,6 +37,7 @@ __all__ = [
     "RETRY_FAILED_SECONDS",
     "RECHECK_STARTED_SECONDS",
     "HealthFile",
+    "HealthPins",
     "HealthRecord",
     "LeftOut",
     "MountPlan",
@@ -67,6 +69,7 @@ class HealthRecord(msgspec.Struct, rename="camel", kw_only=True):
     tool_names: list[str] = []
     fingerprint: str = ""
     announced: bool = False  # a face already said it leaves this server out
+    pins: dict[str, Pin] | None = None  # tool name -> its approved definition (None: never pinned)
 
 
 class LeftOut(msgspec.Struct, frozen=True):
@@ -136,13 +139,62 @@ class HealthFile:
                 ok=result.ok, checked_at=time.time() if now is None else now, outcome=result.outcome,
                 reason=result.reason, tools=result.tools, tool_names=result.tool_names,
                 fingerprint=fingerprint(server), announced=same_failure and before is not None and before.announced,
+                pins=_pins_after(before, result),
             )
             records[server.alias] = record
         return record
 
+    def save_pins(self, server: ServerConfig, pins: dict[str, Pin]) -> None:
+        """Keep `pins` as the server's approved definitions (a record is made if none exists:
+        the face started it, which counts as a check)."""
+        with self.edit() as records:
+            before = records.get(server.alias)
+            if before is None:
+                before = HealthRecord(ok=True, checked_at=time.time(), outcome="connected", tools=len(pins),
+                                      tool_names=list(pins), fingerprint=fingerprint(server))
+            records[server.alias] = msgspec.structs.replace(before, pins=dict(pins))
+
     def forget(self, alias: str) -> None:
         with self.edit() as records:
             records.pop(alias, None)
+
+
+def _pins_after(before: HealthRecord | None, result: CheckResult) -> dict[str, Pin] | None:
+    """A passed check pins what it listed (a definition a person reviewed stays reviewed);
+    anything else keeps the pins there were."""
+    kept = before.pins if before is not None else None
+    if result.ok and result.definitions:
+        from sidecar.catalog.poison import scan_tools
+
+        named = [t for t in result.definitions if isinstance(t.get("name"), str) and t.get("name")]
+        found = dict(zip((digest_of(t) for t in named), scan_tools(named)))
+        return pin_tools(named, before=kept, findings=found)
+    return kept
+
+
+class HealthPins:
+    """The `PinStore` on the health file, for the servers of one config."""
+
+    def __init__(self, health: HealthFile, servers: Iterable[ServerConfig]) -> None:
+        self.health = health
+        self.servers = {s.alias: s for s in servers}
+
+    def version(self) -> int:
+        """Changes whenever the health file is written (another process approved, say)."""
+        try:
+            return self.health.path.stat().st_mtime_ns
+        except OSError:
+            return 0
+
+    def load_pins(self, alias: str) -> dict[str, Pin] | None:
+        record = self.health.load().get(alias)
+        return record.pins if record is not None else None
+
+    def save_pins(self, alias: str, pins: Mapping[str, Pin]) -> None:
+        server = self.servers.get(alias)
+        if server is not None:
+            with contextlib.suppress(OSError):
+                self.health.save_pins(server, dict(pins))
 
 
 def record_start(config: SidecarConfig, server: ServerConfig, *, ok: bool, reason: str = "",

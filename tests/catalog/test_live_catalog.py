@@ -42,7 +42,7 @@ async def test_hostile_tool_names_and_descriptions_are_made_safe(raw_sidecar, wr
 
 
 async def test_a_changed_tool_list_is_reread_and_announced(raw_sidecar, write_config, fault_server_entry) -> None:
-    config = write_config({"f": fault_server_entry()})
+    config = write_config({"f": {**fault_server_entry(), "pinning": "warn"}})  # new tools listed, not held
     async with raw_sidecar(config) as sc:
         await sc.initialize()
         await sc.wait_for_tools(["f__change_tools"])

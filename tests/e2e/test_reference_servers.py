@@ -54,7 +54,7 @@ def two_servers(npm, sdk_server_entry, write_config, sdk_events) -> Path:
     The Inspector CLI lists tools once and never re-lists on list_changed, so the face
     holds its first listing until both upstreams have started (`listWaitSeconds`).
     """
-    return write_config({EV: npm.everything_entry(), SDK: sdk_server_entry(SDK_NAME, "", sdk_events)},
+    return write_config({EV: npm.everything_entry(), SDK: {**sdk_server_entry(SDK_NAME, "", sdk_events), "pinning": "warn"}},
                         face={"listWaitSeconds": 30})
 
 

@@ -50,7 +50,7 @@ async def test_progress_sampling_list_changes_and_cancellation_over_http(sidecar
                                          content=types.TextContent(type="text", text="over http"))
 
     async with sdk_over_http(events) as url:
-        config = write_config({"web": {"type": "http", "url": url}}, face={"listWaitSeconds": 20})
+        config = write_config({"web": {"type": "http", "url": url, "pinning": "warn"}}, face={"listWaitSeconds": 20})
         async with sidecar_client(config, sampling=sampling) as c:
             await c.wait_for_tools({"web__echo", "web__slow", "web__sample", "web__set_tools"})
             progress: list[float] = []

@@ -1,0 +1,127 @@
+"""Trust in what upstreams list, timed in memory: what pinning and the poisoning scan add
+to a 425-tool listing, and what they add to a call.
+
+Measured on the 425-tool shop catalog (the test fixture), each a median:
+  merge_425_ms            the merge alone (`build_catalog`), for scale
+  screen_first_sight_ms   the first listing: every definition pinned and scanned
+  screen_next_start_ms    the first listing of a later start: pins (with their scan results) in the store
+  screen_relist_ms        a re-list after list_changed, the same bytes as before (new objects)
+  screen_relist_each_tool_ms  a re-list whose bytes differ (another tool changed, keys reordered):
+                          each tool judged again by its digest, none scanned again
+  screen_one_changed_ms   a re-list where one tool changed (held, reported)
+  screen_same_ms          a rebuild for another upstream's change (this listing untouched)
+  confirmer_for_us        the only step a tools/call gains when no confirmation applies
+"""
+
+from __future__ import annotations
+
+import copy
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["time_trust"]
+
+
+def _median_ms(work: Callable[[], object], repeats: int, setup: Callable[[], None] | None = None) -> float:
+    times = []
+    for _ in range(repeats):
+        if setup is not None:
+            setup()
+        start = time.perf_counter()
+        work()
+        times.append(time.perf_counter() - start)
+    return round(statistics.median(times) * 1e3, 3)
+
+
+class _Kept:
+    """A pin store that already holds the pins (a later start of the same sidecar)."""
+
+    def __init__(self, pins: Any) -> None:
+        self.pins = pins
+
+    def load_pins(self, alias: str) -> Any:
+        return self.pins
+
+    def save_pins(self, alias: str, pins: Any) -> None:
+        self.pins = pins
+
+
+def _trust(store: Any = None) -> Any:
+    from sidecar.config import Audit, ServerConfig
+    from sidecar.gate.audit import AuditLog
+    from sidecar.gate.trust import Trust
+
+    return Trust([ServerConfig(alias="shop", command="x")], AuditLog(Audit()), store)
+
+
+def time_trust(repeats: int = 5) -> dict[str, float | str]:
+    try:
+        return _figures(max(repeats, 5))
+    except Exception as exc:  # the report names the failure; the run goes on
+        return {"error": f"{type(exc).__name__}: {exc}"}
+
+
+def _figures(repeats: int) -> dict[str, float | str]:
+    import msgspec
+
+    from sidecar.catalog import UpstreamListing, build_catalog
+    from sidecar.front.confirming import confirmer_for
+    from sidecar.front.session import EngineSession
+    from sidecar.wire import Request
+    from tests.catalog.fixture_shop import shop_tools
+
+    tools = shop_tools()
+    encoded = msgspec.json.encode(tools)
+    copies = [copy.deepcopy(tools) for _ in range(repeats * 3 + 2)]
+    figures: dict[str, float | str] = {
+        "merge_425_ms": _median_ms(lambda: build_catalog([UpstreamListing("shop", tools, [], encoded)], 64), repeats)}
+    holder: dict[str, Any] = {}
+
+    def fresh() -> None:  # a new process: nothing remembered
+        from sidecar.catalog import poison
+
+        poison._window_search.cache_clear()
+        poison._normal.cache_clear()
+        holder["trust"] = _trust()
+
+    figures["screen_first_sight_ms"] = _median_ms(
+        lambda: holder["trust"].screen([UpstreamListing("shop", copies.pop())]), repeats, fresh)
+    kept = _Kept(None)
+    _trust(kept).screen([UpstreamListing("shop", tools)])
+
+    def restart() -> None:
+        fresh()
+        holder["trust"] = _trust(kept)
+
+    figures["screen_next_start_ms"] = _median_ms(
+        lambda: holder["trust"].screen([UpstreamListing("shop", copies.pop())]), repeats, restart)
+    def _listed(listed: list[dict[str, Any]]) -> Any:  # as the pool hands it in: with its encoded bytes
+        return UpstreamListing("shop", listed, [], msgspec.json.encode(listed))
+
+    trust = _trust()
+    trust.screen([_listed(tools)])
+    relists = [_listed(copy.deepcopy(tools)) for _ in range(repeats * 2 + 1)]
+    trust.screen([relists.pop()])  # the pins saved on first sight are now the ones judged against
+    figures["screen_relist_ms"] = _median_ms(lambda: trust.screen([relists.pop()]), repeats)
+    figures["screen_relist_each_tool_ms"] = _median_ms(lambda: trust.screen([relists.pop()]), repeats,
+                                                       trust._verdicts.clear)
+    changed = copy.deepcopy(tools)
+    changed[7] = {**changed[7], "description": changed[7].get("description", "") + " Changed."}
+    listings = [UpstreamListing("shop", changed)]
+    figures["screen_one_changed_ms"] = _median_ms(lambda: trust.screen(listings), 1)
+    figures["screen_same_ms"] = _median_ms(lambda: trust.screen(listings), repeats)
+    session = EngineSession(lambda frame: None)
+    request = Request(id=1, method="tools/call", params={"name": "shop__x", "arguments": {}})
+    start = time.perf_counter()
+    for _ in range(10_000):
+        confirmer_for(session, request)
+    figures["confirmer_for_us"] = round((time.perf_counter() - start) / 10_000 * 1e6, 3)
+    return figures
+
+
+if __name__ == "__main__":
+    import json
+
+    print(json.dumps(time_trust(), indent=2))

@@ -1,0 +1,236 @@
+"""Pinned tool definitions: what a server's tools looked like when a person approved them,
+and the judgement of each new listing against that.
+
+Pure: digests, the comparison and the verdict; storage sits behind `PinStore`. A tool's
+definition is its name, title, description, inputSchema, outputSchema and annotations,
+encoded as compact JSON with sorted keys (so key order changes nothing); its `digest`
+covers the name too, its `body` everything but the name (a rename keeps the body).
+
+A listing is judged tool by tool: unchanged (same digest as its pin) passes; a changed
+tool, a new tool and a renamed one (a new name whose body is a removed pin's body) are
+changes; so is a pinned tool the poisoning scan flags, unless a person approved that
+very definition (`reviewed`). Under `hold` a change is not listed; under `warn` it is
+listed and reported; `off` judges nothing. A removed tool simply goes. An upstream with
+no pins yet is trusted on its first listing (its flagged tools still count as changes).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal, Protocol
+
+import msgspec
+
+from sidecar.catalog.poison import RULES_VERSION, Finding, foreign_names, identifiers, scan_tools, shadowing
+
+__all__ = [
+    "DEFINITION_KEYS",
+    "Change",
+    "ChangeKind",
+    "Pin",
+    "PinStore",
+    "Pinning",
+    "Memo",
+    "Verdict",
+    "definition_of",
+    "digest_of",
+    "judge",
+    "pin_tools",
+]
+
+Pinning = Literal["hold", "warn", "off"]
+ChangeKind = Literal["changed", "new", "renamed", "flagged"]
+DEFINITION_KEYS = ("title", "description", "inputSchema", "outputSchema", "annotations")
+_encode = msgspec.json.Encoder(order="sorted").encode
+
+
+class Pin(msgspec.Struct, frozen=True, kw_only=True):
+    digest: str  # of the whole definition, name included
+    body: str  # of the definition without its name
+    definition: str  # the canonical JSON, for `servers review`
+    reviewed: bool = False  # a person approved exactly this definition, findings and all
+    findings: tuple[Finding, ...] | None = None  # the scan's, by the rules of `scanned_by` (None: not kept)
+    scanned_by: str = ""
+
+
+class Change(msgspec.Struct, frozen=True, kw_only=True):
+    tool: str
+    kind: ChangeKind
+    old_digest: str | None
+    new_digest: str
+    renamed_from: str | None = None
+    findings: tuple[Finding, ...] = ()
+
+
+class Verdict(msgspec.Struct, frozen=True, kw_only=True):
+    tools: list[dict[str, Any]]  # what may be listed
+    held: dict[str, Change]  # upstream tool name -> why it is not listed
+    changes: tuple[Change, ...]  # every change (held or listed)
+    first: bool  # no pins existed: this listing was trusted on first sight
+
+
+class PinStore(Protocol):
+    """Where pins live (the health file; later perhaps a shared store)."""
+
+    def load_pins(self, alias: str) -> dict[str, Pin] | None: ...
+
+    def save_pins(self, alias: str, pins: Mapping[str, Pin]) -> None: ...
+
+
+def _canonical(tool: Mapping[str, Any], with_name: bool = True) -> bytes:
+    definition = {key: tool[key] for key in DEFINITION_KEYS if key in tool}
+    if with_name:
+        definition["name"] = tool.get("name", "")
+    return _encode(definition)
+
+
+def digest_of(tool: Mapping[str, Any]) -> str:
+    """The digest of a definition, name included (one encoding, one hash)."""
+    return hashlib.sha256(_canonical(tool)).hexdigest()
+
+
+def definition_of(tool: Mapping[str, Any], reviewed: bool = False,
+                  findings: Mapping[str, tuple[Finding, ...]] | None = None) -> Pin:
+    """The pin of one tool as it is listed now (with its scan findings, when known by digest)."""
+    canonical = _canonical(tool)
+    digest = hashlib.sha256(canonical).hexdigest()
+    found = findings.get(digest) if findings is not None else None
+    return Pin(digest=digest, body=hashlib.sha256(_canonical(tool, with_name=False)).hexdigest(),
+               definition=canonical.decode(), reviewed=reviewed, findings=found,
+               scanned_by=RULES_VERSION if found is not None else "")
+
+
+def pin_tools(tools: Sequence[Mapping[str, Any]], reviewed: bool = False, before: Mapping[str, Pin] | None = None,
+              findings: Mapping[str, tuple[Finding, ...]] | None = None) -> dict[str, Pin]:
+    """Pins for a whole listing; a definition a person already reviewed stays reviewed.
+    `findings` (digest -> the scan's findings) are kept with the pins, so a later start
+    need not scan the same definitions again."""
+    pins: dict[str, Pin] = {}
+    for tool in tools:
+        name = tool.get("name")
+        if isinstance(name, str) and name:
+            pin = definition_of(tool, reviewed, findings)
+            old = before.get(name) if before else None
+            if not reviewed and old is not None and old.reviewed and old.digest == pin.digest:
+                pin = old
+            pins[name] = pin
+    return pins
+
+
+_plain = msgspec.json.Encoder().encode
+
+
+class Memo:
+    """Per-upstream memory, so a definition seen before costs one plain encoding: its
+    canonical digest by its exact bytes as listed (sorting keys costs three times more),
+    and its scan findings by digest. Bounded: forgotten when it outgrows the listings."""
+
+    LIMIT = 8192
+
+    def __init__(self) -> None:
+        self.digests: dict[bytes, str] = {}
+        self.by_name: dict[str, tuple[bytes, str]] = {}  # each tool's bytes and digest as last listed
+        self.findings: dict[str, tuple[Finding, ...]] = {}  # every rule's but shadowing
+        self.words: dict[str, frozenset[str]] = {}  # digest -> tool-name-like words, for shadowing
+
+    def remember(self, pins: Mapping[str, Pin] | None) -> None:
+        """Take the scan results kept with pins (made by these rules)."""
+        for pin in (pins or {}).values():
+            if pin.findings is not None and pin.scanned_by == RULES_VERSION:
+                self.findings.setdefault(pin.digest, pin.findings)
+
+    def digest(self, tool: Mapping[str, Any]) -> str:
+        listed = _plain(tool)
+        name = tool.get("name")
+        last = self.by_name.get(name) if isinstance(name, str) else None
+        if last is not None and last[0] == listed:  # as this tool was listed last time: no hashing
+            return last[1]
+        found = self.digests.get(listed)
+        if found is None:
+            if len(self.digests) >= self.LIMIT:
+                self.digests.clear()
+                self.by_name.clear()
+            found = self.digests[listed] = digest_of(tool)
+        if isinstance(name, str):
+            self.by_name[name] = (listed, found)
+        return found
+
+    def scan(self, listed: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
+        """Scan, in one batch, every (digest, tool) not scanned before."""
+        unseen = {digest: tool for digest, tool in listed if digest not in self.findings}
+        if not unseen:
+            return
+        if len(self.findings) + len(unseen) > self.LIMIT:
+            self.findings.clear()
+            self.words.clear()
+        self.findings.update(zip(unseen, scan_tools(list(unseen.values()))))
+
+    def findings_of(self, digest: str, tool: Mapping[str, Any], foreign: Mapping[str, str]) -> tuple[Finding, ...]:
+        """The kept findings, and the shadowing one for today's other upstreams."""
+        found = self.findings.get(digest, ())
+        if not foreign:
+            return found
+        words = self.words.get(digest)
+        if words is None:
+            words = self.words[digest] = identifiers(tool)
+        shadow = shadowing(tool, words, foreign)
+        return (*found, shadow) if shadow is not None else found
+
+
+def judge(
+    alias: str,
+    tools: Sequence[dict[str, Any]],
+    pins: Mapping[str, Pin] | None,
+    policy: Pinning,
+    others: Mapping[str, Sequence[str]] | None = None,
+    memo: Memo | None = None,
+) -> Verdict:
+    """The verdict on one upstream's listing against its pins: a digest per tool; the scan
+    and the body digest (for renames) only for definitions not seen before."""
+    if policy == "off":
+        return Verdict(tools=list(tools), held={}, changes=(), first=False)
+    memo = memo or Memo()
+    names = [n for t in tools if isinstance(n := t.get("name"), str) and n]
+    foreign = foreign_names(alias, names, others or {}) if others else {}
+    listed = set(names)
+    removed = {} if pins is None else {n: p for n, p in pins.items() if n not in listed}
+    kept: list[dict[str, Any]] = []
+    held: dict[str, Change] = {}
+    changes: list[Change] = []
+    digests = [memo.digest(t) if isinstance(t.get("name"), str) and t.get("name") else "" for t in tools]
+    memo.scan([(d, t) for d, t in zip(digests, tools) if d])
+    for tool, digest in zip(tools, digests):
+        name = tool.get("name")
+        if not isinstance(name, str) or not digest:
+            kept.append(tool)  # nameless: the merge skips it and counts it
+            continue
+        change = _change(name, digest, tool, pins, removed, memo.findings_of(digest, tool, foreign))
+        if change is None:
+            kept.append(tool)
+            continue
+        changes.append(change)
+        if policy == "hold":
+            held[change.tool] = change
+        else:
+            kept.append(tool)
+    return Verdict(tools=kept, held=held, changes=tuple(changes), first=pins is None)
+
+
+def _change(name: str, digest: str, tool: Mapping[str, Any], pins: Mapping[str, Pin] | None,
+            removed: Mapping[str, Pin], findings: tuple[Finding, ...]) -> Change | None:
+    old = pins.get(name) if pins is not None else None
+    if pins is None or (old is not None and old.digest == digest):
+        if findings and not (old is not None and old.reviewed):
+            return Change(tool=name, kind="flagged", old_digest=old.digest if old else None, new_digest=digest,
+                          findings=findings)
+        return None
+    if old is not None:
+        return Change(tool=name, kind="changed", old_digest=old.digest, new_digest=digest, findings=findings)
+    if removed:
+        body = hashlib.sha256(_canonical(tool, with_name=False)).hexdigest()
+        source = next((n for n, p in removed.items() if p.body == body), None)
+        if source is not None:
+            return Change(tool=name, kind="renamed", old_digest=removed[source].digest, new_digest=digest,
+                          renamed_from=source, findings=findings)
+    return Change(tool=name, kind="new", old_digest=None, new_digest=digest, findings=findings)

@@ -1,0 +1,249 @@
+"""The poisoning scan: text in a tool definition that speaks to the model instead of
+describing the tool.
+
+Pure. Reads a tool's title, description and every string of its schemas (property
+names, descriptions, titles, enum values, defaults, examples, at any depth), joined into
+one text so an instruction split across fields is read as one sentence. Each rule is
+general (a kind of instruction, in several languages), and each finding names its rule:
+
+  conceal           keep something from the person ("do not tell the user", "sin que el
+                    usuario lo sepa", "不要告诉用户", ...)
+  override          set aside earlier instructions ("ignore previous instructions", a
+                    `<IMPORTANT>` or `<system>` tag, "this takes precedence over", ...)
+  credential-path   a path where credentials live (~/.ssh, id_rsa, ~/.aws, .env, .netrc,
+                    key files, /etc/shadow, ...)
+  exfiltrate        send data to an address (a URL, an e-mail address, an IP)
+  hide-in-argument  put secrets, file contents or the conversation into a parameter
+  shadowing         name another upstream's tool (its own name or its `alias__tool` name)
+
+Refuses nothing itself: the caller decides what a finding means (the pinning policy).
+Cost: a rule's regexes run only on text holding one of its anchor words.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+import msgspec
+
+from sidecar.catalog.poison_rules import (
+    CREDENTIAL_ANCHORS,
+    CREDENTIAL_PATH,
+    READ_BEFORE,
+    RULES,
+    RULES_VERSION,
+    VALUE_FIELDS,
+    Anchored,
+    Rule,
+)
+
+__all__ = ["Finding", "RULES", "RULES_VERSION", "Rule", "foreign_names", "identifiers", "scan_tool", "scan_tools",
+           "shadowing", "tool_text"]
+
+_TEXT_KEYS = ("description", "title")
+_VALUE_KEYS = ("enum", "default", "examples", "const")
+_MAX_TEXT = 256 * 1024  # a definition's text beyond this is not read (and a tool that long is odd anyway)
+
+
+class Finding(msgspec.Struct, frozen=True):
+    rule: str
+    field: str  # where the match starts: "description", "inputSchema.properties.note.default", ...
+    excerpt: str  # the matched words, cut to 80 characters
+
+
+_WINDOW = 320  # characters either side of an anchor a match may reach (patterns are shorter)
+
+
+def _search(groups: tuple[tuple[str, ...], ...], pattern: re.Pattern[str], text: str) -> tuple[int, int] | None:
+    """The pattern's first match near an occurrence of its first group's anchors, when
+    every group has an anchor in the text: the regex runs on windows, not on the whole."""
+    holds = text.__contains__
+    for group in groups:
+        if not any(map(holds, group)):
+            return None
+    for anchor in groups[0]:
+        at = text.find(anchor)
+        while at != -1:
+            low, high = max(0, at - _WINDOW), at + len(anchor) + _WINDOW
+            span = _window_search(pattern, text[low:high])
+            if span is not None:
+                return low + span[0], low + span[1]
+            at = text.find(anchor, high - len(anchor))
+    return None
+
+
+@functools.lru_cache(maxsize=32768)  # listings repeat sentences: the same window is searched once
+def _window_search(pattern: re.Pattern[str], window: str) -> tuple[int, int] | None:
+    match = pattern.search(window)
+    return match.span() if match is not None else None
+
+
+
+def _credential_path(text: str, starts: list[tuple[int, str]]) -> Finding | None:
+    if not any(anchor in text for anchor in CREDENTIAL_ANCHORS):
+        return None
+    for match in CREDENTIAL_PATH.finditer(text):
+        field = _field_at(starts, match.start())
+        offered = any(part in field for part in VALUE_FIELDS)
+        if offered or READ_BEFORE.search(text, max(0, match.start() - 80), match.start()):
+            return Finding("credential-path", field, match.group(0)[:80])
+    return None
+
+
+def foreign_names(alias: str, own: Iterable[str], others: Mapping[str, Iterable[str]]) -> dict[str, str]:
+    """What the shadowing rule looks for in `alias`'s text: distinctive names of other
+    upstreams' tools (own names and `other__name`, lowercase) -> that upstream. Build once
+    per upstream and list, not per tool."""
+    mine = {n.lower() for n in own}
+    found: dict[str, str] = {}
+    for other, names in others.items():
+        if other == alias:
+            continue
+        for name in names:
+            if name.lower() not in mine and _distinctive(name):
+                found[name.lower()] = other
+                found[f"{other}__{name}".lower()] = other
+    return found
+
+
+def _distinctive(name: str) -> bool:
+    """A name a description would not use as a plain word: `send_email`, `createIssue`."""
+    return len(name) >= 6 and ("_" in name or "-" in name or any(c.isupper() for c in name[1:]))
+
+
+def _strings(value: Any, path: str, depth: int = 0) -> Iterator[tuple[str, str]]:
+    if depth > 32:
+        return
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, dict):
+        for key, inner in value.items():
+            if key in ("properties", "patternProperties", "$defs", "definitions") and isinstance(inner, dict):
+                for prop, schema in inner.items():
+                    yield f"{path}.{key}.{prop}", str(prop)
+                    yield from _strings(schema, f"{path}.{key}.{prop}", depth + 1)
+            elif key in _TEXT_KEYS or key in _VALUE_KEYS or isinstance(inner, (dict, list)):
+                yield from _strings(inner, f"{path}.{key}", depth + 1)
+    elif isinstance(value, list):
+        for index, inner in enumerate(value):
+            yield from _strings(inner, f"{path}[{index}]", depth + 1)
+
+
+def tool_text(tool: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Every piece of text in a definition that reaches the model, with where it sits."""
+    pieces: list[tuple[str, str]] = []
+    for key in _TEXT_KEYS:
+        if isinstance(tool.get(key), str):
+            pieces.append((key, tool[key]))
+    annotations = tool.get("annotations")
+    if isinstance(annotations, dict) and isinstance(annotations.get("title"), str):
+        pieces.append(("annotations.title", annotations["title"]))
+    for key in ("inputSchema", "outputSchema"):
+        if isinstance(tool.get(key), dict):
+            pieces.extend(_strings(tool[key], key))
+    return pieces
+
+
+@functools.lru_cache(maxsize=8192)  # listings repeat their boilerplate: normalise each string once
+def _normal(text: str) -> str:
+    if text.isascii():
+        return " ".join(text.lower().split())
+    text = unicodedata.normalize("NFKC", text).replace("\u2019", "'").replace("\u2018", "'")
+    if not text.isascii():
+        text = "".join(c for c in text if unicodedata.category(c) != "Cf")
+    return " ".join(text.lower().split())
+
+
+def _joined(pieces: list[tuple[str, str]]) -> tuple[str, list[tuple[int, str]]]:
+    """One text (fields joined by a space, so a sentence may run across them) and where
+    each field starts in it."""
+    starts: list[tuple[int, str]] = []
+    parts: list[str] = []
+    at = 0
+    for field, text in pieces:
+        normal = _normal(text)
+        if not normal:
+            continue
+        starts.append((at, field))
+        parts.append(normal)
+        at += len(normal) + 1
+        if at > _MAX_TEXT:
+            break
+    return " ".join(parts), starts
+
+
+def _field_at(starts: list[tuple[int, str]], offset: int) -> str:
+    field = starts[0][1] if starts else ""
+    for start, name in starts:
+        if start > offset:
+            break
+        field = name
+    return field
+
+
+_IDENT = re.compile(r"[a-z][a-z0-9_-]{4,}(?:__[a-z0-9_-]+)?")
+
+
+def scan_tool(tool: Mapping[str, Any], foreign: Mapping[str, str] | None = None) -> tuple[Finding, ...]:
+    """Every rule that finds an instruction to the model in this definition (one finding per rule)."""
+    found = scan_tools([tool])[0]
+    shadow = shadowing(tool, identifiers(tool), foreign) if foreign else None
+    return (*found, shadow) if shadow is not None else found
+
+
+def identifiers(tool: Mapping[str, Any]) -> frozenset[str]:
+    """The tool-name-like words of a definition (what the shadowing rule compares, kept by
+    digest: the other upstreams change, the definition's words do not)."""
+    return frozenset(_IDENT.findall(_joined(tool_text(tool))[0]))
+
+
+def shadowing(tool: Mapping[str, Any], words: frozenset[str], foreign: Mapping[str, str]) -> Finding | None:
+    """The shadowing finding: a word of this definition that names another upstream's tool."""
+    if words.isdisjoint(foreign):
+        return None
+    text, starts = _joined(tool_text(tool))
+    return _shadowing(text, starts, foreign)
+
+
+_ASCII_LIVE = [(rule.name, pattern) for rule in RULES for pattern in rule.ascii_patterns]
+_ALL_LIVE = [(rule.name, pattern) for rule in RULES for pattern in rule.patterns]
+
+
+def scan_tools(tools: Sequence[Mapping[str, Any]]) -> list[tuple[Finding, ...]]:
+    """The findings of every rule but shadowing (which depends on the other upstreams), per tool."""
+    found = []
+    for tool in tools:
+        text, starts = _joined(tool_text(tool))
+        found.append(_scan_one(text, starts, _ASCII_LIVE if text.isascii() else _ALL_LIVE))
+    return found
+
+
+def _scan_one(text: str, starts: list[tuple[int, str]], live: list[tuple[str, Anchored]]) -> tuple[Finding, ...]:
+    if not text:
+        return ()
+    findings: list[Finding] = []
+    done: set[str] = set()
+    for rule, (anchors, pattern) in live:
+        if rule in done:
+            continue
+        span = _search(anchors, pattern, text)
+        if span is not None:
+            findings.append(Finding(rule, _field_at(starts, span[0]), text[span[0]:span[1]][:80]))
+            done.add(rule)
+    credential = _credential_path(text, starts)
+    if credential is not None:
+        findings.append(credential)
+    return tuple(findings)
+
+
+def _shadowing(text: str, starts: list[tuple[int, str]], foreign: Mapping[str, str]) -> Finding | None:
+    for match in _IDENT.finditer(text):
+        other = foreign.get(match.group(0))
+        if other is not None:
+            return Finding("shadowing", _field_at(starts, match.start()),
+                           f"names '{match.group(0)}' of upstream '{other}'")
+    return None

@@ -1,0 +1,65 @@
+"""How the gate can reach the person behind this engine: the front's side of confirmation.
+
+Owns the choice, made from what the engine declared (never from the call itself): live
+`elicitation/create` requests on a session (stdio, HTTP sessions) when the engine
+declared elicitation; the input-required round on a 2026-07-28 request whose envelope
+declared it; nothing otherwise. Also owns the request the sidecar itself sends to the
+engine and the wait for its answer, bounded; no answer in time is cancelled and denies.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, cast
+
+from sidecar.front.session import EngineSession
+from sidecar.gate.confirm import Asker, Confirmer
+from sidecar.upstream.handshake import MODERN_VERSION
+from sidecar.wire import Request, encode_request
+
+__all__ = ["confirmer_for"]
+
+
+class _Answer:
+    """Stands where an upstream connection would in the session's relay map: the engine's
+    answer to the sidecar's own request settles a future instead of going upstream."""
+
+    def __init__(self, future: asyncio.Future[Any]) -> None:
+        self.future = future
+
+    def respond(self, ident: int | str, result: Any) -> None:
+        if not self.future.done():
+            self.future.set_result(result)
+
+    def respond_error(self, ident: int | str, code: int, message: str) -> None:
+        if not self.future.done():
+            self.future.set_result(None)
+
+
+def session_asker(session: EngineSession) -> Asker:
+    async def ask(params: dict[str, Any], seconds: float) -> Any:
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        ident = session.relayed.allocate((cast(Any, _Answer(future)), 0))
+        session.send(encode_request(ident, "elicitation/create", params))
+        try:
+            async with asyncio.timeout(seconds):
+                return await future
+        except TimeoutError:
+            session.relayed.release(ident)
+            session.notify("notifications/cancelled", {"requestId": ident, "reason": "no answer in time"})
+            return None
+        finally:
+            session.relayed.release(ident)
+
+    return ask
+
+
+def confirmer_for(session: EngineSession, req: Request) -> Confirmer | None:
+    if session.protocol_version == MODERN_VERSION:
+        if not session.declared("elicitation"):
+            return None
+        return Confirmer(stateless=True, state=req.params.get("requestState"),
+                         responses=req.params.get("inputResponses"))
+    if session.declared("elicitation"):
+        return Confirmer(session_asker(session))
+    return None

@@ -1,0 +1,159 @@
+"""Confirmation the gate owns: a consequential call is put to the person, through the
+engine's elicitation, before the policy lets it run.
+
+Owns the form (the tool, its server, a summary of the arguments with secrets redacted
+and long values cut; the choices "Allow once" and "Deny"), the reading of the answer
+(only an accepted form whose decision is "allow" allows; decline, cancel, an error, no
+answer within `policy.confirmSeconds`, anything else denies), and, on the 2026-07-28
+revision, the input-required round: the question goes back as the result, with its
+pending state sealed (`sidecar.gate.sealed`), and the retried call carries the answer.
+
+What may ask is set by the front from the engine's declared capabilities, never from
+the call: no argument, `_meta` field or tool name can mark a call confirmed.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Literal
+
+import msgspec
+
+from sidecar.redact import Redactor
+
+__all__ = ["Asker", "ConfirmStage", "Confirmation", "Confirmer", "Outcome", "answer_allows", "confirmation_form",
+           "input_required"]
+
+log = logging.getLogger(__name__)
+
+Asker = Callable[[dict[str, Any], float], Awaitable[Any]]  # (elicitation params, seconds) -> result or None
+Outcome = Literal["allow", "deny", "ask"]
+REQUEST_KEY = "confirm"
+_SECRET_NAME = re.compile(r"pass(word|phrase)?|secret|token|api[_-]?key|private|credential|auth|cookie|session", re.I)
+_VALUE_CHARS = 120
+_SHOWN_ARGUMENTS = 12
+
+
+class Confirmer:
+    """How this call's engine can be asked: live elicitation (`ask`), or the stateless
+    round (`stateless`, with what the retried request carried)."""
+
+    def __init__(self, ask: Asker | None = None, *, stateless: bool = False, state: object = None,
+                 responses: object = None) -> None:
+        self.ask = ask
+        self.stateless = stateless
+        self.state = state
+        self.responses = responses
+
+
+def _summary(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return text if len(text) <= _VALUE_CHARS else f"{text[:_VALUE_CHARS]}... ({len(text):,} characters)"
+
+
+def argument_lines(arguments: Mapping[str, Any], redact: Redactor) -> list[str]:
+    lines = []
+    for name in list(arguments)[:_SHOWN_ARGUMENTS]:
+        shown = "[redacted]" if _SECRET_NAME.search(name) else redact(_summary(arguments[name]))
+        lines.append(f"  {redact(_summary(name))}: {shown}")
+    if len(arguments) > _SHOWN_ARGUMENTS:
+        lines.append(f"  ... and {len(arguments) - _SHOWN_ARGUMENTS} more")
+    return lines or ["  (no arguments)"]
+
+
+def confirmation_form(tool: str, upstream: str, arguments: Mapping[str, Any], redact: Redactor,
+                      reason: str = "") -> dict[str, Any]:
+    """The `elicitation/create` params: a question naming the call, and two choices."""
+    why = f" ({reason})" if reason else ""
+    message = "\n".join([f"Allow the tool '{tool}' of server '{upstream}' to run{why}?", "Arguments:",
+                         *argument_lines(arguments, redact)])
+    schema = {"type": "object", "required": ["decision"], "properties": {"decision": {
+        "type": "string", "title": "Decision",
+        "oneOf": [{"const": "allow", "title": "Allow once"}, {"const": "deny", "title": "Deny"}]}}}
+    return {"message": message, "requestedSchema": schema}
+
+
+def answer_allows(answer: Any) -> bool:
+    """Only an accepted form whose decision is exactly "allow"."""
+    if isinstance(answer, (bytes, msgspec.Raw)):
+        try:
+            answer = msgspec.json.decode(bytes(answer))
+        except msgspec.DecodeError:
+            return False
+    if not isinstance(answer, dict) or answer.get("action") != "accept":
+        return False
+    content = answer.get("content")
+    return isinstance(content, dict) and content.get("decision") == "allow"
+
+
+def input_required(form: dict[str, Any], state: str) -> bytes:
+    """The 2026-07-28 result that asks the engine to put the form to the person and retry."""
+    return msgspec.json.encode({
+        "resultType": "input_required",
+        "inputRequests": {REQUEST_KEY: {"method": "elicitation/create", "params": {"mode": "form", **form}}},
+        "requestState": state,
+    })
+
+
+def stateless_answer(responses: object) -> Any:
+    return responses.get(REQUEST_KEY) if isinstance(responses, dict) else None
+
+
+class Confirmation(msgspec.Struct, frozen=True):
+    outcome: Outcome
+    reason: str
+    result: bytes | None = None  # the input-required result, when the person is asked statelessly
+
+
+class ConfirmStage:
+    """Puts consequential calls to the person; one per gate."""
+
+    def __init__(self, policy: Any, bot: str, face: str, redact: Redactor,
+                 environ: Mapping[str, str] | None = None) -> None:
+        self.seconds = policy.confirm_seconds
+        self.state_seconds = policy.confirm_state_seconds
+        self.key_env = policy.confirm_key_env
+        self.bot, self.face = bot, face
+        self.redact = redact
+        self.environ = environ
+        self._sealer: Any = None
+
+    def sealer(self) -> Any:
+        if self._sealer is None:
+            import os
+
+            from sidecar.gate.sealed import Sealer, key_from
+
+            self._sealer = Sealer(key_from(self.environ if self.environ is not None else os.environ, self.key_env))
+        return self._sealer
+
+    async def settle(self, confirmer: Confirmer, tool: str, upstream: str, arguments: Mapping[str, Any],
+                     reason: str = "") -> Confirmation:
+        form = confirmation_form(tool, upstream, arguments, self.redact, reason)
+        if confirmer.stateless:
+            return self._stateless(confirmer, tool, arguments, form)
+        assert confirmer.ask is not None
+        answer = await confirmer.ask(form, self.seconds)
+        if answer is None:
+            return Confirmation("deny", f"nobody answered the confirmation within {self.seconds:g} s")
+        return _by_answer(answer)
+
+    def _stateless(self, confirmer: Confirmer, tool: str, arguments: Mapping[str, Any],
+                   form: dict[str, Any]) -> Confirmation:
+        sealer = self.sealer()
+        if confirmer.state is None:
+            claim = sealer.new_claim(bot=self.bot, face=self.face, tool=tool, arguments=arguments,
+                                     seconds=self.state_seconds)
+            return Confirmation("ask", "the person was asked", input_required(form, sealer.seal(claim)))
+        if not sealer.redeem(confirmer.state, bot=self.bot, face=self.face, tool=tool, arguments=arguments):
+            return Confirmation("deny", "the confirmation state is not valid (altered, foreign, expired or used)")
+        return _by_answer(stateless_answer(confirmer.responses))
+
+
+def _by_answer(answer: Any) -> Confirmation:
+    if answer_allows(answer):
+        return Confirmation("allow", "the person allowed it once")
+    return Confirmation("deny", "the person did not allow this call")

@@ -1,0 +1,154 @@
+"""Trust in what upstreams list: each listing judged against its pins before the merge,
+every change said once (a log line and an audit record), and the answer a held tool gets.
+
+Owns the I/O around the pure judgement of `sidecar.catalog.pins`: loading pins from the
+store (once per upstream), pinning a listing seen for the first time (trust on first
+use), and remembering which changes were already reported. Refuses: listing a held tool
+(a call to it is answered with what to run to review and approve it).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping, Sequence
+
+import msgspec
+
+from sidecar.catalog import UpstreamListing
+from sidecar.catalog.pins import Change, Memo, Pin, Pinning, PinStore, Verdict, judge, pin_tools
+from sidecar.config import ServerConfig
+from sidecar.gate.audit import AuditLog
+
+__all__ = ["Trust", "held_words"]
+
+log = logging.getLogger(__name__)
+
+_KIND_WORDS = {
+    "changed": "changed since it was approved",
+    "new": "is new since the server was approved",
+    "renamed": "is a renamed tool (the definition of '{source}' under a new name)",
+    "flagged": "reads like instructions to the model ({rules})",
+}
+
+
+def held_words(alias: str, change: Change) -> str:
+    """What a call to a held tool gets: which tool, why, and the commands to review it."""
+    why = _KIND_WORDS[change.kind].format(source=change.renamed_from or "", rules=_rules(change))
+    if change.kind != "flagged" and change.findings:
+        why += f", and reads like instructions to the model ({_rules(change)})"
+    return (f"The tool '{alias}__{change.tool}' is held by the sidecar: its definition {why}. A person can review "
+            f"it with `omb-sidecar servers review {alias}` and approve it with "
+            f"`omb-sidecar servers approve {alias} --tool {change.tool}`. The call was not run.")
+
+
+def _rules(change: Change) -> str:
+    return ", ".join(sorted({f.rule for f in change.findings}))
+
+
+class Trust:
+    def __init__(self, servers: Iterable[ServerConfig], audit: AuditLog, store: PinStore | None,
+                 bot: str = "", face: str = "") -> None:
+        self.policies: dict[str, Pinning] = {s.alias: s.pinning_policy for s in servers}
+        self.audit = audit
+        self.store = store
+        self.bot, self.face = bot, face
+        self.pins: dict[str, dict[str, Pin] | None] = {}
+        self.memos: dict[str, Memo] = {}
+        self.held: dict[str, tuple[str, Change]] = {}  # "alias__tool" -> (alias, why)
+        self._reported: set[tuple[str, str, str, str]] = set()
+        self._last: tuple[tuple[str, int], ...] = ()
+        self._screened: list[UpstreamListing] = []
+        self._version = self._store_version()
+        self._verdicts: dict[str, tuple[bytes, object, object, Verdict]] = {}
+
+    @property
+    def active(self) -> bool:
+        return any(policy != "off" for policy in self.policies.values())
+
+    def screen(self, listings: Sequence[UpstreamListing]) -> list[UpstreamListing]:
+        """The listings less what is held (the same objects again while nothing changed)."""
+        if not self.active:
+            return list(listings)
+        key = tuple((item.alias, id(item.tools)) for item in listings)
+        if key == self._last:
+            return self._screened
+        others = {item.alias: [n for t in item.tools if isinstance(n := t.get("name"), str)] for item in listings}
+        held: dict[str, tuple[str, Change]] = {}
+        screened = []
+        for item in listings:
+            context = tuple((other.alias, id(other.tools)) for other in listings if other is not item)
+            verdict = self._judge(item, others, context)
+            held.update({f"{item.alias}__{name}": (item.alias, why) for name, why in verdict.held.items()})
+            screened.append(item if len(verdict.tools) == len(item.tools)
+                            else msgspec.structs.replace(item, tools=verdict.tools, tools_json=b""))
+        self.held, self._last, self._screened = held, key, screened
+        return screened
+
+    def _judge(self, item: UpstreamListing, others: Mapping[str, Sequence[str]], context: object) -> Verdict:
+        policy = self.policies.get(item.alias, "hold")
+        if policy == "off":
+            return Verdict(tools=item.tools, held={}, changes=(), first=False)
+        memo = self.memos.setdefault(item.alias, Memo())
+        if item.alias not in self.pins:
+            self.pins[item.alias] = self.store.load_pins(item.alias) if self.store is not None else None
+            memo.remember(self.pins[item.alias])
+        pins = self.pins[item.alias]
+        last = self._verdicts.get(item.alias)
+        # The same bytes as the last listing, the same pins and the same other upstreams: the
+        # same verdict (already reported). A re-list after list_changed usually is exactly that.
+        if last is not None and item.tools_json and last[0] == item.tools_json and last[1] is pins and last[2] == context:
+            return last[3]
+        verdict = judge(item.alias, item.tools, pins, policy, others, memo)
+        self._verdicts[item.alias] = (item.tools_json, pins, context, verdict)
+        if verdict.first:
+            self._pin_first_sight(item.alias, item.tools, memo)
+        for change in verdict.changes:
+            self._report(item.alias, change, held=change.tool in verdict.held)
+        return verdict
+
+    def _pin_first_sight(self, alias: str, tools: Sequence[Mapping[str, object]], memo: Memo) -> None:
+        pins = pin_tools(tools, findings=memo.findings)
+        self.pins[alias] = pins
+        log.info("upstream '%s': %d tool definitions pinned on first sight", alias, len(pins))
+        if self.store is not None:
+            self.store.save_pins(alias, pins)
+
+    def _report(self, alias: str, change: Change, held: bool) -> None:
+        key = (alias, change.tool, change.kind, change.new_digest)
+        if key in self._reported:
+            return
+        self._reported.add(key)
+        action = "held" if held else "listed"
+        log.warning("upstream '%s': tool '%s' %s (%s); %s. Review: omb-sidecar servers review %s", alias,
+                    change.tool, change.kind, _rules(change) or "no scan finding", action, alias)
+        self.audit.write({
+            "event": "tool-definition", "bot": self.bot, "face": self.face, "upstream": alias, "tool": change.tool,
+            "change": change.kind, "action": action, "oldDigest": change.old_digest, "newDigest": change.new_digest,
+            "renamedFrom": change.renamed_from, "findings": [{"rule": f.rule, "field": f.field} for f in change.findings],
+        })
+
+    def _store_version(self) -> object:
+        version = getattr(self.store, "version", None)
+        return version() if callable(version) else None
+
+    def stale(self) -> bool:
+        """The store changed since the pins were read (an approval, say): forget them, so
+        the next screen judges again. Cheap: one stat of the health file."""
+        if not self.held or self.store is None:
+            return False
+        version = self._store_version()
+        if version == self._version:
+            return False
+        self._version = version
+        self.pins.clear()
+        self._last = ()
+        return True
+
+    def held_answer(self, name: str) -> str | None:
+        """The words for a call to a held tool, or None when `name` is not held."""
+        found = self.held.get(name)
+        return held_words(*found) if found is not None else None
+
+    def held_target(self, name: str) -> tuple[str, str] | None:
+        found = self.held.get(name)
+        return (found[0], found[1].tool) if found is not None else None
