@@ -9,6 +9,7 @@ are bounded: two minutes for search work, the query limits for query_result.
 from __future__ import annotations
 
 import asyncio
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -19,7 +20,7 @@ from sidecar.errors import EngineInputError, SidecarError, UpstreamUnavailable
 from sidecar.gate.budget import text_result
 from sidecar.gate.call import ToolCall
 from sidecar.gate.held import HeldStore
-from sidecar.gate.query import QueryError, QueryLimits, run_query
+from sidecar.gate.query import QueryLimits, answer_query
 from sidecar.upstream import Pool
 
 __all__ = ["route_upstream", "answer_locally", "SEARCH_SECONDS", "tool_error"]
@@ -29,10 +30,6 @@ SEARCH_SECONDS = 120.0
 
 def tool_error(text: str) -> msgspec.Raw:
     return msgspec.Raw(msgspec.json.encode(text_result(text, True)))
-
-
-def tool_text(text: str) -> msgspec.Raw:
-    return msgspec.Raw(msgspec.json.encode(text_result(text)))
 
 
 async def route_upstream(call: ToolCall, pool: Pool, deadline: float | None) -> ToolCall:
@@ -82,11 +79,21 @@ async def _query(call: ToolCall, held: HeldStore, limits: QueryLimits) -> msgspe
     if found is None:
         return tool_error(f"no held result has the handle {str(handle)[:64]!r} (results are held for this session only, oldest dropped first)")
     call.held_under = found.upstream
-    try:
-        value = await asyncio.to_thread(run_query, found.payload, expression, limits)
-    except QueryError as exc:
-        return tool_error(str(exc))
-    return tool_text(msgspec.json.encode(value).decode())
+    async with _query_slot():
+        return msgspec.Raw(await asyncio.to_thread(answer_query, found.payload, expression, limits))
+
+
+_QUERY_SLOTS = 2  # queries evaluated at once; more wait their turn
+_slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = weakref.WeakKeyDictionary()
+
+
+def _query_slot() -> asyncio.Semaphore:
+    """This loop's semaphore: at most _QUERY_SLOTS queries hold decoded payloads at once."""
+    loop = asyncio.get_running_loop()
+    slot = _slots.get(loop)
+    if slot is None:
+        slot = _slots[loop] = asyncio.Semaphore(_QUERY_SLOTS)
+    return slot
 
 
 def unknown_tool(name: str) -> SidecarError:
