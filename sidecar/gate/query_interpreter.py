@@ -35,7 +35,7 @@ class _MeteredFunctions(functions.Functions):  # type: ignore[misc]
 
     def _charge(self, name: str, args: list[Any]) -> None:
         """What the function will make or walk, paid before it runs."""
-        meter, cap = self.meter, self.meter.limits.answer_bytes
+        meter, cap = self.meter, self.meter.answer_cap
         if name == "to_string" and not isinstance(args[0], str):
             meter.spend(meter.bounded(args[0], cap, "to_string's answer"))
         elif name == "join":
@@ -50,11 +50,11 @@ class _MeteredFunctions(functions.Functions):  # type: ignore[misc]
         elif name == "merge":
             meter.spend(dict_cost(sum(len(a) for a in args if isinstance(a, dict))))
 
-    @functions.signature({"types": ["array-number", "array-string"]})
+    @functions.signature({"types": ["array-number", "array-string"]})  # type: ignore[untyped-decorator]
     def _func_sort(self, arg: list[Any]) -> list[Any]:
         return sorted_in_slices(arg, None, self.meter)
 
-    @functions.signature({"types": ["array"]}, {"types": ["expref"]})
+    @functions.signature({"types": ["array"]}, {"types": ["expref"]})  # type: ignore[untyped-decorator]
     def _func_sort_by(self, array: list[Any], expref: Any) -> list[Any]:
         if not array:
             return array
@@ -90,7 +90,7 @@ class _Metered(visitor.TreeInterpreter):  # type: ignore[misc]
         left = self.visit(node["children"][0], value)
         right = self.visit(node["children"][1], value)
         if left is not right and isinstance(left, _CONTAINERS) and isinstance(right, _CONTAINERS):
-            cap = 4 * self.meter.limits.answer_bytes
+            cap = 4 * self.meter.answer_cap
             smaller = min(self.meter.measure(left, cap), self.meter.measure(right, cap))
             if smaller > cap:
                 raise QueryError(f"the query compares values of more than {cap // (1 << 20)} MB; narrow it")

@@ -32,8 +32,8 @@ class QueryLimits(msgspec.Struct, frozen=True):
     depth: int = 40
     visits: int = 5_000_000
     length: int = 4096  # characters of the expression
-    new_bytes: int = 48 * _MB  # new values a query may make, plus twice the held payload
-    answer_bytes: int = 4 * _MB  # the encoded answer (and any one string a function makes)
+    new_bytes: int = 32 * _MB  # new values a query may make, plus twice the held payload
+    answer_bytes: int = 4 * _MB  # the answer, any one string made, or the held payload's size if larger
 
 
 def list_cost(items: int) -> int:
@@ -57,6 +57,7 @@ class Meter:
         self.steps_left = limits.visits
         self.bytes_allowed = limits.new_bytes + 2 * payload_bytes
         self.bytes_left = self.bytes_allowed
+        self.answer_cap = max(limits.answer_bytes, payload_bytes)
 
     def check_clock(self) -> None:
         if time.monotonic() > self.deadline:

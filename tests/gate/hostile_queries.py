@@ -15,6 +15,7 @@ import random
 FIELDS = ["id", "name", "tags", "nested", "nested.v", "missing"]
 
 REGRESSION = [
+    "contains({a: " + "|".join(["[@,@]"] * 25) + "}, `1`)",  # a type error whose words would repr 2^25 copies
     " | ".join(["[@,@]"] * 25),  # 150 characters; 2^25 logical copies of the payload
     " | ".join(["[@,@]"] * 40),
     "[" + ", ".join(["to_string(@)"] * 150) + "]",  # few visits, each one expensive
