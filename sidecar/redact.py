@@ -65,6 +65,16 @@ def encoded_forms(secret: str) -> set[str]:
     return {f for f in forms if len(f) >= _MIN_SECRET}
 
 
+def _least(forms: list[bytes]) -> list[bytes]:
+    """The forms that contain no other (shortest first): finding one of them is enough to
+    know a cleaning is needed, and each search of a large answer costs."""
+    kept: list[bytes] = []
+    for form in forms:
+        if not any(shorter in form for shorter in kept):
+            kept.append(form)
+    return kept
+
+
 class Redactor:
     """Replaces every form of every secret it holds with MASK."""
 
@@ -79,8 +89,8 @@ class Redactor:
             if len(secret) >= _MIN_SECRET:
                 found |= encoded_forms(secret)
         self._forms = sorted(found, key=len, reverse=True)
-        in_json = {piece.encode() for form in found for piece in _json_forms(form) | {form}}
-        self._in_json = sorted(in_json, key=len, reverse=True)
+        in_json = sorted({piece.encode() for form in found for piece in _json_forms(form) | {form}}, key=len)
+        self._in_json = _least(in_json)
 
     def __call__(self, text: str) -> str:
         for form in self._forms:
