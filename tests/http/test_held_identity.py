@@ -104,3 +104,19 @@ async def test_a_session_is_not_found_by_another_token(http_sidecar, write_confi
                 assert response.status == 404
         status, _, body = await owner.post(listing, **session)  # still the owner's, still open
         assert status == 200 and "result" in json.loads(body)
+
+
+def test_each_token_of_a_token_file_is_its_own_identity(tmp_path) -> None:
+    from sidecar.front.http_guard import GuardError, caller_identity, load_tokens
+
+    path = tmp_path / "tokens"
+    path.write_text(f"{TOKEN}\n\n{OTHER}\n{TOKEN}\n")
+    tokens = load_tokens(str(path), None)
+    assert tokens == (TOKEN, OTHER)
+    first, second = (caller_identity(f"Bearer {t}", tokens) for t in tokens)
+    assert first and second and first != second and first.startswith("token:") and len(first) == 38
+    assert TOKEN not in first and caller_identity("Bearer nope-0123456789abcdef", tokens) is None
+    assert caller_identity(f"Bearer {TOKEN}", (TOKEN,)) == first  # the same on every replica: a digest, no key
+    path.write_text(f"{TOKEN}\nshort\n")
+    with pytest.raises(GuardError):
+        load_tokens(str(path), None)
