@@ -29,6 +29,7 @@ from sidecar.upstream import Pool
 __all__ = ["route_upstream", "answer_locally", "answer_redactor", "scrub_answer", "SEARCH_SECONDS", "tool_error"]
 
 SEARCH_SECONDS = 120.0
+SCRUB_IN_THREAD = 1 << 20  # answers larger than this are redacted in a worker thread
 
 
 def tool_error(text: str) -> msgspec.Raw:
@@ -47,6 +48,8 @@ async def route_upstream(call: ToolCall, pool: Pool, deadline: float | None, scr
         if rest:
             params["_meta"] = rest
     answer = await conn.request("tools/call", params, call.progress, call.on_sent, deadline)
+    if scrub and len(answer) > SCRUB_IN_THREAD:
+        return call.complete(await asyncio.to_thread(scrub_answer, answer, scrub))
     return call.complete(scrub_answer(answer, scrub) if scrub else answer)
 
 
