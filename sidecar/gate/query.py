@@ -58,24 +58,28 @@ def _nesting(expression: str) -> int:
 
 SWITCH_SECONDS = 0.0005
 _usual_switch = sys.getswitchinterval()
+NO_FULL_COLLECTION = 1 << 30
 _pausing = threading.Lock()
 _queries_running = 0
+_usual_thresholds: tuple[int, ...] = gc.get_threshold()
 
 
 @contextmanager
 def _loop_first() -> Iterator[None]:
     """While a query runs, the event loop gets the interpreter lock back quickly.
 
-    No cyclic garbage collection: a query's values hold no cycles (reference counting
-    frees them), and a full collection over the million objects a big query makes holds
-    the lock for tens of milliseconds. A short switch interval: the loop releases the
-    lock at every read and write, and would otherwise wait up to 5 ms to get it back
-    each time."""
-    global _queries_running
+    No full (oldest-generation) garbage collection: one over the million objects a big
+    query makes holds the lock for tens of milliseconds; the young generations are still
+    collected, so cycles the loop makes meanwhile are not kept. A short switch interval:
+    the loop releases the lock at every read and write, and would otherwise wait up to
+    5 ms to get it back each time. Both are restored when the last query ends."""
+    global _queries_running, _usual_thresholds
     with _pausing:
         _queries_running += 1
         if _queries_running == 1:
-            gc.disable()
+            _usual_thresholds = gc.get_threshold()
+            gc.set_threshold(_usual_thresholds[0], _usual_thresholds[1] if len(_usual_thresholds) > 1 else 10,
+                             NO_FULL_COLLECTION)
             sys.setswitchinterval(SWITCH_SECONDS)
     try:
         yield
@@ -84,7 +88,7 @@ def _loop_first() -> Iterator[None]:
             _queries_running -= 1
             if _queries_running == 0:
                 sys.setswitchinterval(_usual_switch)
-                gc.enable()
+                gc.set_threshold(*_usual_thresholds)
 
 
 def _tree_depth(tree: Any) -> int:
