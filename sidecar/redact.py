@@ -45,7 +45,8 @@ def _json_forms(text: str) -> set[str]:
 
 
 def _percent_forms(text: str) -> set[str]:
-    forms = {urllib.parse.quote(text, safe=""), urllib.parse.quote_plus(text), urllib.parse.quote(text)}
+    raw = text.encode("utf-8", "replace")  # a lone surrogate cannot be percent-encoded as it is
+    forms = {urllib.parse.quote(raw, safe=""), urllib.parse.quote_plus(raw), urllib.parse.quote(raw)}
     return forms | {_HEX.sub(lambda m: m.group(0).lower(), f) for f in forms}
 
 
@@ -92,7 +93,8 @@ class Redactor:
             if len(secret) >= _MIN_SECRET:
                 found |= encoded_forms(secret)
         self._forms = sorted(found, key=len, reverse=True)
-        in_json = sorted({piece.encode() for form in found for piece in _json_forms(form) | {form}}, key=len)
+        in_json = sorted({piece.encode("utf-8", "replace") for form in found for piece in _json_forms(form) | {form}},
+                         key=len)
         self._in_json = _least(in_json)
         self._in_json_text = [form.decode() for form in self._in_json]
         self._shortest = len(self._in_json[0]) if self._in_json else 0

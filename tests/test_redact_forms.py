@@ -115,3 +115,11 @@ def test_answer_secrets_pick_credentials_not_ordinary_values() -> None:
 def test_url_credentials_are_found_as_written_and_decoded() -> None:
     found = url_credentials("https://api.example.com/mcp?v=2&key=s%2Bcr%3Dt&access_token=abc+def")
     assert {"s%2Bcr%3Dt", "s+cr=t", "abc+def", "abc def"} <= set(found) and "2" not in found
+
+
+@given(st.text(st.characters(), min_size=4, max_size=30) | st.just("abc\ud800defgh"))
+def test_any_text_can_be_a_secret(secret: str) -> None:
+    """Lone surrogates included (a JSON config may hold one): the redactor never raises."""
+    redact = Redactor([secret])
+    assert secret not in redact(f"<{secret}>") or len(secret) < 4
+    redact.json(msgspec.json.encode({"v": secret.encode("utf-8", "replace").decode()}))

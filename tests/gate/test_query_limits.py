@@ -134,3 +134,16 @@ def test_a_large_payload_is_decoded_a_member_at_a_time() -> None:
     assert len(payload) > 2 << 20
     assert run_query(payload, "length(items)", QueryLimits()) == 40_000
     assert run_query(payload, "items[-1].n", QueryLimits()) == 39_999
+
+
+def test_the_loop_settings_are_restored_after_queries_even_overlapping() -> None:
+    import gc
+    import sys
+    from concurrent.futures import ThreadPoolExecutor
+
+    switch, thresholds = sys.getswitchinterval(), gc.get_threshold()
+    slow = " | ".join(["[@,@]"] * 25)
+    with ThreadPoolExecutor(3) as pool:
+        answers = list(pool.map(lambda q: answer_query(PAYLOAD, q, QueryLimits(seconds=0.5)), [slow, "[0].id", slow]))
+    assert json.loads(answers[1])["content"][0]["text"] == "0"
+    assert sys.getswitchinterval() == switch and gc.get_threshold() == thresholds
