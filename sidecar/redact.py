@@ -32,8 +32,8 @@ _MIN_EMBEDDED_BASE64 = 8
 _SMALL = 16384  # answers up to this many bytes are searched as text  # an aligned base64 piece shorter than this would hide ordinary words
 _HEX = re.compile(r"%[0-9A-F]{2}")
 CREDENTIAL_NAME = re.compile(
-    r"(?:api[_-]?key|apikey|key|token|secret|passw|passwd|password|pwd|auth|credential|cookie|session|"
-    r"private|signature|sig|cert|bearer|access)",
+    r"(?:api[_-]?key|apikey|key|token|secret|pass|pwd|auth|credential|cookie|session|"
+    r"private|signature|bearer)",
     re.IGNORECASE,
 )
 
