@@ -76,7 +76,7 @@ async def run_http(config: SidecarConfig, options: argparse.Namespace, redactor:
         settings = FrontSettings.from_options(options)
     except GuardError as exc:
         raise SystemExit(f"omb-sidecar: {exc}") from None
-    redactor.add([settings.token, *proxy_secrets(os.environ)])
+    redactor.add([*settings.tokens, *proxy_secrets(os.environ)])
     redactor.add(secret for server in config.servers for secret in server_secrets(server))
     face = Face(mountable(config))
     front = HttpFront(face, redactor, settings)

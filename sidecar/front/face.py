@@ -202,7 +202,7 @@ class Face:
         method = frame.method or ""
         if method in ("notifications/message", "notifications/resources/updated"):
             params = msgspec.json.decode(frame.params) if frame.params else None
-            self._broadcast(method, params)
+            self._broadcast(method, self.gate.answers.clean(params) if self.gate.answers else params)
         elif method == "notifications/cancelled":
             self._cancel_relayed(conn, frame)
 

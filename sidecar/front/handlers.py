@@ -31,7 +31,7 @@ from sidecar.front.confirming import confirmer_for
 from sidecar.front.face import Face, decode_cursor
 from sidecar.front.session import EngineSession
 from sidecar.gate import ToolCall
-from sidecar.gate.route import tool_error
+from sidecar.gate.route import scrub_answer, tool_error
 from sidecar.redact import Redactor
 from sidecar.upstream import Connection, Upstream
 from sidecar.upstream.handshake import HANDSHAKE_VERSIONS
@@ -156,10 +156,12 @@ class Dispatcher:
         if type(token) not in (int, str):
             return None
         session = self.session
+        scrub = self.face.gate.answers
 
         def relay(params: dict[str, Any]) -> None:
             if req.id in session.in_flight:
-                session.notify("notifications/progress", {**params, "progressToken": token})
+                session.notify("notifications/progress", {**(scrub.clean(params) if scrub else params),
+                                                          "progressToken": token})
 
         return relay
 
@@ -171,10 +173,13 @@ class Dispatcher:
         return sent
 
     async def forward(self, req: Request, upstream: Upstream, params: dict[str, Any] | None = None) -> msgspec.Raw:
-        """Send `req` to one upstream under a fresh id; cancellation and progress follow it."""
+        """Send `req` to one upstream under a fresh id; cancellation and progress follow it;
+        configured secrets are redacted from the answer."""
         body = req.params if params is None else params
         conn = upstream.ready_connection()
-        return await conn.request(req.method, body or None, self.progress_sink(req), self.mark_sent(req))
+        answer = await conn.request(req.method, body or None, self.progress_sink(req), self.mark_sent(req))
+        scrub = self.face.gate.answers
+        return scrub_answer(answer, scrub) if scrub else answer
 
 
 # -- the methods ------------------------------------------------------------------------

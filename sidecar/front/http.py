@@ -7,12 +7,17 @@ A POST's requests go to the session's dispatcher and their answers come back as 
 or as an event stream when progress or upstream requests must flow; the GET stream
 carries the rest. `/health` says "ok" and nothing else. Refuses new work while
 draining (503).
+
+Who is calling is the identity of the bearer token presented (`caller_identity`): a
+session belongs to the identity that opened it (to any other it is "Session not found"),
+and the held results of stateless requests are bound to the identity.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import weakref
 from typing import Any
 
 from aiohttp import web
@@ -20,7 +25,7 @@ from aiohttp import web
 from sidecar.errors import INVALID_PARAMS, INVALID_REQUEST
 from sidecar.front.face import Face
 from sidecar.front.handlers import server_capabilities
-from sidecar.front.http_guard import HostRule, bearer_matches
+from sidecar.front.http_guard import HostRule, caller_identity
 from sidecar.front.http_listen import Listen
 from sidecar.front.http_listener import FrontSettings
 from sidecar.front.http_modern import (
@@ -31,6 +36,7 @@ from sidecar.front.http_modern import (
     stamp_answer,
 )
 from sidecar.front.http_sessions import Exchange, HttpSession, SessionTable
+from sidecar.gate.held import CallerScope
 from sidecar.redact import Redactor
 from sidecar.upstream.handshake import HANDSHAKE_VERSIONS, MODERN_VERSION
 from sidecar.wire import (
@@ -48,6 +54,7 @@ log = logging.getLogger(__name__)
 
 SESSION_HEADER = "Mcp-Session-Id"
 SESSION_NOT_FOUND = -32001
+CALLER = "omb.caller"  # the request's key for its caller identity
 PING_SECONDS = 15.0
 _SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
@@ -75,6 +82,7 @@ class HttpFront:
         self.draining = False
         self.posts = 0  # POSTs being served right now, for the drain
         self.listens: set[Listen] = set()
+        self.owners: weakref.WeakKeyDictionary[HttpSession, str] = weakref.WeakKeyDictionary()
 
     def app(self) -> web.Application:
         app = web.Application(middlewares=[self._admit], client_max_size=self.settings.body_cap)
@@ -95,8 +103,10 @@ class HttpFront:
             return _refuse(403, "Forbidden: this Origin is not allowed")
         if request.path == "/health":
             return await handler(request)  # type: ignore[no-any-return]
-        if not bearer_matches(request.headers.get("Authorization"), self.settings.token):
+        caller = caller_identity(request.headers.get("Authorization"), self.settings.tokens)
+        if caller is None:
             return _refuse(401, "Unauthorized: a valid bearer token is required", {"WWW-Authenticate": "Bearer"})
+        request[CALLER] = caller
         face = request.match_info.get("face")
         if face is not None and face != self.face.name:
             return _refuse(404, "Not Found: no such face")
@@ -160,17 +170,27 @@ class HttpFront:
             return _refuse(400, f"Bad Request: unsupported MCP-Protocol-Version {version!r}")
         ident = request.headers.get(SESSION_HEADER)
         if ident is not None:
-            session = self.table.get(ident)
+            session = self._owned(request, ident)
             if session is None:
                 return _rpc_error(None, SESSION_NOT_FOUND, "Session not found", 404)
             return session
         if isinstance(message, Request) and message.method == "initialize":
             created = self.table.create()
-            return created if created is not None else _refuse(503, "Service Unavailable: too many sessions")
+            if created is None:
+                return _refuse(503, "Service Unavailable: too many sessions")
+            self.owners[created] = request[CALLER]
+            return created
         if version == MODERN_VERSION:
             return _rpc_error(getattr(message, "id", None), INVALID_PARAMS,
                               "params._meta must carry the 2026-07-28 request envelope", 400)
         return _refuse(400, f"Bad Request: {SESSION_HEADER} header is required")
+
+    def _owned(self, request: web.Request, ident: str) -> HttpSession | None:
+        """The session with this id, if the caller opened it; else None, as for no session."""
+        session = self.table.get(ident)
+        if session is None or self.owners.get(session) != request[CALLER]:
+            return None
+        return session
 
     async def _serve(self, request: web.Request, session: HttpSession, req: Request, body: bytes) -> web.StreamResponse:
         if session.busy_with(req.id):
@@ -198,7 +218,7 @@ class HttpFront:
         caps = envelope.get("io.modelcontextprotocol/clientCapabilities")
         session.engine.client_capabilities = caps if isinstance(caps, dict) else {}
         session.engine.protocol_version = MODERN_VERSION
-        session.engine.held_scope = self.face.stateless_scope
+        session.engine.held_scope = CallerScope(request[CALLER])
         exchange = session.begin([req.id], [_progress_token(req)])
         exchange.streaming = _accepts_events(request)
         session.dispatcher.feed(body)
@@ -244,7 +264,7 @@ class HttpFront:
     # -- GET and DELETE -----------------------------------------------------------------
 
     async def _get(self, request: web.Request) -> web.StreamResponse:
-        session = self.table.get(request.headers.get(SESSION_HEADER, ""))
+        session = self._owned(request, request.headers.get(SESSION_HEADER, ""))
         if session is None:
             status = 404 if SESSION_HEADER in request.headers else 400
             return _refuse(status, f"a known {SESSION_HEADER} header is required")
@@ -264,7 +284,8 @@ class HttpFront:
             session.close_stream(stream)
 
     async def _delete(self, request: web.Request) -> web.StreamResponse:
-        if await self.table.drop(request.headers.get(SESSION_HEADER, "")):
+        ident = request.headers.get(SESSION_HEADER, "")
+        if self._owned(request, ident) is not None and await self.table.drop(ident):
             return web.Response(status=200)
         return _rpc_error(None, SESSION_NOT_FOUND, "Session not found", 404)
 

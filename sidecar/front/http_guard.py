@@ -1,7 +1,8 @@
 """The HTTP listener's admission rules, as small pure decisions.
 
-Owns: where the bearer token comes from (a file or a named environment variable, never
-argv), comparing it in constant time, which bind addresses need `--allow-remote`, and
+Owns: where the bearer tokens come from (a file, one a line, or a named environment
+variable, never argv), comparing them in constant time, the caller identity a token
+stands for, which bind addresses need `--allow-remote`, and
 which `Host` and `Origin` values are acceptable. Refuses a missing or empty token, a
 non-loopback bind without the flag, a `Host` that names another machine (the DNS
 rebinding defence) and any `Origin` that is not one of the accepted hosts.
@@ -9,6 +10,7 @@ rebinding defence) and any `Origin` that is not one of the accepted hosts.
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import os
 import re
@@ -18,7 +20,8 @@ from urllib.parse import urlsplit
 
 from sidecar.upstream.proxying import is_loopback_host
 
-__all__ = ["GuardError", "HostRule", "bearer_matches", "check_bind", "load_token", "split_bind"]
+__all__ = ["GuardError", "HostRule", "bearer_matches", "caller_identity", "check_bind", "load_token", "load_tokens",
+           "split_bind"]
 
 MIN_TOKEN_CHARS = 16
 _HOST = re.compile(r"^(?:(?P<name>[A-Za-z0-9.-]+)|\[(?P<v6>[0-9A-Fa-f:.]+)\])(?::(?P<port>[0-9]{1,5}))?$")
@@ -28,25 +31,33 @@ class GuardError(Exception):
     """A start-up refusal, said in words for the operator."""
 
 
-def load_token(token_file: str | None, token_env: str | None, environ: Mapping[str, str] | None = None) -> str:
-    """The bearer token from `--token-file` or the variable `--token-env` names."""
+def load_tokens(token_file: str | None, token_env: str | None,
+                environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """The bearer tokens from `--token-file` (one a line; each is its own caller identity)
+    or the one token in the variable `--token-env` names."""
     environ = os.environ if environ is None else environ
     if token_file and token_env:
         raise GuardError("give either --token-file or --token-env, not both")
     if token_file:
         try:
-            token = Path(token_file).read_text(encoding="utf-8").strip()
+            text = Path(token_file).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise GuardError(f"cannot read the token file: {getattr(exc, 'strerror', None) or type(exc).__name__}")
+        tokens = tuple(dict.fromkeys(line.strip() for line in text.splitlines() if line.strip()))
     elif token_env:
-        token = environ.get(token_env, "").strip()
-        if not token:
+        tokens = (environ.get(token_env, "").strip(),)
+        if not tokens[0]:
             raise GuardError(f"the environment variable {token_env} holds no token")
     else:
         raise GuardError("the HTTP front needs a bearer token: --token-file PATH or --token-env NAME")
-    if len(token) < MIN_TOKEN_CHARS or any(ch.isspace() for ch in token):
+    if not tokens or any(len(t) < MIN_TOKEN_CHARS or any(ch.isspace() for ch in t) for t in tokens):
         raise GuardError(f"the token must be at least {MIN_TOKEN_CHARS} characters, with no spaces")
-    return token
+    return tokens
+
+
+def load_token(token_file: str | None, token_env: str | None, environ: Mapping[str, str] | None = None) -> str:
+    """The first bearer token (see load_tokens)."""
+    return load_tokens(token_file, token_env, environ)[0]
 
 
 def bearer_matches(authorization: str | None, token: str) -> bool:
@@ -55,6 +66,19 @@ def bearer_matches(authorization: str | None, token: str) -> bool:
     if scheme.lower() != "bearer":
         presented = ""
     return hmac.compare_digest(presented.strip().encode("utf-8", "replace"), token.encode())
+
+
+def caller_identity(authorization: str | None, tokens: Iterable[str]) -> str | None:
+    """Who is calling: `token:` and the first 128 bits of the SHA-256 of the token the
+    request presents, or None when it presents none of them. Every token is compared (in
+    constant time), so the time taken does not say which one matched."""
+    matched: str | None = None
+    for token in tokens:
+        if bearer_matches(authorization, token):
+            matched = token
+    if matched is None:
+        return None
+    return "token:" + hashlib.sha256(matched.encode()).hexdigest()[:32]
 
 
 def split_bind(value: str) -> tuple[str, int]:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from aiohttp import web
 from aiohttp.web_protocol import RequestHandler
 
-from sidecar.front.http_guard import GuardError, check_bind, load_token, split_bind
+from sidecar.front.http_guard import GuardError, check_bind, load_tokens, split_bind
 
 __all__ = ["FrontSettings", "Listener", "GuardError"]
 
@@ -52,6 +52,12 @@ class FrontSettings:
     keepalive_seconds: float = 15.0
     drain_seconds: float = 10.0
     allowed_hosts: tuple[str, ...] = ()
+    more_tokens: tuple[str, ...] = field(default=(), repr=False)  # further lines of the token file
+
+    @property
+    def tokens(self) -> tuple[str, ...]:
+        """Every accepted bearer token; each is its own caller identity."""
+        return (self.token, *self.more_tokens)
 
     @classmethod
     def from_options(cls, options: argparse.Namespace, environ: Mapping[str, str] | None = None) -> FrontSettings:
@@ -60,9 +66,9 @@ class FrontSettings:
         host, port = split_bind(options.http)
         allow_remote = bool(getattr(options, "allow_remote", False))
         check_bind(host, allow_remote)
-        token = load_token(getattr(options, "token_file", None), getattr(options, "token_env", None), environ)
+        token, *more = load_tokens(getattr(options, "token_file", None), getattr(options, "token_env", None), environ)
         return cls(
-            host, port, token, allow_remote,
+            host, port, token, allow_remote, more_tokens=tuple(more),
             body_cap=int(_number(environ, "OMB_HTTP_BODY_BYTES", cls.body_cap)),
             max_sessions=int(_number(environ, "OMB_HTTP_MAX_SESSIONS", cls.max_sessions)),
             idle_seconds=_number(environ, "OMB_HTTP_SESSION_IDLE_SECONDS", cls.idle_seconds),

@@ -29,7 +29,7 @@ from sidecar.gate.grants import Grant
 from sidecar.gate.held import HeldStore
 from sidecar.gate.policy import CallView, Decision, PolicyEngine
 from sidecar.gate.query import QueryLimits
-from sidecar.gate.route import answer_locally, route_upstream, tool_error, unknown_tool
+from sidecar.gate.route import answer_locally, answer_redactor, route_upstream, tool_error, unknown_tool
 from sidecar.gate.trust import Trust
 from sidecar.redact import Redactor
 from sidecar.upstream import Pool
@@ -97,6 +97,7 @@ class Gate:
         self.limits = QueryLimits(config.budgets.query_seconds, config.budgets.query_depth)
         self.servers: dict[str, ServerConfig] = {s.alias: s for s in config.servers}
         self.redact = Redactor(config.secrets())
+        self.answers = answer_redactor(config)  # secrets fit to hide in answers (redact.answer_secrets)
         budgets = [config.budgets.result_chars, *(s.result_chars for s in config.servers if s.result_chars)]
         self._smallest_budget = min(budgets)
         self.confirm: Any = None  # the confirmation stage, made on the first call that needs it
@@ -270,7 +271,8 @@ class Gate:
         try:
             if call.target is not None:
                 server = self.servers.get(call.target.alias)
-                return await route_upstream(call, self.pool, server.call_deadline_seconds if server else None)
+                return await route_upstream(call, self.pool, server.call_deadline_seconds if server else None,
+                                            self.answers)
             return await answer_locally(call, self.catalog, self.listing, self.held, self.allowed, self.limits)
         except SidecarError as exc:
             return call.fail(exc)

@@ -1,8 +1,11 @@
 """Held results: oversized JSON payloads kept by the gate for `query_result`.
 
-Owns the bytes, per upstream, within a byte cap (oldest evicted first), for as long as
-the engine session lasts. A handle is 128 random bits and bound to its session: a
-handle from another session, an evicted one and a made-up one all look the same.
+Owns the bytes, per upstream, within a byte cap (oldest evicted first). A handle is 128
+random bits and bound to the scope it was held in: a handle of another scope, an evicted
+one and a made-up one all look the same. A scope is any hashable value compared with
+`==`: an engine session (stdio, or an HTTP session: its results end with it), or a
+`CallerScope` (2026-07-28 stateless requests: every request of one caller identity).
+The whole interface is `hold` (put), `get` and `drop_session` (evict), by scope and handle.
 """
 
 from __future__ import annotations
@@ -12,7 +15,13 @@ from collections import OrderedDict
 
 import msgspec
 
-__all__ = ["HeldResult", "HeldStore", "TooBigToHold"]
+__all__ = ["CallerScope", "HeldResult", "HeldStore", "TooBigToHold"]
+
+
+class CallerScope(msgspec.Struct, frozen=True):
+    """The held scope of stateless requests: one caller identity (a token's digest)."""
+
+    identity: str
 
 
 class TooBigToHold(Exception):
@@ -54,7 +63,7 @@ class HeldStore:
         for held in self._by_upstream.values():
             found = held.get(handle)
             if found is not None:
-                return found if found.session is session else None
+                return found if found.session == session else None
         return None
 
     def held_bytes(self, upstream: str | None = None) -> int:
@@ -64,5 +73,5 @@ class HeldStore:
 
     def drop_session(self, session: object) -> None:
         for upstream, held in self._by_upstream.items():
-            for handle in [h for h, r in held.items() if r.session is session]:
+            for handle in [h for h, r in held.items() if r.session == session]:
                 self._bytes[upstream] -= len(held.pop(handle).payload)

@@ -1,41 +1,42 @@
 """The gate's terminals: the upstream request, and the questions the sidecar answers
 itself (find_tool, a trio's search/describe, query_result).
 
-The upstream route relays progress and cancellation and honours a per-call deadline
-(none by default, as engines set their own). Local answers run off the event loop and
+The upstream route relays progress and cancellation, honours a per-call deadline
+(none by default, as engines set their own) and redacts every configured secret from
+the answer before anything else sees it (the budget, the held store, the engine). Local answers run off the event loop and
 are bounded: two minutes for search work, the query limits for query_result.
 """
 
 from __future__ import annotations
 
 import asyncio
+import weakref
 from collections.abc import Callable
 from typing import Any
 
 import msgspec
 
 from sidecar.catalog import Catalog, Listing
+from sidecar.config import SidecarConfig
 from sidecar.errors import EngineInputError, SidecarError, UpstreamUnavailable
 from sidecar.gate.budget import text_result
 from sidecar.gate.call import ToolCall
 from sidecar.gate.held import HeldStore
-from sidecar.gate.query import QueryError, QueryLimits, run_query
+from sidecar.gate.query import QueryLimits, answer_query
+from sidecar.redact import Redactor, answer_secrets, url_credentials
 from sidecar.upstream import Pool
 
-__all__ = ["route_upstream", "answer_locally", "SEARCH_SECONDS", "tool_error"]
+__all__ = ["route_upstream", "answer_locally", "answer_redactor", "scrub_answer", "SEARCH_SECONDS", "tool_error"]
 
 SEARCH_SECONDS = 120.0
+SCRUB_IN_THREAD = 1 << 20  # answers larger than this are redacted in a worker thread
 
 
 def tool_error(text: str) -> msgspec.Raw:
     return msgspec.Raw(msgspec.json.encode(text_result(text, True)))
 
 
-def tool_text(text: str) -> msgspec.Raw:
-    return msgspec.Raw(msgspec.json.encode(text_result(text)))
-
-
-async def route_upstream(call: ToolCall, pool: Pool, deadline: float | None) -> ToolCall:
+async def route_upstream(call: ToolCall, pool: Pool, deadline: float | None, scrub: Redactor | None = None) -> ToolCall:
     assert call.target is not None
     upstream = pool.get(call.target.alias)
     if upstream is None:
@@ -46,7 +47,27 @@ async def route_upstream(call: ToolCall, pool: Pool, deadline: float | None) -> 
         rest = {k: v for k, v in call.meta.items() if k != "progressToken"}
         if rest:
             params["_meta"] = rest
-    return call.complete(await conn.request("tools/call", params, call.progress, call.on_sent, deadline))
+    answer = await conn.request("tools/call", params, call.progress, call.on_sent, deadline)
+    if scrub and len(answer) > SCRUB_IN_THREAD:
+        return call.complete(await asyncio.to_thread(scrub_answer, answer, scrub))
+    return call.complete(scrub_answer(answer, scrub) if scrub else answer)
+
+
+def scrub_answer(answer: msgspec.Raw, scrub: Redactor) -> msgspec.Raw:
+    """An upstream's answer with every configured secret in it redacted; the same bytes
+    (not copied) when it holds none."""
+    raw = bytes(answer)
+    cleaned = scrub.json(raw)
+    return answer if cleaned is raw else msgspec.Raw(cleaned)
+
+
+def answer_redactor(config: SidecarConfig) -> Redactor:
+    """The redactor for answers: the secrets of every server (env, headers, address)."""
+    found: list[str] = []
+    for server in config.servers:
+        found += answer_secrets({**server.env, **server.headers})
+        found += url_credentials(server.url) if server.url else []
+    return Redactor(found)
 
 
 async def answer_locally(
@@ -82,11 +103,21 @@ async def _query(call: ToolCall, held: HeldStore, limits: QueryLimits) -> msgspe
     if found is None:
         return tool_error(f"no held result has the handle {str(handle)[:64]!r} (results are held for this session only, oldest dropped first)")
     call.held_under = found.upstream
-    try:
-        value = await asyncio.to_thread(run_query, found.payload, expression, limits)
-    except QueryError as exc:
-        return tool_error(str(exc))
-    return tool_text(msgspec.json.encode(value).decode())
+    async with _query_slot():
+        return msgspec.Raw(await asyncio.to_thread(answer_query, found.payload, expression, limits))
+
+
+_QUERY_SLOTS = 2  # queries evaluated at once; more wait their turn
+_slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = weakref.WeakKeyDictionary()
+
+
+def _query_slot() -> asyncio.Semaphore:
+    """This loop's semaphore: at most _QUERY_SLOTS queries hold decoded payloads at once."""
+    loop = asyncio.get_running_loop()
+    slot = _slots.get(loop)
+    if slot is None:
+        slot = _slots[loop] = asyncio.Semaphore(_QUERY_SLOTS)
+    return slot
 
 
 def unknown_tool(name: str) -> SidecarError:

@@ -37,7 +37,7 @@ import msgspec
 
 from sidecar.config import ServerConfig, SidecarConfig, parse_config, parse_server
 from sidecar.errors import ConfigError
-from sidecar.redact import Redactor
+from sidecar.redact import Redactor, url_credentials
 from sidecar.servers import views
 from sidecar.servers.check import CheckResult, check_server, refused, tool_caps
 from sidecar.servers.health import HealthFile, fingerprint, health_file_for, recheck_due
@@ -94,6 +94,8 @@ def _all_values(document: dict[str, Any]) -> list[str]:
             values = entry.get(key) if isinstance(entry, dict) else None
             if isinstance(values, dict):
                 found += [v for v in values.values() if isinstance(v, str) and v]
+        url = entry.get("url") if isinstance(entry, dict) else None
+        found += url_credentials(url) if isinstance(url, str) else []  # `?key=...`, user:password@
     return found
 
 

@@ -165,5 +165,6 @@ def test_gate_benchmark_runs() -> None:
 
     figures = time_gate(repeats=1)
     assert "error" not in figures, figures.get("error")
-    for key in ("gate_route_only_us", "gate_default_us", "gate_full_us", "shape_1mb_ms", "shape_20mb_ms", "query_20mb_ms"):
+    for key in ("gate_route_only_us", "gate_default_us", "gate_full_us", "shape_1mb_ms", "shape_20mb_ms", "query_20mb_ms",
+                "gate_with_secrets_us", "redact_1mb_ms"):
         assert figures[key] > 0, key

@@ -25,5 +25,5 @@ def test_an_exploding_query_is_stopped() -> None:
 
 
 def test_depth_is_bounded() -> None:
-    with pytest.raises(QueryError, match="deeper"):
+    with pytest.raises(QueryError, match="deep"):
         run_query(DATA, "not_null(" * 30 + "items" + ")" * 30, QueryLimits(depth=10))

@@ -123,11 +123,18 @@ async def wait_healthy(base: str, process: anyio.abc.Process, stderr: Callable[[
 @asynccontextmanager
 async def open_http_sidecar(config: Path, tmp_path: Path, *, env: dict[str, str] | None = None,
                             extra: tuple[str, ...] = (), token: str = TOKEN,
-                            log_level: str = "DEBUG") -> AsyncIterator[HttpSidecar]:
+                            log_level: str = "DEBUG", more_tokens: tuple[str, ...] = ()) -> AsyncIterator[HttpSidecar]:
+    """`more_tokens`: further accepted tokens (each its own caller), given in a token file."""
     port = free_port()
     stderr_path = tmp_path / f"sidecar-http-{port}.log"
+    given = ["--token-env", "OMB_TEST_TOKEN"]
+    if more_tokens:
+        token_file = tmp_path / f"tokens-{port}"
+        token_file.write_text("\n".join((token, *more_tokens)) + "\n")
+        token_file.chmod(0o600)
+        given = ["--token-file", str(token_file)]
     argv = [sys.executable, "-m", "sidecar", "--config", str(config), "--http", f"127.0.0.1:{port}",
-            "--token-env", "OMB_TEST_TOKEN", "--log-level", log_level, *extra]
+            *given, "--log-level", log_level, *extra]
     with open(stderr_path, "wb") as errlog:
         process = await anyio.open_process(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errlog,
                                            env=child_env({"OMB_TEST_TOKEN": token, **(env or {})}),
