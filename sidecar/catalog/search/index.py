@@ -40,6 +40,7 @@ class SearchIndex:
         self.lexical = LexicalIndex(self.entries)
         wanted = semantic.enabled() if use_model is None else use_model
         self.semantic = semantic.SemanticIndex(self.entries) if wanted and self.entries else None
+        self.summary: str | None = None  # the area summary a weak answer carries, made on first need
 
     def build(self) -> SearchIndex:
         self.lexical.build()

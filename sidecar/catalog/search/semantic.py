@@ -139,12 +139,17 @@ class SemanticIndex:
         self._matrix: Any = None
         self._cache_directory = cache_directory
         self._queries: dict[str, Any] = {}
+        self._done = threading.Event()
         this = weakref.ref(self)
         _WORKER.submit(lambda: _fill(this))
 
     @property
     def ready(self) -> bool:
         return self._matrix is not None
+
+    def wait(self, timeout: float) -> bool:
+        """Block until the vectors are ready (the bench and tests); False on timeout or failure."""
+        return self._done.wait(timeout) and self.ready
 
     def fill(self, encoder: Encoder) -> None:
         """Embed the tools not in the cache and keep the matrix (runs in the worker)."""
@@ -191,3 +196,5 @@ def _fill(ref: weakref.ref[SemanticIndex]) -> None:
             index.fill(encoder)
         except Exception:  # the index stays lexical
             pass
+        finally:
+            index._done.set()
