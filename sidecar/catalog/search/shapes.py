@@ -112,9 +112,12 @@ def query_shapes(query: str) -> tuple[str, ...]:
     return tuple(found)
 
 
+_CANDIDATE = re.compile(r"(?<!\S)(?=[^\s\d/*@:<>]*[\d/*@:<>])\S+")  # the tokens that may be values
+
+
 def _text_shapes(text: str) -> set[str]:
-    found = {_mark(_CUES[w]) for w in words(text) if w in _TEXT_CUES}
-    for token in text.split():
+    found = {_mark(_CUES[w]) for w in words(text.lower()) if w in _TEXT_CUES}
+    for token in _CANDIDATE.findall(text):
         found |= value_shapes(token)
     if _CRON.search(text):
         found.add(_mark("cron"))
@@ -144,11 +147,18 @@ def schema_shapes(
             (needed if required else optional).add(_mark("number"))
         if required and _is_id(name):
             needed.add(_mark(f"res:{_resource(name)}"))
-    for token in description.split():
-        needed |= value_shapes(token)
-    if _CRON.search(description):
-        needed.add(_mark("cron"))
+    needed |= _description_shapes(description)
     return frozenset(needed), frozenset(optional - needed)
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def _description_shapes(description: str) -> frozenset[str]:
+    found: set[str] = set()
+    for token in _CANDIDATE.findall(description):
+        found |= value_shapes(token)
+    if _CRON.search(description):
+        found.add(_mark("cron"))
+    return frozenset(found)
 
 
 def _is_id(name: str) -> bool:

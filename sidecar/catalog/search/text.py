@@ -113,8 +113,13 @@ def plain_words(text: str) -> list[str]:
     return [fold(token) for token in _WORD.findall(text)]
 
 
+_ASCII_LOWER_WORD = re.compile(r"[a-z0-9]+")
+
+
 def words(text: str) -> list[str]:
     """The folded words of `text`, split on punctuation and case changes, in order."""
+    if text.isascii() and not _HAS_UPPER.search(text):
+        return _ASCII_LOWER_WORD.findall(text)
     return [p for token in _WORD.findall(text) for p in _split(token)]
 
 
