@@ -1,7 +1,7 @@
 """The retrieval development set, scored small: a smoke that fails when the ranker breaks.
 
-Reads `../shared/retrieval-dev` beside the clone (CI has it there) and skips when it is
-absent. The floors sit well under the measured figures (README), so a point's change does
+Reads `OMB_RETRIEVAL_DEV`, else `../shared/retrieval-dev` beside the clone (CI has it
+there), and skips when it is absent. The floors sit well under the measured figures (README), so a point's change does
 not fail; a ranker that stops finding tools does.
 """
 
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 from collections import defaultdict
 from pathlib import Path
 
@@ -17,7 +18,7 @@ import pytest
 from sidecar.catalog import SearchIndex, UpstreamListing, build_catalog
 from sidecar.catalog.search import semantic
 
-DEV = Path(__file__).resolve().parents[2].parent / "shared" / "retrieval-dev"
+DEV = Path(os.environ.get("OMB_RETRIEVAL_DEV") or Path(__file__).resolve().parents[2].parent / "shared" / "retrieval-dev")
 pytestmark = pytest.mark.skipif(not (DEV / "queries.jsonl").exists(), reason=f"no development set at {DEV}")
 
 LEXICAL_FLOORS = {"all": 0.55, "lexical": 0.9, "argument": 0.8, "typo": 0.75, "non_english": 0.55}

@@ -8,8 +8,8 @@ its best-counting match (field weight x how much it counts x how rare it is), su
 plus a bonus when the query holds every word of a tool's name. Ranking is
 deterministic: equal scores keep catalog order.
 
-An index is built lazily, on its first query, and kept for as long as the listing that
-owns it. Queries may come from worker threads: every lazily built part is assigned whole,
+An index is built lazily, on its first query (each tool's fields, then one posting map
+from word to tool to best field), and kept for as long as the listing that owns it. Queries may come from worker threads: every lazily built part is assigned whole,
 its readiness flag last.
 """
 
@@ -41,6 +41,7 @@ _NESTING = frozenset({"properties", "items", "anyOf", "oneOf", "allOf"})
 _PUNCTUATION = "\"'`.,;:!?()[]{}<>="
 
 Fields = tuple[tuple[float, frozenset[str]], ...]
+_NO_HITS: dict[int, float] = {}
 
 
 class Query(NamedTuple):
@@ -190,23 +191,23 @@ class LexicalIndex:
     def build(self) -> LexicalIndex:
         if self._fields is None:
             fields = [_tool_fields(e) for e in self.entries]
+            postings: dict[str, dict[int, float]] = {}
+            for index, each in enumerate(fields):
+                for weight, stems in each:  # best field first: the first weight seen stays
+                    for word in stems:
+                        tools = postings.get(word)
+                        if tools is None:
+                            postings[word] = {index: weight}
+                        elif index not in tools:
+                            tools[index] = weight
             self._names = [each[0][1] for each in fields]
+            self._hits = postings
             self._fields = fields
         return self
 
     def _hits_of(self, word: str) -> dict[int, float]:
         """Tool position -> the weight of the best field `word` occurs in."""
-        hits = self._hits.get(word)
-        if hits is None:
-            assert self._fields is not None
-            hits = {}
-            for index, fields in enumerate(self._fields):
-                for weight, stems in fields:
-                    if word in stems:
-                        hits[index] = weight
-                        break
-            self._hits[word] = hits
-        return hits
+        return self._hits.get(word, _NO_HITS)
 
     def _idf(self, word: str) -> float:
         return math.log((len(self.entries) + 1) / (len(self._hits_of(word)) + 0.5)) + 0.1
@@ -214,8 +215,7 @@ class LexicalIndex:
     def _words(self) -> frozenset[str]:
         if self._vocabulary is None:
             assert self._fields is not None
-            distinct = {id(stems): stems for fields in self._fields for _, stems in fields}
-            vocabulary = frozenset().union(*distinct.values())
+            vocabulary = frozenset(self._hits)
             self._sorted = sorted(vocabulary)
             self._vocabulary = vocabulary
         return self._vocabulary

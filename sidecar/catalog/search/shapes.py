@@ -112,16 +112,36 @@ def query_shapes(query: str) -> tuple[str, ...]:
     return tuple(found)
 
 
-_CANDIDATE = re.compile(r"(?<!\S)(?=[^\s\d/*@:<>]*[\d/*@:<>])\S+")  # the tokens that may be values
+_VALUE_CHAR = re.compile(r"[\d/*@:<>]")  # a token without one of these is a plain word
+
+
+def _value_tokens(text: str) -> list[str]:
+    """The space-separated tokens of `text` that hold a value character (found from those
+    characters outward: most of a description is plain words)."""
+    found: list[str] = []
+    end = -1
+    for match in _VALUE_CHAR.finditer(text):
+        start = match.start()
+        if start < end:
+            continue
+        left = max(text.rfind(" ", 0, start), text.rfind("\n", 0, start)) + 1
+        end = min((i for i in (text.find(" ", start), text.find("\n", start)) if i >= 0), default=len(text))
+        found.append(text[left:end])
+    return found
+
+
+def _values_shapes(text: str) -> set[str]:
+    found: set[str] = set()
+    for token in _value_tokens(text):
+        found |= value_shapes(token)
+    if "*" in text and _CRON.search(text):
+        found.add(_mark("cron"))
+    return found
 
 
 def _text_shapes(text: str) -> set[str]:
     found = {_mark(_CUES[w]) for w in words(text.lower()) if w in _TEXT_CUES}
-    for token in _CANDIDATE.findall(text):
-        found |= value_shapes(token)
-    if _CRON.search(text):
-        found.add(_mark("cron"))
-    return found
+    return found | _values_shapes(text)
 
 
 @functools.lru_cache(maxsize=1 << 13)
@@ -153,12 +173,7 @@ def schema_shapes(
 
 @functools.lru_cache(maxsize=1 << 12)
 def _description_shapes(description: str) -> frozenset[str]:
-    found: set[str] = set()
-    for token in _CANDIDATE.findall(description):
-        found |= value_shapes(token)
-    if _CRON.search(description):
-        found.add(_mark("cron"))
-    return frozenset(found)
+    return frozenset(_values_shapes(description))
 
 
 def _is_id(name: str) -> bool:
