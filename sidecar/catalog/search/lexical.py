@@ -8,8 +8,8 @@ its best-counting match (field weight x how much it counts x how rare it is), su
 plus a bonus when the query holds every word of a tool's name. Ranking is
 deterministic: equal scores keep catalog order.
 
-An index is built lazily, on its first query (each tool's fields, then one posting map
-from word to tool to best field), and kept for as long as the listing that owns it. Queries may come from worker threads: every lazily built part is assigned whole,
+An index is built lazily, on its first query (each tool's fields, and per tool each word's
+best field weight), and kept for as long as the listing that owns it. Queries may come from worker threads: every lazily built part is assigned whole,
 its readiness flag last.
 """
 
@@ -41,7 +41,6 @@ _NESTING = frozenset({"properties", "items", "anyOf", "oneOf", "allOf"})
 _PUNCTUATION = "\"'`.,;:!?()[]{}<>="
 
 Fields = tuple[tuple[float, frozenset[str]], ...]
-_NO_HITS: dict[int, float] = {}
 
 
 class Query(NamedTuple):
@@ -157,6 +156,15 @@ def tool_text(entry: CatalogEntry) -> str:
     return ". ".join(parts)
 
 
+def _best_weights(fields: Fields) -> dict[str, float]:
+    """Each word of a tool with the weight of the best field it is in (built in C: the
+    fields are best first, so the worst is laid down first and better ones overwrite)."""
+    best: dict[str, float] = {}
+    for weight, stems in reversed(fields):
+        best.update(dict.fromkeys(stems, weight))
+    return best
+
+
 def _deletions(word: str) -> set[str]:
     return {word[:i] + word[i + 1 :] for i in range(len(word))}
 
@@ -184,6 +192,7 @@ class LexicalIndex:
         self._fields: list[Fields] | None = None
         self._names: list[frozenset[str]] = []
         self._hits: dict[str, dict[int, float]] = {}
+        self._best: list[dict[str, float]] = []
         self._vocabulary: frozenset[str] | None = None
         self._sorted: list[str] = []
         self._near: dict[str, list[str]] | None = None
@@ -191,23 +200,19 @@ class LexicalIndex:
     def build(self) -> LexicalIndex:
         if self._fields is None:
             fields = [_tool_fields(e) for e in self.entries]
-            postings: dict[str, dict[int, float]] = {}
-            for index, each in enumerate(fields):
-                for weight, stems in each:  # best field first: the first weight seen stays
-                    for word in stems:
-                        tools = postings.get(word)
-                        if tools is None:
-                            postings[word] = {index: weight}
-                        elif index not in tools:
-                            tools[index] = weight
+            self._best = [_best_weights(each) for each in fields]
             self._names = [each[0][1] for each in fields]
-            self._hits = postings
             self._fields = fields
         return self
 
     def _hits_of(self, word: str) -> dict[int, float]:
-        """Tool position -> the weight of the best field `word` occurs in."""
-        return self._hits.get(word, _NO_HITS)
+        """Tool position -> the weight of the best field `word` occurs in (worked out on
+        first need, one dict lookup per tool)."""
+        hits = self._hits.get(word)
+        if hits is None:
+            hits = {i: best[word] for i, best in enumerate(self._best) if word in best}
+            self._hits[word] = hits
+        return hits
 
     def _idf(self, word: str) -> float:
         return math.log((len(self.entries) + 1) / (len(self._hits_of(word)) + 0.5)) + 0.1
@@ -215,7 +220,7 @@ class LexicalIndex:
     def _words(self) -> frozenset[str]:
         if self._vocabulary is None:
             assert self._fields is not None
-            vocabulary = frozenset(self._hits)
+            vocabulary = frozenset().union(*self._best)
             self._sorted = sorted(vocabulary)
             self._vocabulary = vocabulary
         return self._vocabulary
