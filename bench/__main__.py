@@ -9,6 +9,7 @@ to stderr as the run goes, the report to stdout at the end, the full results
     python -m bench --quick         # a smoke-sized run
     python -m bench --only sidecar --rounds 3
     python -m bench --only none --relay-modes     # which relay copy loop is the floor
+    python -m bench.search          # the search section alone (also part of every run)
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--relay-modes", action="store_true",
                         help="also measure the relay's select and uvloop copy loops")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
+    parser.add_argument("--no-search", action="store_true", help="skip the search section (bench.search)")
     return parser.parse_args(argv)
 
 
@@ -54,9 +56,17 @@ def main(argv: list[str] | None = None) -> int:
             print(line, file=sys.stderr, flush=True)
 
     results = derive(run(settings, candidates, progress))
+    if not args.no_search:
+        from bench import search
+
+        results["search"] = search.run_search(progress)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=1, sort_keys=False) + "\n")
     print("\n".join(render(results)))
+    if "search" in results:
+        from bench import search
+
+        print("\n" + "\n".join(search.render(results["search"])))
     print(f"\nresults: {args.out}")
     return 0
 

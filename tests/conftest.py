@@ -41,6 +41,10 @@ import anyio
 import anyio.abc
 import pytest
 
+# The suite's sidecars search lexically: with the `[semantic]` extra installed every face with
+# a search layout would load the sentence model (CPU, ~140 MB each). Its own tests turn it on.
+os.environ.setdefault("OMB_SIDECAR_SEMANTIC", "0")
+
 REPO = Path(__file__).resolve().parents[1]
 TESTS = REPO / "tests"
 UPSTREAMS = TESTS / "upstreams"

