@@ -20,6 +20,7 @@ from typing import Any
 
 from sidecar.config import ServerConfig, SidecarConfig
 from sidecar.redact import Redactor
+from sidecar.upstream.oauth import where
 from sidecar.upstream.oauth.discovery import canonical_resource, parse_challenge, union_scopes
 from sidecar.upstream.oauth.sealed import TokenFile, TokenFileError, entry_secrets, token_file_for
 from sidecar.upstream.webclient import SignInNeeded
@@ -29,19 +30,22 @@ __all__ = ["EARLY_SECONDS", "StoredTokens", "app_key", "entry_usable", "source_f
 log = logging.getLogger(__name__)
 
 EARLY_SECONDS = 60.0  # refresh this long before the access token expires
-_state: dict[str, Any] = {"file": None, "redactor": None, "config": None}
 
 
 def use(config: SidecarConfig, redactor: Redactor | None = None) -> TokenFile | None:
-    """This process's token file (and the redactor tokens join); cheap: nothing is read."""
-    found = token_file_for(config)
-    _state.update(file=found, redactor=redactor, config=config)
-    return found
+    """This process's token file (and the redactor tokens join); nothing is read yet."""
+    where.use(config, redactor)
+    return token_file_for(config)
+
+
+def _token_file() -> TokenFile | None:
+    config, _ = where.current()
+    return token_file_for(config) if isinstance(config, SidecarConfig) else None
 
 
 def remember(secrets: list[str]) -> None:
     """Every sink's redactor learns these token values."""
-    redactor = _state["redactor"]
+    _, redactor = where.current()
     if isinstance(redactor, Redactor) and secrets:
         redactor.add(secrets)
 
@@ -67,8 +71,8 @@ def source_for(server: ServerConfig) -> StoredTokens | None:
     """The token source for a URL server this process has tokens for; None when it has
     none (the server is reached as configured). Raises SignInNeeded when its sign-in was
     refused, so the server stays out until a person signs in."""
-    token_file = _state["file"]
-    if not isinstance(token_file, TokenFile) or server.url is None:
+    token_file = _token_file()
+    if token_file is None or server.url is None:
         return None
     unattended = server.oauth is not None and server.oauth.grant == "client_credentials"
     if not token_file.path.exists() and not unattended:
@@ -154,7 +158,7 @@ class StoredTokens:
 
     def _left_out(self, words: str) -> None:
         """The next start leaves the server out until a person signs in."""
-        config = _state["config"]
+        config, _ = where.current()
         log.warning("upstream '%s': %s", self._server.alias, words)
         if isinstance(config, SidecarConfig):
             from sidecar.servers.health import record_start
