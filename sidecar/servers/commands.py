@@ -236,7 +236,7 @@ def _sign_in_words(session: _Session, name: str, entry: dict[str, Any], view: di
         from sidecar.servers.signin_cmd import sign_in_view
 
         record = records.get(name)
-        view.update(sign_in_view(session, name, entry, bool(record and not record.ok and "sign-in" in record.reason)))
+        view.update(sign_in_view(session, name, entry, bool(record and not record.ok and ("sign-in" in record.reason or "omb-sidecar signin" in record.reason))))
 
 
 def _state(name: str, entry: dict[str, Any], skipped: dict[str, str]) -> tuple[str, str]:

@@ -26,12 +26,13 @@ from sidecar.upstream.oauth.choices import (
     app_to_register_words,
     needs_s256,
     plan_client,
+    registration_method,
     registration_request,
 )
 from sidecar.upstream.oauth.discovery import callback_port, callback_uri, canonical_resource, choose_scopes, union_scopes
 from sidecar.upstream.oauth.exchange import OAuthHttp, Tokens
 from sidecar.upstream.oauth.flow import FLOW_SECONDS, PendingFlow, SignInError, start_flow
-from sidecar.upstream.oauth.grants import client_credentials, new_entry, proof_for, server_of
+from sidecar.upstream.oauth.grants import client_credentials, new_entry, proof_for, revocation_proof
 from sidecar.upstream.oauth.locate import Found, locate
 from sidecar.upstream.oauth.sealed import TokenFile, TokenFileError, entry_secrets
 
@@ -134,9 +135,9 @@ async def _browser_flow(session: Any, server: ServerConfig, token_file: TokenFil
         redirect_uri = callback_uri(callback.port)
         if plan.identity == "none":
             raise SignInError(app_to_register_words(found.auth.issuer, callback_uri(callback_port(server.url or ""))))
-        client_id, issued = plan.client_id, None
+        client_id, issued, method = plan.client_id, None, registration_method(found.auth.auth_methods)
         if plan.identity == "register":
-            client_id, issued = await http.register(found.auth, registration_request(redirect_uri, scope))
+            client_id, issued = await http.register(found.auth, registration_request(redirect_uri, scope, method))
             session.redactor.add([issued] if issued else [])
         assert client_id is not None
         flow = start_flow(authorization_endpoint=str(found.auth.authorization_endpoint), client_id=client_id,
@@ -145,8 +146,9 @@ async def _browser_flow(session: Any, server: ServerConfig, token_file: TokenFil
         session.redactor.add([flow.verifier])
         code = await _wait_for_code(flow, callback, paste, not session.args.no_browser and not paste, say)
         session.redactor.add([code])
-        tokens = await _trade(server, found.auth, flow, code, client_id, issued, http)
-        _keep(session, server, token_file, found.auth, client_id, issued, tokens, flow)
+        tokens = await _trade(server, found.auth, flow, code, {"clientId": client_id, "clientSecret": issued,
+                                                                "clientAuth": method}, http)
+        _keep(session, server, token_file, found.auth, client_id, issued, tokens, method)
     finally:
         await callback.close()
 
@@ -172,19 +174,18 @@ async def _wait_for_code(flow: PendingFlow, callback: Any, paste: bool, browser:
         raise SignInError("nobody came back from the browser within five minutes") from None
 
 
-async def _trade(server: ServerConfig, auth: AuthServer, flow: PendingFlow, code: str, client_id: str,
-                 issued: str | None, http: OAuthHttp) -> Tokens:
-    entry = {"clientId": client_id, "clientSecret": issued}
-    proof = proof_for(server, entry, auth.auth_methods)
+async def _trade(server: ServerConfig, auth: AuthServer, flow: PendingFlow, code: str, client: dict[str, Any],
+                 http: OAuthHttp) -> Tokens:
+    proof = proof_for(server, client, auth.auth_methods)
     form = {"grant_type": "authorization_code", "code": code, "redirect_uri": flow.redirect_uri,
             "code_verifier": flow.verifier, "resource": flow.resource}
     return await http.token(auth, form, proof, flow.scope)
 
 
 def _keep(session: Any, server: ServerConfig, token_file: TokenFile, auth: AuthServer, client_id: str,
-          issued: str | None, tokens: Tokens, flow: PendingFlow | None) -> None:
+          issued: str | None, tokens: Tokens, client_auth: str | None) -> None:
     entry = new_entry(alias=server.alias, auth=auth, client_id=client_id, issued_secret=issued, tokens=tokens,
-                      app=runtime.app_key(server))
+                      app=runtime.app_key(server), client_auth=client_auth)
     session.redactor.add(entry_secrets(entry))
     with token_file.edit() as servers:
         servers[canonical_resource(server.url or "")] = entry
@@ -209,18 +210,27 @@ def signout(session: Any) -> int:
     session.redactor.add(entry_secrets(entry))
     revoked = asyncio.run(_revoke(server, entry))
     token_file.forget([resource])
+    _left_out(session, server, runtime.sign_in_words(name, "signed out"))
     say(f"Signed out of '{name}': {revoked}.")
     return 0
+
+
+def _left_out(session: Any, server: ServerConfig, words: str) -> None:
+    """The health record says the server needs sign-in, so faces leave it out."""
+    from sidecar.servers.check import CheckResult
+
+    health = session.health()
+    if health is not None:
+        health.record(server, CheckResult(name=server.alias, outcome="refused", reason=words, sign_in=True))
 
 
 async def _revoke(server: ServerConfig, entry: dict[str, Any]) -> str:
     endpoint = entry.get("revocationEndpoint")
     if not isinstance(endpoint, str) or not endpoint:
         return "the server offers no revocation, so its tokens were forgotten here"
-    auth = server_of(entry)
     http = OAuthHttp()
     try:
-        proof = proof_for(server, entry, auth.auth_methods)
+        proof = revocation_proof(server, entry)
         done = []
         for kind in ("refresh_token", "access_token"):
             token = entry.get("refreshToken" if kind == "refresh_token" else "accessToken")

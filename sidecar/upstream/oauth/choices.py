@@ -18,7 +18,7 @@ from sidecar.upstream.oauth.discovery import canonical_resource
 from sidecar.upstream.oauth.flow import SignInError
 
 __all__ = ["AuthServer", "ClientPlan", "ResourceInfo", "plan_client", "read_auth_server", "read_resource",
-           "token_auth_method"]
+           "registration_method", "token_auth_method"]
 
 _LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 Identity = Literal["configured", "metadata-document", "register", "none"]
@@ -159,14 +159,23 @@ def token_auth_method(methods: list[str], has_secret: bool, has_key: bool = Fals
     return "client_secret_basic"
 
 
-def registration_request(redirect_uri: str, scope: str | None) -> dict[str, Any]:
-    """RFC 7591 client metadata for a public native client on a loopback redirect."""
+def registration_method(methods: list[str]) -> str:
+    """How a freshly registered client proves itself: as a public native app when the
+    server allows it, else with the secret it issues, in the form or by HTTP Basic."""
+    for method in ("none", "client_secret_post", "client_secret_basic"):
+        if method in methods:
+            return method
+    return "client_secret_basic"
+
+
+def registration_request(redirect_uri: str, scope: str | None, method: str = "none") -> dict[str, Any]:
+    """RFC 7591 client metadata for a native client on a loopback redirect."""
     body: dict[str, Any] = {
         "client_name": "omb-sidecar",
         "redirect_uris": [redirect_uri],
         "grant_types": ["authorization_code", "refresh_token"],
         "response_types": ["code"],
-        "token_endpoint_auth_method": "none",
+        "token_endpoint_auth_method": method,
     }
     if scope:
         body["scope"] = scope

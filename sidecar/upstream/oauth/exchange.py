@@ -45,11 +45,11 @@ class ClientProof:
     key_id: str | None = None
 
     def apply(self, form: dict[str, str], headers: dict[str, str], audience: str) -> None:
+        form["client_id"] = self.client_id  # beside Basic too: some servers look for it there
         if self.method == "client_secret_basic" and self.secret is not None:
             pair = f"{quote(self.client_id, safe='')}:{quote(self.secret, safe='')}"
             headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode()
             return
-        form["client_id"] = self.client_id
         if self.method == "client_secret_post" and self.secret is not None:
             form["client_secret"] = self.secret
         elif self.method == "private_key_jwt" and self.private_key_pem is not None:
@@ -164,6 +164,7 @@ class OAuthHttp:
         raise SignInError(f"the token endpoint refused the request (HTTP {status}{named})")
 
     async def revoke(self, endpoint: str, token: str, hint: str, proof: ClientProof) -> bool:
+        """RFC 7009; the proof is the caller's choice (a configured secret is never sent here)."""
         status, _ = await self.post_form(endpoint, {"token": token, "token_type_hint": hint}, proof, endpoint)
         return status == 200
 

@@ -19,7 +19,7 @@ from sidecar.upstream.oauth.exchange import ClientProof, OAuthHttp, TokenRefused
 from sidecar.upstream.oauth.flow import SignInError
 from sidecar.upstream.webclient import SignInNeeded
 
-__all__ = ["client_credentials", "new_entry", "proof_for", "refresh_entry", "server_of"]
+__all__ = ["client_credentials", "new_entry", "proof_for", "refresh_entry", "revocation_proof", "server_of"]
 
 
 def server_of(entry: dict[str, Any]) -> AuthServer:
@@ -51,12 +51,23 @@ def proof_for(server: ServerConfig, entry: dict[str, Any] | None, methods: list[
         return ClientProof(oauth.client_id, method, oauth.client_secret, key, oauth.key_id)
     assert entry is not None
     secret = entry.get("clientSecret")
-    method = token_auth_method(methods, isinstance(secret, str))
-    return ClientProof(str(entry["clientId"]), method, secret if isinstance(secret, str) else None)
+    if not isinstance(secret, str) or not secret:
+        return ClientProof(str(entry["clientId"]), "none")
+    method = str(entry.get("clientAuth") or token_auth_method(methods, True))
+    return ClientProof(str(entry["clientId"]), method, secret)
+
+
+def revocation_proof(server: ServerConfig, entry: dict[str, Any]) -> ClientProof:
+    """The configured secret goes only to the token endpoint: a configured app revokes by
+    its client ID alone; a registered client with the secret it was issued."""
+    oauth = server.oauth
+    if oauth is not None and oauth.client_id:
+        return ClientProof(oauth.client_id, "none")
+    return proof_for(server, entry, list(entry.get("authMethods") or []))
 
 
 def new_entry(*, alias: str, auth: AuthServer, client_id: str, issued_secret: str | None, tokens: Tokens,
-              app: str, previous: dict[str, Any] | None = None) -> dict[str, Any]:
+              app: str, previous: dict[str, Any] | None = None, client_auth: str | None = None) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "alias": alias, "state": "signed-in", "appKey": app, "issuer": auth.issuer,
         "tokenEndpoint": auth.token_endpoint, "revocationEndpoint": auth.revocation_endpoint,
@@ -68,6 +79,7 @@ def new_entry(*, alias: str, auth: AuthServer, client_id: str, issued_secret: st
         entry["refreshToken"] = refresh
     if issued_secret:
         entry["clientSecret"] = issued_secret
+        entry["clientAuth"] = client_auth or (previous or {}).get("clientAuth") or "client_secret_basic"
     return entry
 
 
