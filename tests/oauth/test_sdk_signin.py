@@ -27,6 +27,18 @@ from tests.oauth.oauth_support import (
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
 
 
+async def call_error(client, name: str, arguments: dict) -> str:
+    """The words of a call that fails: an error result or a JSON-RPC error."""
+    from mcp.shared.exceptions import MCPError
+
+    try:
+        result = await client.session.call_tool(name, arguments)
+    except MCPError as exc:
+        return str(exc)
+    assert result.is_error, result
+    return str(result.content[0].text)
+
+
 def sidecar_argv(config: Path, *extra: str) -> list[str]:
     import sys
 
@@ -116,3 +128,28 @@ async def test_signout_revokes_and_a_changed_address_drops_tokens(tmp_path: Path
         config.write_text(json.dumps(document))
         _, listed, _ = await command(config, "servers", "list")
         assert "sign-in: signed in" not in listed
+
+
+async def test_a_refused_refresh_takes_only_that_server_out(tmp_path: Path, sdk_server_entry) -> None:
+    async with sdk_auth_server() as server:
+        config = write_config(tmp_path / "config.json", {"guarded": {"type": "http", "url": server.url},
+                                                         "plain": sdk_server_entry(name="plain")})
+        assert (await sign_in_by_browser(config, "guarded"))[0] == 0
+        async with open_sidecar_client(sidecar_argv(config), tmp_path / "stderr.txt") as client:
+            await client.wait_for_tools(["guarded__echo", "plain__echo"])
+            await server.control("/test/revoke-refresh")
+            await server.control("/test/expire")
+            seen = client.tools_changed
+            failed = await call_error(client, "guarded__echo", {"text": "three"})
+            assert "refused to renew the sign-in" in failed and "omb-sidecar signin guarded" in failed, failed
+            await client.wait_for_notification(__import__("mcp_types").ToolListChangedNotification,
+                                               where=lambda n: client.tools_changed > seen)
+            names = {t.name for t in await client.list_all_tools()}
+            assert "guarded__echo" not in names and "plain__echo" in names
+            again = await call_error(client, "guarded__echo", {"text": "four"})
+            # gone from the list: the gate answers as for any unknown name (it owns that rule)
+            assert "unknown tool 'guarded__echo'" in again, again
+            plain = await client.session.call_tool("plain__echo", {"nonce": "n-1"})
+            assert not plain.is_error
+        _, listed, _ = await command(config, "servers", "list")
+        assert "sign-in: sign-in refused" in listed, listed

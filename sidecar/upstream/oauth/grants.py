@@ -116,14 +116,14 @@ async def refresh_entry(server: ServerConfig, resource: str, servers: dict[str, 
         if entry is None or not entry.get("refreshToken"):
             if entry is not None:
                 entry["state"] = "needs-sign-in"
-            return sign_in_words(server.alias, "its sign-in expired")
+            return sign_in_words(server.alias, "needs sign-in again (the sign-in expired)")
         auth = server_of(entry)
         form = {"grant_type": "refresh_token", "refresh_token": str(entry["refreshToken"]), "resource": resource}
         try:
             tokens = await http.token(auth, form, proof_for(server, entry, auth.auth_methods), entry.get("scope"))
         except TokenRefused:
             entry["state"] = "refused"
-            return sign_in_words(server.alias, "its sign-in was refused")
+            return sign_in_words(server.alias, "refused to renew the sign-in")
         fresh = new_entry(alias=server.alias, auth=auth, client_id=str(entry["clientId"]),
                           issued_secret=entry.get("clientSecret"), tokens=tokens, app=app, previous=entry)
         fresh["signedInAt"] = entry.get("signedInAt", fresh["signedInAt"])

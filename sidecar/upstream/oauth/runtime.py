@@ -84,7 +84,7 @@ def source_for(server: ServerConfig) -> StoredTokens | None:
         log.warning("upstream '%s': %s", server.alias, exc.message)
         return None
     if entry is not None and entry.get("appKey") == app_key(server) and entry.get("state") != "signed-in":
-        raise SignInNeeded(sign_in_words(server.alias, "its sign-in was refused"
+        raise SignInNeeded(sign_in_words(server.alias, "refused to renew the sign-in"
                                          if entry.get("state") == "refused" else "needs sign-in"))
     if entry_usable(server, entry):
         assert entry is not None
