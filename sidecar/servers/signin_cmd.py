@@ -113,8 +113,11 @@ def _scopes(server: ServerConfig, found: Found, previous: dict[str, Any] | None)
     configured = server.oauth.scopes if server.oauth else None
     challenged = found.challenge.scope if found.challenge else None
     chosen = choose_scopes(configured, challenged, found.resource.scopes_supported)
-    wanted = (previous or {}).get("wantScope")
-    return union_scopes(chosen, wanted) or None if wanted else chosen
+    previous = previous or {}
+    if previous.get("appKey") != runtime.app_key(server):
+        return chosen
+    wider = previous.get("wantSupported") and found.resource.scopes_supported
+    return union_scopes(chosen, previous.get("wantScope"), " ".join(wider) if wider else None) or None
 
 
 async def _browser_flow(session: Any, server: ServerConfig, token_file: TokenFile, found: Found,

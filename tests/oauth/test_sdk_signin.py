@@ -153,3 +153,17 @@ async def test_a_refused_refresh_takes_only_that_server_out(tmp_path: Path, sdk_
             assert not plain.is_error
         _, listed, _ = await command(config, "servers", "list")
         assert "sign-in: sign-in refused" in listed, listed
+
+
+async def test_insufficient_scope_asks_for_a_wider_sign_in(tmp_path: Path) -> None:
+    async with sdk_auth_server("--required", "mcp:read mcp:write") as server:
+        entry = {"type": "http", "url": server.url, "oauth": {"scopes": "mcp:read"}}
+        config = write_config(tmp_path / "config.json", {"narrow": entry})
+        code, printed = await sign_in_by_browser(config, "narrow")
+        assert code == 1 and "lack of scope" in printed and "omb-sidecar signin narrow" in printed, printed
+        _, listed, _ = await command(config, "servers", "list")
+        assert "sign-in: needs sign-in" in listed
+        code, printed = await sign_in_by_browser(config, "narrow")
+        assert code == 0, printed
+        asked = [r["scope"] for r in (await server.record())["requests"] if r["at"] == "authorize"]
+        assert asked == ["mcp:read", "mcp:read mcp:write"]

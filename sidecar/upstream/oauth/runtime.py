@@ -125,15 +125,22 @@ class StoredTokens:
         return str(self._entry["accessToken"])
 
     def insufficient(self, challenge: str) -> None:
-        """A 403 insufficient_scope: the next sign-in asks for the union of scopes."""
+        """A 403 insufficient_scope: the server needs sign-in again, for the union of the
+        scopes held and the scopes asked (or, when the challenge names none, every scope
+        the server lists). One mark per call; the call itself is not retried."""
         found = parse_challenge(challenge)
-        wider = union_scopes((self._entry or {}).get("scope"), found.scope if found else None)
+        asked = found.scope if found else None
+        wider = union_scopes((self._entry or {}).get("scope"), asked)
         with self._file.edit() as servers:
             entry = servers.get(self._resource)
             if entry is not None:
                 entry["wantScope"] = union_scopes(entry.get("wantScope"), wider)
-        raise SignInNeeded(f"refused the call for lack of scope ({wider or 'more scope'}): "
-                           f"a person must sign in again with `omb-sidecar signin {self._server.alias}`")
+                entry["wantSupported"] = entry.get("wantSupported", False) or not asked
+                entry["state"] = "needs-sign-in"
+        words = (f"refused the call for lack of scope: a person must sign in again with "
+                 f"`omb-sidecar signin {self._server.alias}` (it asks for the wider scope)")
+        self._left_out(words)
+        raise SignInNeeded(words)
 
     async def _refresh(self, stale: str | None, forced: bool = False) -> None:
         from sidecar.upstream.oauth.grants import refresh_entry
