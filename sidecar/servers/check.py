@@ -187,8 +187,9 @@ async def _session(server: ServerConfig, limit: float, read_cap: int, probe: boo
             if probe:
                 from sidecar.servers.signin import calls_refused
 
-                if await calls_refused(conn, listing.tools):
-                    raise _Failed("refused", "it refused a tool call (HTTP 401)")
+                refusal = await calls_refused(conn, listing.tools)
+                if refusal:
+                    raise _Failed("refused", refusal)
             finished = True
             return listing.tools
     except TimeoutError:
@@ -249,6 +250,9 @@ def _failure(exc: SidecarError, meter: _Meter, closed: str | None, by_address: b
 
 async def _explain(server: ServerConfig, failure: _Failed) -> CheckResult:
     name, kind = server.alias, failure.kind
+    if "omb-sidecar signin" in failure.words:  # signed in before, and that sign-in is not enough now
+        words = failure.words.split("the server ", 1)[-1].removesuffix(" before it finished the handshake")
+        return CheckResult(name=name, outcome="refused", reason=words, sign_in=True)
     if kind == "refused":
         match = _REFUSAL.search(failure.words)
         status = match.group(1) if match else "401"

@@ -97,19 +97,23 @@ def probe_tool(tools: list[dict[str, Any]]) -> str | None:
     return None
 
 
-async def calls_refused(conn: Connection, tools: list[dict[str, Any]]) -> bool:
+async def calls_refused(conn: Connection, tools: list[dict[str, Any]]) -> str:
     """Whether a server that listed its tools asks who is calling only at call time: a
     tool name no server has first; if that is answered without asking, one read-only tool
-    (see `probe_tool`) once, with no arguments."""
-    if await _refused(conn, _NO_SUCH_TOOL):
-        return True
+    (see `probe_tool`) once, with no arguments. Returns the refusal's words, or ''."""
+    refusal = await _refused(conn, _NO_SUCH_TOOL)
     name = probe_tool(tools)
-    return name is not None and await _refused(conn, name)
+    if not refusal and name is not None:
+        refusal = await _refused(conn, name)
+    return refusal
 
 
-async def _refused(conn: Connection, name: str) -> bool:
+async def _refused(conn: Connection, name: str) -> str:
     try:
         await conn.request("tools/call", {"name": name, "arguments": {}}, deadline=10.0)
     except SidecarError as exc:
-        return any(word in exc.message for word in _REFUSED)
-    return False
+        if "omb-sidecar signin" in exc.message:
+            return exc.message  # a signed-in server that wants a wider sign-in
+        if any(word in exc.message for word in _REFUSED):
+            return "it refused a tool call (HTTP 401)"
+    return ""

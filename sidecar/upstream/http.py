@@ -278,11 +278,8 @@ class HttpChannel(QueuedChannel):
                 headers["Last-Event-ID"] = decoder.last_id
             try:
                 async with self._client.request("GET", headers=headers) as response:
-                    if response.status == 405:
-                        return  # the server offers no stream of its own
-                    if response.status == 404:
-                        self._finish("ended its session")
-                        return
+                    if response.status in (404, 405):
+                        return  # no stream of its own (some servers say 404); a POST learns of an ended session
                     if response.status >= 300:
                         raise UpstreamUnavailable(f"answered HTTP {response.status}")
                     failures = 0

@@ -29,6 +29,7 @@ _PROBE = json.dumps({
     "params": {"protocolVersion": "2025-11-25", "capabilities": {},
                "clientInfo": {"name": "omb-sidecar-signin", "version": "0"}},
 }).encode()
+_LIST = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}).encode()
 _HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 
 
@@ -40,13 +41,25 @@ class Found:
 
 
 async def challenge_of(server: ServerConfig) -> tuple[int, Challenge | None]:
-    """The HTTP status of an unsigned `initialize`, and its Bearer challenge if refused."""
+    """The HTTP status of an unsigned `initialize`, and its Bearer challenge if refused. A
+    server that lets `initialize` through unsigned is asked for its tools list in that
+    session, whose refusal carries the challenge (and its scope)."""
     client = WebClient(server)
     try:
         async with client.request("POST", body=_PROBE, headers=_HEADERS) as response:
-            if response.status not in (401, 403):
-                return response.status, None
-            return response.status, parse_challenge(response.headers.get("WWW-Authenticate", ""))
+            if response.status in (401, 403):
+                return response.status, parse_challenge(response.headers.get("WWW-Authenticate", ""))
+            session = response.headers.get("Mcp-Session-Id")
+            status = response.status
+        if status >= 300:
+            return status, None
+        headers = {**_HEADERS, "MCP-Protocol-Version": "2025-11-25"}
+        if session:
+            headers["Mcp-Session-Id"] = session
+        async with client.request("POST", body=_LIST, headers=headers) as listed:
+            if listed.status in (401, 403):
+                return listed.status, parse_challenge(listed.headers.get("WWW-Authenticate", ""))
+            return status, None
     except UpstreamUnavailable:
         return 0, None
     finally:
