@@ -234,17 +234,20 @@ async def _revoke(server: ServerConfig, entry: dict[str, Any]) -> str:
     http = OAuthHttp()
     try:
         proof = revocation_proof(server, entry)
-        done = []
+        done: dict[str, bool] = {}
         for kind in ("refresh_token", "access_token"):
             token = entry.get("refreshToken" if kind == "refresh_token" else "accessToken")
             if isinstance(token, str) and token:
-                done.append(await http.revoke(endpoint, token, kind, proof))
+                done[kind] = await http.revoke(endpoint, token, kind, proof)
     except SignInError as exc:
         return f"the tokens were forgotten, but revoking them failed ({exc.words})"
     finally:
         await http.close()
-    if done and all(done):
+    if done and all(done.values()):
         return "its tokens were revoked and forgotten"
+    if done.get("refresh_token"):
+        return ("its refresh token was revoked and its tokens forgotten (the server did not revoke the access "
+                "token, which lapses when it expires)")
     return "the server did not confirm the revocation; its tokens were forgotten here"
 
 

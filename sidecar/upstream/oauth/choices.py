@@ -172,6 +172,7 @@ def registration_request(redirect_uri: str, scope: str | None, method: str = "no
     """RFC 7591 client metadata for a native client on a loopback redirect."""
     body: dict[str, Any] = {
         "client_name": "omb-sidecar",
+        "application_type": "native",  # a loopback redirect (OpenID registration; MCP SEP-837)
         "redirect_uris": [redirect_uri],
         "grant_types": ["authorization_code", "refresh_token"],
         "response_types": ["code"],
