@@ -58,11 +58,14 @@ class ClientProof:
 
     def _assertion(self, audience: str) -> str:
         from joserfc import jwt
-        from joserfc.jwk import import_key
+        from joserfc.jwk import ECKey, RSAKey
 
         assert self.private_key_pem is not None
-        key = import_key(self.private_key_pem)
-        alg = "ES256" if key.key_type == "EC" else "RS256"
+        key: ECKey | RSAKey
+        try:
+            key, alg = ECKey.import_key(self.private_key_pem), "ES256"
+        except ValueError:
+            key, alg = RSAKey.import_key(self.private_key_pem), "RS256"
         now = int(time.time())
         claims = {"iss": self.client_id, "sub": self.client_id, "aud": audience, "iat": now, "exp": now + 120,
                   "jti": secrets.token_urlsafe(16)}
@@ -152,7 +155,9 @@ class OAuthHttp:
 
     async def token(self, server: AuthServer, form: dict[str, str], proof: ClientProof,
                     asked_scope: str | None) -> Tokens:
-        status, document = await self.post_form(server.token_endpoint, form, proof, audience=server.token_endpoint)
+        # a client assertion names the issuer as its audience (RFC 7523bis; the token endpoint is older usage)
+        status, document = await self.post_form(server.token_endpoint, form, proof,
+                                                audience=server.issuer or server.token_endpoint)
         if status == 200 and isinstance(document, dict):
             return Tokens.read(document, asked_scope, time.time())
         error = document.get("error") if isinstance(document, dict) else None
