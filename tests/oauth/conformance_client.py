@@ -127,7 +127,7 @@ async def use_tools(config: Path) -> str:
         if process.stdin is not None:
             process.stdin.close()
         try:
-            await asyncio.wait_for(process.wait(), 10)
+            await asyncio.wait_for(process.wait(), 3)
         except asyncio.TimeoutError:
             process.kill()
 
@@ -136,10 +136,11 @@ async def main(url: str) -> int:
     with tempfile.TemporaryDirectory() as folder:
         config = config_for(url, Path(folder))
         code, said = await sign_in(config)
-        if code not in (0, 1):
-            return code
-        error = "" if "lack of scope" in said else await use_tools(config)
-        if "omb-sidecar signin" in error or "lack of scope" in said:  # a wider sign-in, as the words ask
+        if "Not signed in" in said:
+            return 1
+        again = "a person must" in said  # signed in, but the server wants a sign-in again (wider, elsewhere)
+        error = "" if again else await use_tools(config)
+        if again or "omb-sidecar signin" in error:  # as the words ask a person to do
             await sign_in(config)
             error = await use_tools(config)
         return 1 if error else 0

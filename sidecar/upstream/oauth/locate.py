@@ -51,6 +51,8 @@ async def challenge_of(server: ServerConfig) -> tuple[int, Challenge | None]:
                 return response.status, parse_challenge(response.headers.get("WWW-Authenticate", ""))
             session = response.headers.get("Mcp-Session-Id")
             status = response.status
+        if status == 400:  # a 2026-07-28 server, without sessions: its discovery request
+            return await _modern_challenge(client, status)
         if status >= 300:
             return status, None
         headers = {**_HEADERS, "MCP-Protocol-Version": "2025-11-25"}
@@ -64,6 +66,18 @@ async def challenge_of(server: ServerConfig) -> tuple[int, Challenge | None]:
         return 0, None
     finally:
         await client.close()
+
+
+async def _modern_challenge(client: WebClient, status: int) -> tuple[int, Challenge | None]:
+    from sidecar.upstream.handshake import modern_envelope
+
+    body = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "server/discover",
+                       "params": {"_meta": modern_envelope()}}).encode()
+    headers = {**_HEADERS, "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "server/discover"}
+    async with client.request("POST", body=body, headers=headers) as answer:
+        if answer.status in (401, 403):
+            return answer.status, parse_challenge(answer.headers.get("WWW-Authenticate", ""))
+    return status, None
 
 
 async def resource_metadata(server: ServerConfig, http: OAuthHttp, challenge: Challenge | None) -> ResourceInfo:
@@ -82,7 +96,24 @@ async def resource_metadata(server: ServerConfig, http: OAuthHttp, challenge: Ch
 
 async def locate(server: ServerConfig, http: OAuthHttp) -> Found:
     """Everything a sign-in needs to know about where to sign in."""
-    _, challenge = await challenge_of(server)
-    resource = await resource_metadata(server, http, challenge)
+    status, challenge = await challenge_of(server)
+    try:
+        resource = await resource_metadata(server, http, challenge)
+    except SignInError:
+        if status != 401:
+            raise
+        resource = _origin_as_issuer(server)  # a 2025-03-26 server: its own origin signs in
     auth = await http.auth_server(resource.authorization_servers[0])
     return Found(resource, auth, challenge)
+
+
+def _origin_as_issuer(server: ServerConfig) -> ResourceInfo:
+    """MCP 2025-03-26, before RFC 9728: the authorization server is the server's origin."""
+    from urllib.parse import urlsplit
+
+    from sidecar.upstream.oauth.discovery import canonical_resource
+
+    assert server.url is not None
+    parts = urlsplit(server.url)
+    return ResourceInfo(resource=canonical_resource(server.url), authorization_servers=[f"{parts.scheme}://{parts.netloc}"],
+                        scopes_supported=None)
