@@ -279,6 +279,8 @@ def _edit(session: _Session) -> int:
         parse_server(name, merged)  # the rules, before anything is written
         merged["enabled"] = False
         servers[name] = merged
+    if saved.get("url") != merged.get("url"):
+        _drop_tokens(session, saved)  # tokens belong to the address: a new one signs in afresh
     health = session.health()
     if health is not None:
         health.forget(name)
@@ -303,13 +305,23 @@ def _remove(session: _Session) -> int:
         servers = document.get("mcpServers", {})
         if not isinstance(servers, dict) or session.args.name not in servers:
             raise ConfigError("", f"there is no server named '{session.args.name}'")
-        del servers[session.args.name]
+        gone = servers.pop(session.args.name)
+    _drop_tokens(session, gone)
     health = session.health()
     if health is not None:
         health.forget(session.args.name)
     session.answer([f"Removed '{session.args.name}' and its saved keys."],
                    {"name": session.args.name, "removed": True})
     return 0
+
+
+def _drop_tokens(session: _Session, entry: object) -> None:
+    """Forget the sign-in tokens of an entry's address (removed, or its address changed)."""
+    url = entry.get("url") if isinstance(entry, dict) else None
+    if isinstance(url, str):
+        from sidecar.servers.signin_cmd import forget_address
+
+        forget_address(session, url)
 
 
 def _health(session: _Session) -> int:

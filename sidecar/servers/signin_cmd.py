@@ -36,7 +36,7 @@ from sidecar.upstream.oauth.grants import client_credentials, new_entry, proof_f
 from sidecar.upstream.oauth.locate import Found, locate
 from sidecar.upstream.oauth.sealed import TokenFile, TokenFileError, entry_secrets
 
-__all__ = ["signin", "signout", "sign_in_view"]
+__all__ = ["forget_address", "signin", "signout", "sign_in_view"]
 
 
 class Say:
@@ -249,6 +249,16 @@ async def _revoke(server: ServerConfig, entry: dict[str, Any]) -> str:
         return ("its refresh token was revoked and its tokens forgotten (the server did not revoke the access "
                 "token, which lapses when it expires)")
     return "the server did not confirm the revocation; its tokens were forgotten here"
+
+
+def forget_address(session: Any, url: str) -> None:
+    """Drop the tokens kept for this address (no revocation: the server is gone from the config)."""
+    token_file = runtime.use(session.config, session.redactor)
+    if token_file is not None:
+        try:
+            token_file.forget([canonical_resource(url)])
+        except TokenFileError as exc:
+            Say(session.redactor)(f"note: {exc.message}")
 
 
 # -- what `servers list/show` say -----------------------------------------------------------

@@ -167,3 +167,17 @@ async def test_insufficient_scope_asks_for_a_wider_sign_in(tmp_path: Path) -> No
         assert code == 0, printed
         asked = [r["scope"] for r in (await server.record())["requests"] if r["at"] == "authorize"]
         assert asked == ["mcp:read", "mcp:read mcp:write"]
+
+
+async def test_removing_the_server_drops_its_tokens(tmp_path: Path) -> None:
+    from sidecar.upstream.oauth.discovery import canonical_resource
+    from sidecar.upstream.oauth.sealed import TokenFile
+
+    async with sdk_auth_server() as server:
+        config = write_config(tmp_path / "config.json", {"guarded": {"type": "http", "url": server.url}})
+        assert (await sign_in_by_browser(config, "guarded"))[0] == 0
+        tokens = TokenFile(tmp_path / "mcp-oauth.json", tmp_path / "mcp-oauth.key")
+        assert tokens.entry(canonical_resource(server.url)) is not None
+        code, _, _ = await command(config, "servers", "remove", "guarded")
+        assert code == 0
+        assert tokens.entry(canonical_resource(server.url)) is None
