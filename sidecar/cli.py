@@ -4,6 +4,7 @@
   omb-sidecar --config PATH --http H:P ...   serve Streamable HTTP on loopback
   omb-sidecar demo                           run the bundled example, show what an engine sees
   omb-sidecar add|import|check|servers ...   bring your own servers (see `omb-sidecar add -h`)
+  omb-sidecar signin|signout NAME ...        sign a URL server in with a browser (OAuth), or out
 
 `omb-sidecar --help` lists every command (the table `COMMANDS`); run with nothing at all
 from a terminal, it prints that help rather than wait for an engine on stdin.
@@ -25,7 +26,7 @@ from sidecar.redact import RedactingFilter, Redactor
 
 __all__ = ["main", "setup_logging", "run_async"]
 
-SERVER_COMMANDS = ("add", "import", "check", "servers")
+SERVER_COMMANDS = ("add", "import", "check", "servers", "signin", "signout")
 # Every command, one line each: `omb-sidecar --help` prints this table.
 COMMANDS = (
     ("serve", "serve one engine over stdio, or Streamable HTTP with --http (the default command)"),
@@ -34,6 +35,8 @@ COMMANDS = (
     ("import", "bring in the servers Claude Code, Claude Desktop, Cursor, Gemini CLI and Codex use"),
     ("check", "test one server (\"Connected: 12 tools\", or why not); a pass turns it on"),
     ("servers", "list, show, edit, switch off or remove servers; run their health checks"),
+    ("signin", "sign a URL server in with a browser (OAuth); --paste from another computer"),
+    ("signout", "revoke a URL server's sign-in tokens where it offers that, then forget them"),
 )
 SERVE_EXAMPLE = "example:\n  omb-sidecar --config sidecar.json --http 127.0.0.1:8765 --token-file ~/.omb-token"
 DEMO_EXAMPLE = "example:\n  omb-sidecar demo"
@@ -146,6 +149,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"omb-sidecar: {missing_module_words('--http', 'aiohttp')}", file=sys.stderr)
         return 2
     log_missing()
+    from sidecar.upstream.oauth import where
+
+    where.use(config, redactor)  # a signed-in URL server's tokens join the redactor when read
     try:
         if not args.http:
             from sidecar.servers.health import mountable

@@ -32,6 +32,8 @@ __all__ = [
     "Face",
     "Features",
     "Organization",
+    "OAuthApp",
+    "OAuthStore",
     "Selection",
     "ServerConfig",
     "SidecarConfig",
@@ -139,6 +141,26 @@ class Data(msgspec.Struct, rename="camel", frozen=True):
     folder: str | None = None
 
 
+class OAuthApp(msgspec.Struct, rename="camel", frozen=True):
+    """A URL server's sign-in settings (`mcpServers.X.oauth`); every key is optional."""
+
+    client_id: str | None = None  # an app registered in advance: never register one
+    client_secret: str | None = None  # write-only like a header value; only the token endpoint gets it
+    scopes: str | None = None  # space-separated; replaces the advertised scopes
+    grant: Literal["authorization_code", "client_credentials"] = "authorization_code"
+    private_key_file: str | None = None  # client_credentials with private_key_jwt (a PEM key)
+    key_id: str | None = None  # the `kid` of that key, when the server wants one
+    client_metadata_url: str | None = None  # an https Client ID Metadata Document
+
+
+class OAuthStore(msgspec.Struct, rename="camel", frozen=True):
+    """Where sign-in tokens are kept (top-level `oauth`): beside the config by default."""
+
+    token_file: str | None = None
+    key_file: str | None = None
+    key_env: str | None = None  # an environment variable holding the base64 key instead
+
+
 class ServerConfig(msgspec.Struct, rename="camel", frozen=True):
     """One upstream entry, in the shape Claude Code, Cursor and Claude Desktop write."""
 
@@ -163,6 +185,7 @@ class ServerConfig(msgspec.Struct, rename="camel", frozen=True):
     max_message_bytes: int | None = None  # one message from this upstream, at most (default: the line cap)
     # Pinned definitions (issue 16): "hold", "warn" or "off"; unset: "off" for builtin, else "hold"
     pinning: Literal["hold", "warn", "off"] | None = None
+    oauth: OAuthApp | None = None  # sign-in settings for a URL server
 
     @property
     def pinning_policy(self) -> Literal["hold", "warn", "off"]:
@@ -172,6 +195,8 @@ class ServerConfig(msgspec.Struct, rename="camel", frozen=True):
         """Values that must never be shown: env values, header values, and the credential
         inside a header value (`Bearer X` -> X; Basic -> user:pass and pass)."""
         found = [v for v in (*self.env.values(), *self.headers.values()) if v]
+        if self.oauth is not None and self.oauth.client_secret:
+            found.append(self.oauth.client_secret)
         for value in self.headers.values():
             found += _credentials_in(value)
         return found
@@ -202,6 +227,7 @@ class SidecarConfig(msgspec.Struct, frozen=True):
     audit: Audit = Audit()
     organization: Organization = Organization()
     data: Data = Data()
+    oauth: OAuthStore = OAuthStore()
     servers: tuple[ServerConfig, ...] = ()
     skipped: tuple[tuple[str, str], ...] = ()
     source: str | None = None  # the file it was read from, when it was read from one
@@ -220,6 +246,7 @@ _SECTIONS: dict[str, type[msgspec.Struct]] = {
     "audit": Audit,
     "organization": Organization,
     "data": Data,
+    "oauth": OAuthStore,
 }
 
 

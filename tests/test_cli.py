@@ -30,7 +30,7 @@ def test_help_lists_every_command_on_one_line(capsys: pytest.CaptureFixture[str]
     said = _help_of([], capsys)
     table = said.split("commands (", 1)[1].split("\n\n", 1)[0].splitlines()[1:]
     assert [row.split()[0] for row in table] == [name for name, _ in COMMANDS]
-    assert {name for name, _ in COMMANDS} == {"serve", "demo", "add", "import", "check", "servers"}
+    assert {name for name, _ in COMMANDS} == {"serve", "demo", "add", "import", "check", "servers", "signin", "signout"}
 
 
 @pytest.mark.parametrize("argv", SUBCOMMANDS, ids=[" ".join(a) for a in SUBCOMMANDS])

@@ -80,3 +80,14 @@ def test_cryptography_loads_only_when_a_stateless_confirmation_is_sealed() -> No
             "print(before, 'cryptography' in sys.modules, sealer.open(token) is not None)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["False", "True", "True"]
+
+
+def test_sign_in_costs_the_start_path_nothing() -> None:
+    """Sign-in's libraries (cryptography, authlib, joserfc) and its modules load only when a
+    URL server with tokens opens, or a sign-in command runs; `where` alone is set at start."""
+    code = ("import sys, sidecar.app, sidecar.cli; from sidecar.upstream.oauth import where; "
+            "print(' '.join(sorted(sys.modules)))")
+    loaded = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split())
+    assert not {m for m in loaded if m.split(".")[0] in ("cryptography", "authlib", "joserfc")}
+    assert {m for m in loaded if m.startswith("sidecar.upstream.oauth")} == {
+        "sidecar.upstream.oauth", "sidecar.upstream.oauth.where"}

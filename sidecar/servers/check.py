@@ -65,6 +65,8 @@ class CheckResult(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     def headline(self) -> str:
         if self.ok:
             return f"Connected: {self.tools} tool{'' if self.tools == 1 else 's'}"
+        if self.sign_in:
+            return f"Needs sign-in: {self.reason}"
         return f"Not connected: {self.reason}"
 
 
@@ -119,15 +121,18 @@ async def check_server(
     seconds: float | None = None,
     read_cap: int = READ_CAP,
     caps: ToolCaps | None = None,
+    probe_calls: bool = False,
 ) -> CheckResult:
-    """One bounded handshake and tool listing; never raises for the server's faults."""
+    """One bounded handshake and tool listing; never raises for the server's faults. With
+    `probe_calls` (a person's check, never a background one) a URL server that lists its
+    tools is also asked for calls, to find one that wants a sign-in only then."""
     needs = rules.missing_values(server.command, server.args, server.env, server.headers)
     if needs:
         return refused(server.alias, "needs-values", "it still needs a value for " + ", ".join(needs))
     limit = seconds if seconds is not None else CHECK_SECONDS[server.type]
     redact = Redactor(server.secrets())
     try:
-        tools = await _session(server, limit, read_cap)
+        tools = await _session(server, limit, read_cap, probe_calls and server.type != "stdio")
     except _Failed as failure:
         result = await _explain(server, failure)
         log.info("check of '%s': %s", server.alias, result.outcome)
@@ -167,7 +172,7 @@ class _Failed(Exception):
         self.words = words
 
 
-async def _session(server: ServerConfig, limit: float, read_cap: int) -> list[dict[str, Any]]:
+async def _session(server: ServerConfig, limit: float, read_cap: int, probe: bool = False) -> list[dict[str, Any]]:
     meter = _Meter(read_cap)
     channel: Channel | None = None
     finished = False
@@ -179,6 +184,12 @@ async def _session(server: ServerConfig, limit: float, read_cap: int) -> list[di
             channel.gone.add_done_callback(lambda _: conn.lost(end()))
             info = await handshake(conn, probe=server.type == "http")  # as the pool opens it
             listing = await read_listing(conn, info.capabilities, frozenset({"tools"}))
+            if probe:
+                from sidecar.servers.signin import calls_refused
+
+                refusal = await calls_refused(conn, listing.tools)
+                if refusal:
+                    raise _Failed("refused", refusal)
             finished = True
             return listing.tools
     except TimeoutError:
@@ -239,6 +250,9 @@ def _failure(exc: SidecarError, meter: _Meter, closed: str | None, by_address: b
 
 async def _explain(server: ServerConfig, failure: _Failed) -> CheckResult:
     name, kind = server.alias, failure.kind
+    if "omb-sidecar signin" in failure.words:  # signed in before, and that sign-in is not enough now
+        words = failure.words.split("the server ", 1)[-1].removesuffix(" before it finished the handshake")
+        return CheckResult(name=name, outcome="refused", reason=words, sign_in=True)
     if kind == "refused":
         match = _REFUSAL.search(failure.words)
         status = match.group(1) if match else "401"

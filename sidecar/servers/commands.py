@@ -14,6 +14,8 @@ the server list, on the config file named by `--config`.
   servers health [--all] [--json]          run the checks that are due (or every one)
   servers review NAME [--json]             what changed in its tools since they were approved
   servers approve NAME [--tool T ...]      pin the definitions it lists now (or only those tools)
+  signin NAME [--no-browser] [--paste]     sign a URL server in (OAuth, in a browser); then check it
+  signout NAME                             revoke its tokens where the server offers it, then forget them
 
 Exit codes: 0 done (and connected), 1 a check failed or nothing was added (for `import`:
 a file or an entry failed, the rest came in), 2 a usage or config error. Everything
@@ -57,6 +59,9 @@ class _Session:
         self.file = ConfigFile(args.config)
         self.redactor = redactor  # the same one the log handler uses
         self.config = self.reload()
+        from sidecar.upstream.oauth import where
+
+        where.use(self.config, redactor)  # a signed-in server is checked with its tokens
 
     def reload(self) -> SidecarConfig:
         document = self.file.read()
@@ -96,6 +101,9 @@ def _all_values(document: dict[str, Any]) -> list[str]:
                 found += [v for v in values.values() if isinstance(v, str) and v]
         url = entry.get("url") if isinstance(entry, dict) else None
         found += url_credentials(url) if isinstance(url, str) else []  # `?key=...`, user:password@
+        oauth = entry.get("oauth") if isinstance(entry, dict) else None
+        if isinstance(oauth, dict) and isinstance(oauth.get("clientSecret"), str) and oauth["clientSecret"]:
+            found.append(oauth["clientSecret"])
     return found
 
 
@@ -166,12 +174,16 @@ def _check_and_apply(session: _Session, name: str, say: bool = True) -> CheckRes
     else:
         others = _others(session, name)
         caps = tool_caps(session.config)
-        result = anyio.run(lambda: check_server(server, tool_cap=session.config.budgets.tool_cap, others=others, caps=caps))
+        result = anyio.run(lambda: check_server(server, tool_cap=session.config.budgets.tool_cap, others=others, caps=caps,
+                                                probe_calls=True))
     now_on = _apply(session, server, result, was_on)
     if say:
         session.answer(views.check_lines(result, was_on, now_on),
                        {**views.check_json(result), "name": name, "enabled": now_on})
     return result
+
+
+check_and_apply = _check_and_apply  # signin checks the server with its new tokens
 
 
 def _others(session: _Session, name: str) -> dict[str, list[str]]:
@@ -209,10 +221,22 @@ def _list(session: _Session) -> int:
         entry = entry if isinstance(entry, dict) else {}
         state, reason = _state(name, entry, skipped)
         view = views.server_view(name, entry, state=state, reason=reason, record=records.get(name))
+        _sign_in_words(session, name, entry, view, records)
         views_out.append(view)
         lines += views.server_lines(name, entry, view)
+        lines += [f"  sign-in: {view['signIn']}"] if view.get("signIn") else []
+        lines += [f"  redirect URI to register: {view['redirectUri']}"] if view.get("redirectUri") else []
     session.answer(lines or ["No servers are configured."], views_out)
     return 0
+
+
+def _sign_in_words(session: _Session, name: str, entry: dict[str, Any], view: dict[str, Any],
+                   records: dict[str, Any]) -> None:
+    if isinstance(entry.get("url"), str):
+        from sidecar.servers.signin_cmd import sign_in_view
+
+        record = records.get(name)
+        view.update(sign_in_view(session, name, entry, bool(record and not record.ok and ("sign-in" in record.reason or "omb-sidecar signin" in record.reason))))
 
 
 def _state(name: str, entry: dict[str, Any], skipped: dict[str, str]) -> tuple[str, str]:
@@ -230,7 +254,10 @@ def _show(session: _Session) -> int:
     entry = session.file.servers().get(session.args.name)
     if not isinstance(entry, dict):
         raise ConfigError("", f"there is no server named '{session.args.name}'")
-    sys.stdout.write(session.redactor(json.dumps(edit_form(entry), indent=2)) + "\n")
+    form = edit_form(entry)
+    health = session.health()
+    _sign_in_words(session, session.args.name, entry, form, health.load() if health is not None else {})
+    sys.stdout.write(session.redactor(json.dumps(form, indent=2)) + "\n")
     return 0
 
 
@@ -252,6 +279,8 @@ def _edit(session: _Session) -> int:
         parse_server(name, merged)  # the rules, before anything is written
         merged["enabled"] = False
         servers[name] = merged
+    if saved.get("url") != merged.get("url"):
+        _drop_tokens(session, saved)  # tokens belong to the address: a new one signs in afresh
     health = session.health()
     if health is not None:
         health.forget(name)
@@ -276,13 +305,23 @@ def _remove(session: _Session) -> int:
         servers = document.get("mcpServers", {})
         if not isinstance(servers, dict) or session.args.name not in servers:
             raise ConfigError("", f"there is no server named '{session.args.name}'")
-        del servers[session.args.name]
+        gone = servers.pop(session.args.name)
+    _drop_tokens(session, gone)
     health = session.health()
     if health is not None:
         health.forget(session.args.name)
     session.answer([f"Removed '{session.args.name}' and its saved keys."],
                    {"name": session.args.name, "removed": True})
     return 0
+
+
+def _drop_tokens(session: _Session, entry: object) -> None:
+    """Forget the sign-in tokens of an entry's address (removed, or its address changed)."""
+    url = entry.get("url") if isinstance(entry, dict) else None
+    if isinstance(url, str):
+        from sidecar.servers.signin_cmd import forget_address
+
+        forget_address(session, url)
 
 
 def _health(session: _Session) -> int:
@@ -340,6 +379,18 @@ def _approve(session: _Session) -> int:
     return 0
 
 
+def _signin(session: _Session) -> int:
+    from sidecar.servers.signin_cmd import signin
+
+    return signin(session)
+
+
+def _signout(session: _Session) -> int:
+    from sidecar.servers.signin_cmd import signout
+
+    return signout(session)
+
+
 # -- argv -----------------------------------------------------------------------------------
 
 Handler = Callable[[_Session], int]
@@ -355,6 +406,8 @@ EXAMPLES = {
     "off": "omb-sidecar servers off memory --config sidecar.json",
     "remove": "omb-sidecar servers remove memory --config sidecar.json",
     "health": "omb-sidecar servers health --all --config sidecar.json",
+    "signin": "omb-sidecar signin notion --config sidecar.json --paste",
+    "signout": "omb-sidecar signout notion --config sidecar.json",
 }
 
 
@@ -400,6 +453,14 @@ def _parser() -> argparse.ArgumentParser:
         sub.set_defaults(handler=handler)
         if action == "edit":
             sub.add_argument("--no-check", action="store_true")
+    for word, help_words in (("signin", "sign a URL server in with a browser (OAuth)"),
+                             ("signout", "revoke a URL server's tokens, then forget them")):
+        sub = words.add_parser(word, parents=[common], help=help_words, **_example(word))
+        sub.add_argument("name")
+        if word == "signin":
+            sub.add_argument("--no-browser", action="store_true", help="print the address; open no browser")
+            sub.add_argument("--paste", action="store_true", help="paste the redirect URL (SSH, a Cloud box)")
+        sub.set_defaults(handler=_signin if word == "signin" else _signout)
     health = actions.add_parser("health", parents=[common], help="run the checks that are due", **_example("health"))
     health.add_argument("--all", action="store_true", help="check every enabled server now")
     health.set_defaults(handler=_health)

@@ -4,20 +4,23 @@ Owns two small probes over the upstream's own HTTP client (same proxy and redire
 rules, same headers): the `resource_metadata` parameter of the refusal's
 `WWW-Authenticate` challenge, then the protected resource metadata document at the
 server's well-known address. Refuses to read more than 64 KB of any answer, and returns
-only yes or no: nothing the server says is shown.
+only yes or no: nothing the server says is shown. Also owns the call probe of a person's
+check (`calls_refused`), for a server that asks who is calling only when a tool is called.
 """
 
 from __future__ import annotations
 
 import json
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from sidecar.config import ServerConfig
-from sidecar.errors import UpstreamUnavailable
+from sidecar.errors import SidecarError, UpstreamUnavailable
+from sidecar.upstream.connection import Connection
 from sidecar.upstream.outgoing import read_capped
 from sidecar.upstream.webclient import WebClient
 
-__all__ = ["find_sign_in", "well_known_addresses"]
+__all__ = ["calls_refused", "find_sign_in", "probe_tool", "well_known_addresses"]
 
 BODY_CAP = 64 * 1024
 _PROBE = json.dumps({
@@ -74,3 +77,43 @@ async def _metadata_at(client: WebClient, address: str) -> bool:
     except ValueError:
         return False
     return isinstance(document, dict) and isinstance(document.get("authorization_servers"), list)
+
+
+_NO_SUCH_TOOL = "omb-sidecar-check-no-such-tool"
+_REFUSED = ("HTTP 401", "HTTP 403")
+
+
+def probe_tool(tools: list[dict[str, Any]]) -> str | None:
+    """The one tool a check may call with no arguments: marked read-only and not
+    destructive, and requiring arguments, so a server that runs it has nothing to work on."""
+    for tool in tools:
+        notes = tool.get("annotations") if isinstance(tool.get("annotations"), dict) else {}
+        schema = tool.get("inputSchema") if isinstance(tool.get("inputSchema"), dict) else {}
+        assert isinstance(notes, dict) and isinstance(schema, dict)
+        required = schema.get("required")
+        if (notes.get("readOnlyHint") is True and notes.get("destructiveHint") is not True
+                and isinstance(required, list) and required and isinstance(tool.get("name"), str)):
+            return str(tool["name"])
+    return None
+
+
+async def calls_refused(conn: Connection, tools: list[dict[str, Any]]) -> str:
+    """Whether a server that listed its tools asks who is calling only at call time: a
+    tool name no server has first; if that is answered without asking, one read-only tool
+    (see `probe_tool`) once, with no arguments. Returns the refusal's words, or ''."""
+    refusal = await _refused(conn, _NO_SUCH_TOOL)
+    name = probe_tool(tools)
+    if not refusal and name is not None:
+        refusal = await _refused(conn, name)
+    return refusal
+
+
+async def _refused(conn: Connection, name: str) -> str:
+    try:
+        await conn.request("tools/call", {"name": name, "arguments": {}}, deadline=10.0)
+    except SidecarError as exc:
+        if "omb-sidecar signin" in exc.message:
+            return exc.message  # a signed-in server that wants a wider sign-in
+        if any(word in exc.message for word in _REFUSED):
+            return "it refused a tool call (HTTP 401)"
+    return ""

@@ -127,7 +127,19 @@ def merge_write_only(saved: dict[str, Any], edited: dict[str, Any]) -> dict[str,
         merged[block] = {name: (old.get(name, "") if value in ("", None) else value) for name, value in new.items()}
     if isinstance(edited.get("args"), list) and isinstance(saved.get("args"), list):
         merged["args"] = _unmask(saved["args"], edited["args"])
+    _keep_client_secret(saved, edited, merged)
     return merged
+
+
+def _keep_client_secret(saved: dict[str, Any], edited: dict[str, Any], merged: dict[str, Any]) -> None:
+    """`oauth.clientSecret` is write-only too: blank keeps the saved one, null removes it."""
+    new, old = edited.get("oauth"), saved.get("oauth")
+    if not isinstance(new, dict) or not isinstance(old, dict) or "clientSecret" not in old:
+        return
+    if new.get("clientSecret", "") == "":
+        merged["oauth"] = {**new, "clientSecret": old["clientSecret"]}
+    elif new.get("clientSecret") is None:
+        merged["oauth"] = {k: v for k, v in new.items() if k != "clientSecret"}
 
 
 def _unmask(saved: list[Any], edited: list[Any]) -> list[Any]:
@@ -146,4 +158,6 @@ def edit_form(entry: dict[str, Any]) -> dict[str, Any]:
         values = entry.get(block)
         if isinstance(values, dict):
             form[block] = {name: "" for name in values}
+    if isinstance(entry.get("oauth"), dict) and entry["oauth"].get("clientSecret"):
+        form["oauth"] = {**entry["oauth"], "clientSecret": ""}
     return form

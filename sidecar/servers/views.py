@@ -67,6 +67,8 @@ def check_lines(result: CheckResult, was_on: bool, now_on: bool) -> list[str]:
         lines.append(f"'{result.name}' is on.")
     elif result.outcome == "needs-values":
         lines.append(f"'{result.name}' stays off until they are filled: `omb-sidecar servers edit {result.name}`.")
+    elif result.sign_in:
+        lines.append(f"Sign in with `omb-sidecar signin {result.name}`; bots get '{result.name}' once it is signed in.")
     elif result.outcome == "not-allowed":
         lines.append(f"'{result.name}' stays as it is: bots do not get it.")
     elif was_on and now_on:

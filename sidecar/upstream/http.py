@@ -32,7 +32,7 @@ from sidecar.upstream.outgoing import (
     Replies,
     read_capped,
 )
-from sidecar.upstream.webclient import UNREACHABLE, WebClient, refusal_words
+from sidecar.upstream.webclient import UNREACHABLE, SignInNeeded, WebClient, refusal_words
 from sidecar.wire.framing import DEFAULT_LINE_CAP, DropSink
 from sidecar.wire.salvage import DroppedFrame
 
@@ -154,7 +154,7 @@ class HttpChannel(QueuedChannel):
                 await self._take_answer(out, response)
         except UpstreamUnavailable as exc:
             self._replies.fail(out, f"the server {exc.message}")
-            if not self._started or exc.message == UNREACHABLE:
+            if not self._started or exc.message == UNREACHABLE or isinstance(exc, SignInNeeded):
                 self._finish(exc.message)  # the server is gone: the supervisor restarts the connection
         finally:
             opened.set()
@@ -278,11 +278,8 @@ class HttpChannel(QueuedChannel):
                 headers["Last-Event-ID"] = decoder.last_id
             try:
                 async with self._client.request("GET", headers=headers) as response:
-                    if response.status == 405:
-                        return  # the server offers no stream of its own
-                    if response.status == 404:
-                        self._finish("ended its session")
-                        return
+                    if response.status in (404, 405):
+                        return  # no stream of its own (some servers say 404); a POST learns of an ended session
                     if response.status >= 300:
                         raise UpstreamUnavailable(f"answered HTTP {response.status}")
                     failures = 0
@@ -325,5 +322,7 @@ class HttpChannel(QueuedChannel):
 
 async def open_http_channel(server: ServerConfig, on_line: LineSink, on_dropped: DropSink | None = None) -> HttpChannel:
     """A Streamable HTTP channel; the address and headers are checked before anything is sent."""
-    return HttpChannel(server, on_line, WebClient(server), on_dropped)
+    from sidecar.upstream.oauth.runtime import source_for
+
+    return HttpChannel(server, on_line, WebClient(server, tokens=source_for(server)), on_dropped)
 

@@ -23,7 +23,7 @@ from sidecar.upstream.channel import LineSink
 from sidecar.upstream.eventstream import EventStreamDecoder
 from sidecar.upstream.outgoing import Outgoing, QueuedChannel, Replies
 from sidecar.upstream.redirects import same_origin
-from sidecar.upstream.webclient import BROKE_OFF, WebClient, refusal_words
+from sidecar.upstream.webclient import BROKE_OFF, SignInNeeded, WebClient, refusal_words
 from sidecar.wire.framing import DEFAULT_LINE_CAP, DropSink
 
 __all__ = ["SseChannel", "open_sse_channel"]
@@ -117,6 +117,8 @@ class SseChannel(QueuedChannel):
                     self._replies.fail(out, f"the server answered HTTP {response.status}")
         except UpstreamUnavailable as exc:
             self._replies.fail(out, f"the server {exc.message}")
+            if isinstance(exc, SignInNeeded):
+                self._finish(exc.message)
 
     def _finish(self, reason: str) -> None:
         if not self._end:
@@ -132,4 +134,6 @@ class SseChannel(QueuedChannel):
 
 async def open_sse_channel(server: ServerConfig, on_line: LineSink, on_dropped: DropSink | None = None) -> SseChannel:
     """A legacy SSE channel; the address and headers are checked before anything is sent."""
-    return SseChannel(server, on_line, WebClient(server), on_dropped)
+    from sidecar.upstream.oauth.runtime import source_for
+
+    return SseChannel(server, on_line, WebClient(server, tokens=source_for(server)), on_dropped)

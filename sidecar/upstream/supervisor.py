@@ -45,6 +45,7 @@ REFUSALS: dict[UpstreamState, str] = {
     "failed": "could not be started",
     "paused": "crashed repeatedly and is paused for a while",
     "stopped": "is shut down",
+    "needs-sign-in": "needs sign-in",  # the reason names `omb-sidecar signin NAME`
 }
 _LIST_NOTIFICATIONS = {
     "notifications/tools/list_changed": "tools",
@@ -107,6 +108,8 @@ class Upstream:
         if self.state == "ready" and conn is not None and conn.closed_reason is None:
             return conn
         words = REFUSALS.get(self.state) or "is not connected"
+        if self.state == "needs-sign-in" and self.reason:
+            words = self.reason
         raise UpstreamUnavailable(f"upstream '{self.alias}' {words}")
 
     def _set_state(self, state: UpstreamState, reason: str = "") -> None:
@@ -190,6 +193,9 @@ class Upstream:
             log.warning("upstream '%s' %s%s", self.alias, reason, f"; its stderr ends: {tail!r}" if tail else "")
         else:
             log.warning("upstream '%s' %s", self.alias, reason)
+        if "omb-sidecar signin" in reason:  # bots never sign in: out until a person does
+            self._set_state("needs-sign-in", reason)
+            return
         self._set_state("restarting" if restarting or self._was_ready else "failed", reason)
 
     async def _stop_child(self) -> None:

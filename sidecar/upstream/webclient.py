@@ -15,6 +15,7 @@ import binascii
 import os
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
+from typing import Protocol
 
 import aiohttp
 
@@ -30,7 +31,7 @@ from sidecar.upstream.redirects import (
     origin_of,
 )
 
-__all__ = ["BROKE_OFF", "CONNECT_SECONDS", "UNREACHABLE", "WebClient", "credential_parts", "refusal_words", "scrubber_for", "server_secrets"]
+__all__ = ["BROKE_OFF", "CONNECT_SECONDS", "UNREACHABLE", "SignInNeeded", "TokenSource", "WebClient", "credential_parts", "refusal_words", "scrubber_for", "server_secrets"]
 
 CONNECT_SECONDS = 10.0
 UNREACHABLE = "could not be reached"
@@ -82,6 +83,28 @@ def credential_scrubber(server: ServerConfig) -> Redactor:
     return Redactor(part for value in values for part in credential_parts(value))
 
 
+class SignInNeeded(UpstreamUnavailable):
+    """The server wants a person to sign in (again); the words name the command."""
+
+
+class TokenSource(Protocol):
+    """A signed-in server's bearer tokens (sidecar.upstream.oauth.runtime)."""
+
+    async def bearer(self) -> str:
+        """A current access token, refreshed first when it is about to expire."""
+        ...
+
+    async def rejected(self, token: str, challenge: str) -> str:
+        """A 401 for `token`: refresh once and return the new one, or raise SignInNeeded."""
+        ...
+
+    def insufficient(self, challenge: str) -> None:
+        """A 403 asking for more scope: mark the server for a wider sign-in (raises)."""
+        ...
+
+    def secrets(self) -> list[str]: ...
+
+
 class _AddressScrubber:
     """Replaces the URL, its origin and its host with a neutral word."""
 
@@ -102,7 +125,8 @@ class _AddressScrubber:
 class WebClient:
     """Sends requests to one upstream's origin; answers come back as aiohttp responses."""
 
-    def __init__(self, server: ServerConfig, environ: Mapping[str, str] | None = None) -> None:
+    def __init__(self, server: ServerConfig, environ: Mapping[str, str] | None = None,
+                 tokens: TokenSource | None = None) -> None:
         assert server.url is not None
         check_url(server.url)
         check_headers(server.headers)
@@ -114,6 +138,16 @@ class WebClient:
         self._credentials = credential_scrubber(server)
         self._address = _AddressScrubber(server.url)
         self._session: aiohttp.ClientSession | None = None
+        self._tokens = tokens
+        if tokens is not None:
+            self.header_names = sorted(n for n in server.headers if n.lower() != "authorization")
+            self._headers = {n: v for n, v in server.headers.items() if n.lower() != "authorization"}
+
+    def _learn_secrets(self) -> None:
+        if self._tokens is not None:
+            fresh = self._tokens.secrets()
+            self._secrets.add(fresh)
+            self._credentials.add(fresh)
 
     def scrub(self, text: str) -> str:
         """Text from the server, fit for an error to the model: no address, no header value."""
@@ -148,15 +182,45 @@ class WebClient:
         headers: Mapping[str, str] | None = None,
         read_timeout: float | None = None,
     ) -> AsyncIterator[aiohttp.ClientResponse]:
-        """One exchange, following same-origin redirects; failures become UpstreamUnavailable."""
-        response = await self._open(method, url or self.url, body, {**self._headers, **(headers or {})},
-                                    aiohttp.ClientTimeout(total=None, connect=CONNECT_SECONDS, sock_read=read_timeout))
+        """One exchange, following same-origin redirects; failures become UpstreamUnavailable.
+        A signed-in server's request carries its bearer token; a 401 refreshes it once and
+        sends the request again (a 401 means it did not run)."""
+        sent = {**self._headers, **(headers or {})}
+        timeout = aiohttp.ClientTimeout(total=None, connect=CONNECT_SECONDS, sock_read=read_timeout)
+        token = await self._bearer(sent)
+        response = await self._open(method, url or self.url, body, sent, timeout)
+        if self._tokens is not None and token is not None:
+            response = await self._after_refusal(response, token, method, url or self.url, body, sent, timeout)
         try:
             yield response
         except (asyncio.TimeoutError, aiohttp.ClientError, OSError):
             raise UpstreamUnavailable(BROKE_OFF) from None
         finally:
             response.release()
+
+    async def _bearer(self, headers: dict[str, str]) -> str | None:
+        if self._tokens is None:
+            return None
+        token = await self._tokens.bearer()
+        self._learn_secrets()
+        headers["Authorization"] = f"Bearer {token}"
+        return token
+
+    async def _after_refusal(self, response: aiohttp.ClientResponse, token: str, method: str, target: str,
+                             body: bytes | None, headers: dict[str, str],
+                             timeout: aiohttp.ClientTimeout) -> aiohttp.ClientResponse:
+        assert self._tokens is not None
+        challenge = response.headers.get("WWW-Authenticate", "")
+        if response.status == 403 and "insufficient_scope" in challenge:
+            response.release()
+            self._tokens.insufficient(challenge)
+        if response.status != 401:
+            return response
+        response.release()
+        fresh = await self._tokens.rejected(token, challenge)
+        self._learn_secrets()
+        headers["Authorization"] = f"Bearer {fresh}"
+        return await self._open(method, target, body, headers, timeout)
 
     async def _open(self, method: str, target: str, body: bytes | None, headers: dict[str, str],
                     timeout: aiohttp.ClientTimeout) -> aiohttp.ClientResponse:
