@@ -184,7 +184,22 @@ class Gate:
             words = self.trust.held_answer(held_as) or ""
             call.decide("trust", "hold", words)
             return call.complete(tool_error(words))
+        signin = self._needs_sign_in(name)
+        if signin:
+            call.decide("resolve", "refuse", signin)
+            return call.complete(tool_error(signin))
         return call.fail(unknown_tool(name))
+
+    def _needs_sign_in(self, name: str) -> str:
+        """Words for a call to a tool of a server that left the list to wait for a sign-in:
+        the server by its alias prefix, only when the bot may use that server at all."""
+        alias = name.partition("__")[0]
+        upstream = self.pool.upstreams.get(alias) if "__" in name else None
+        if upstream is None or upstream.state != "needs-sign-in":
+            return ""
+        if self.grant.servers is not None and alias not in self.grant.servers:
+            return ""
+        return f"upstream '{alias}' needs sign-in: a person runs `omb-sidecar signin {alias}`"
 
     async def check_grant(self, call: ToolCall, call_next: Next) -> ToolCall:
         target = call.target

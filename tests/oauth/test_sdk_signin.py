@@ -147,8 +147,8 @@ async def test_a_refused_refresh_takes_only_that_server_out(tmp_path: Path, sdk_
             names = {t.name for t in await client.list_all_tools()}
             assert "guarded__echo" not in names and "plain__echo" in names
             again = await call_error(client, "guarded__echo", {"text": "four"})
-            # gone from the list: the gate answers as for any unknown name (it owns that rule)
-            assert "unknown tool 'guarded__echo'" in again, again
+            # gone from the list, and every later call still says what a person must do
+            assert "needs sign-in" in again and "omb-sidecar signin guarded" in again, again
             plain = await client.session.call_tool("plain__echo", {"nonce": "n-1"})
             assert not plain.is_error
         _, listed, _ = await command(config, "servers", "list")
