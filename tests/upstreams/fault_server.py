@@ -33,7 +33,7 @@ Tools (arguments in braces; all are listed by tools/list):
     error {code?, message?}    a JSON-RPC error answer
     tool_error {message?}      an isError result
     pid {}                     this process's pid
-    spew {method, count, bytes?, per_second?, nonce?}
+    spew {method, count, bytes?, per_second?, nonce?}   (listed with the `spew` option)
                                `count` notifications of `method` (message, progress (needs a
                                progressToken), resources/updated, tools/list_changed, or any),
                                each padded to about `bytes`, at most `per_second` a second (0: as
@@ -94,6 +94,7 @@ OPTIONS: dict[str, tuple[Any, Callable[[str], Any], str]] = {
     "linger": (0.0, float, "after stdin EOF, stay alive this many seconds before exiting"),
     "ignore-sigterm": (False, _flag, "ignore SIGTERM (and SIGINT)"),
     "no-capabilities": (False, _flag, "declare no capabilities at all"),
+    "spew": (False, _flag, "list the spew tool (a flood of notifications on demand)"),
 }
 
 GARBAGE: list[bytes] = [
@@ -262,10 +263,10 @@ class FaultServer:
             ("error", "A JSON-RPC error.", obj({"code": integer, "message": st})),
             ("tool_error", "An isError result.", obj({"message": st})),
             ("pid", "This process's pid.", obj({})),
-            ("spew", "A flood of notifications of one kind.", obj(
-                {"method": st, "count": integer, "bytes": integer, "per_second": num, "nonce": st},
-                ["method", "count"])),
         ]
+        if self.o["spew"]:
+            spew = {"method": st, "count": integer, "bytes": integer, "per_second": num, "nonce": st}
+            spec.append(("spew", "A flood of notifications of one kind.", obj(spew, ["method", "count"])))
         out = [{"name": n, "description": d, "inputSchema": s} for n, d, s in spec]
         for i in range(self.o["filler-tools"]):
             out.append(
