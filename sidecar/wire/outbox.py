@@ -63,9 +63,14 @@ class Shedding:
         self.dropped: collections.Counter[str] = collections.Counter()
         self._warn_at = 1
 
-    def admits(self, method: str | None, held: int, hard: int | None = None) -> bool:
+    def fits(self, method: str | None, held: int, hard: int | None = None) -> bool:
+        """Whether it would go in (nothing counted)."""
         limit = min(self.soft, hard or self.soft) if method in CHATTER else (hard or self.hard)
-        if held < limit and _total[0] < TOTAL_BYTES:
+        return held < limit and _total[0] < TOTAL_BYTES
+
+    def admits(self, method: str | None, held: int, hard: int | None = None) -> bool:
+        """Whether it goes in; a refusal is counted as a drop."""
+        if self.fits(method, held, hard):
             return True
         self.dropped[method or "request"] += 1
         total = sum(self.dropped.values())

@@ -24,7 +24,7 @@ from flood_support import BUDGET, MB, FloodShape, LineReader, RssSampler, rss, s
 
 from tests.conftest import REPO, child_env, read_event_file
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
 # Each shape carries well over the budget, so an unbounded queue would fail the test.
 SHAPES = [
