@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from sidecar.catalog import META_NAMES, Catalog, UpstreamListing, UpstreamTraits, build_catalog, build_listing
 from sidecar.catalog.layouts import LayoutPlan, Listing
 from sidecar.catalog.search import answer_meta, resolve_meta_call
-from sidecar.config import ConfigError
+from sidecar.config import ConfigError, parse_config
 from sidecar.servers.rules import check_name
 
 ALIASES = ["github", "evil", "git", "hub", "gh", "files"]
@@ -125,9 +125,16 @@ def test_a_raw_name_never_reaches_another_server(face: dict[str, Any]) -> None:
 def test_an_alias_with_the_separator_is_refused_with_its_reason(alias: str) -> None:
     with pytest.raises(ConfigError) as refused:
         check_name(alias)
-    assert "'__'" in refused.value.message and alias in str(refused.value.path if hasattr(refused.value, "path") else refused.value)
+    assert "'__'" in refused.value.message and refused.value.path == f"mcpServers.{alias}"
 
 
 @pytest.mark.parametrize("alias", ["files_b", "a-b", "git_hub_2"])
 def test_single_underscores_stay_allowed(alias: str) -> None:
     check_name(alias)
+
+
+def test_a_config_with_such_an_alias_skips_that_entry_and_says_why() -> None:
+    config = parse_config({"bot": {"id": "b", "engine": "claude"}, "mcpServers": {
+        "files__b": {"command": "true"}, "files": {"command": "true"}}}, {})
+    assert [s.alias for s in config.servers] == ["files"]
+    assert [(alias, "'__'" in reason) for alias, reason in config.skipped] == [("files__b", True)]

@@ -159,3 +159,29 @@ def test_a_relayed_request_is_refused_to_the_upstream_when_the_sink_is_full() ->
 
 def test_the_marks_are_ordered() -> None:
     assert IDLE_HARD_BYTES < SOFT_BYTES < HARD_BYTES
+
+
+def test_a_listen_stream_that_is_not_read_keeps_one_change_of_each_kind() -> None:
+    from sidecar.front.http_listen import Listen
+
+    async def run() -> None:
+        face = _session().face
+        listen = Listen(face, "sub", {"toolsListChanged": True, "promptsListChanged": True})
+        listen.open()
+        for _ in range(50_000):
+            for session in face.sessions:
+                session.notify("notifications/tools/list_changed")
+                session.notify("notifications/prompts/list_changed")
+                session.notify("notifications/message", {"data": "x" * 100})  # not asked for: never queued
+        assert len(listen.frames) == 3  # the acknowledgement, then one change of each kind
+        listen.written(listen.frames.get_nowait() or b"")
+        change = listen.frames.get_nowait()
+        assert change is not None
+        listen.written(change)
+        face.sessions[0].notify("notifications/tools/list_changed")  # news again once written
+        assert len(listen.frames) == 2
+        listen.close()
+        listen.frames.discard()
+
+    asyncio.run(run())
+    assert queued_total() == 0
