@@ -63,12 +63,15 @@ class _StdoutFlow(asyncio.Protocol):
     def __init__(self) -> None:
         self.readers: list[asyncio.ReadTransport] = []
         self.paused = False
+        self.pauses = 0
 
     def pause_writing(self) -> None:
         self.paused = True
+        self.pauses += 1
         for reader in self.readers:
             reader.pause_reading()
-        log.warning("the engine is not reading stdout: reading its requests is paused")
+        (log.warning if self.pauses == 1 else log.info)(
+            "the engine is not reading stdout: reading its requests is paused (%d times so far)", self.pauses)
 
     def resume_writing(self) -> None:
         self.paused = False
