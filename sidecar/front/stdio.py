@@ -18,7 +18,7 @@ import stat
 import sys
 from collections.abc import Callable
 
-from sidecar.wire import LineFramer
+from sidecar.wire import LineFramer, encode_notification
 from sidecar.wire.outbox import HARD_BYTES, Outbox, Shedding
 
 __all__ = ["serve_stdio", "open_stdout", "EngineStdout", "ENGINE_LINE_CAP"]
@@ -64,6 +64,7 @@ class _StdoutFlow(asyncio.Protocol):
         self.readers: list[asyncio.ReadTransport] = []
         self.paused = False
         self.pauses = 0
+        self.on_resume: Callable[[], None] = lambda: None
 
     def pause_writing(self) -> None:
         self.paused = True
@@ -75,6 +76,7 @@ class _StdoutFlow(asyncio.Protocol):
 
     def resume_writing(self) -> None:
         self.paused = False
+        self.on_resume()
         for reader in self.readers:
             if not reader.is_closing():
                 reader.resume_reading()
@@ -92,12 +94,25 @@ class EngineStdout:
         self.buffered = buffered
         self.flow = flow
         self.shedding = Shedding("the engine on stdout")
+        self.owed: set[str] = set()  # list changes dropped: said once stdout drains
+        if flow is not None:
+            flow.on_resume = self._say_owed
 
     def __call__(self, frame: bytes) -> None:
         self.write(frame)
 
     def admits(self, method: str | None) -> bool:
-        return self.shedding.admits(method, self.buffered())
+        if self.shedding.admits(method, self.buffered()):
+            return True
+        if method is not None and method.endswith("/list_changed"):
+            self.owed.add(method)
+        return False
+
+    def _say_owed(self) -> None:
+        """A change the engine missed while it was not reading is news it still needs."""
+        owed, self.owed = sorted(self.owed), set()
+        for method in owed:
+            self.write(encode_notification(method))
 
     def hold(self, reader: asyncio.ReadTransport) -> None:
         """Pause `reader` while stdout is over its high mark."""

@@ -185,3 +185,24 @@ def test_a_listen_stream_that_is_not_read_keeps_one_change_of_each_kind() -> Non
 
     asyncio.run(run())
     assert queued_total() == 0
+
+
+def test_a_list_change_dropped_on_stdout_is_said_once_stdout_drains() -> None:
+    from sidecar.front.stdio import EngineStdout, _StdoutFlow
+
+    written: list[bytes] = []
+    held = [HARD_BYTES + 1]
+    flow = _StdoutFlow()
+    stdout = EngineStdout(written.append, lambda: held[0], flow)
+    flow.pause_writing()
+    for _ in range(1000):
+        assert not stdout.admits("notifications/tools/list_changed")
+        assert not stdout.admits("notifications/resources/updated")
+    assert not stdout.admits("notifications/progress")
+    assert written == []
+    held[0] = 0
+    flow.resume_writing()
+    assert [msgspec.json.decode(f)["method"] for f in written] == ["notifications/tools/list_changed"]
+    assert stdout.admits("notifications/progress")
+    flow.resume_writing()
+    assert len(written) == 1  # said once
