@@ -92,6 +92,7 @@ class FrameQueue:
         self.bytes = 0
         self._frames: collections.deque[bytes | None] = collections.deque()
         self._ready = asyncio.Event()
+        self._owed: dict[str, bytes] = {}  # list changes shed: they go once the queue drains
 
     def __len__(self) -> int:
         return len(self._frames)
@@ -108,6 +109,8 @@ class FrameQueue:
 
     def offer(self, frame: bytes, method: str | None, hard: int | None = None) -> bool:
         if not self.admits(method, hard):
+            if method is not None and method.endswith("/list_changed"):
+                self._owed[method] = frame  # a missed change is still news: one of each kind
             return False
         self.put(frame)
         return True
@@ -117,6 +120,10 @@ class FrameQueue:
         size = len(frame) if frame else 0
         self.bytes -= size
         _total[0] -= size
+        if not self._frames and self._owed and frame:
+            owed, self._owed = self._owed, {}
+            for late in owed.values():
+                self.put(late)
         if not self._frames:
             self._ready.clear()
         return frame
@@ -132,6 +139,7 @@ class FrameQueue:
         _total[0] -= self.bytes
         self.bytes = 0
         self._frames.clear()
+        self._owed.clear()
         self._ready.clear()
 
 

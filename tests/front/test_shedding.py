@@ -206,3 +206,19 @@ def test_a_list_change_dropped_on_stdout_is_said_once_stdout_drains() -> None:
     assert stdout.admits("notifications/progress")
     flow.resume_writing()
     assert len(written) == 1  # said once
+
+
+def test_a_list_change_shed_from_a_full_stream_arrives_once_it_drains() -> None:
+    queue = FrameQueue(Shedding("a test sink", SOFT, HARD))
+    try:
+        queue.put(b"A" * HARD)  # an answer fills it
+        for _ in range(100):
+            assert not queue.offer(encode_notification("notifications/tools/list_changed"), "notifications/tools/list_changed")
+        assert not queue.offer(encode_notification("notifications/message", {}), "notifications/message")
+        taken = [queue.get_nowait()]
+        while len(queue):
+            taken.append(queue.get_nowait())
+        assert taken[0] == b"A" * HARD
+        assert [msgspec.json.decode(f or b"null")["method"] for f in taken[1:]] == ["notifications/tools/list_changed"]
+    finally:
+        queue.discard()
