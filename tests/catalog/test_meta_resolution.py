@@ -78,7 +78,7 @@ def _asked_names(face: dict[str, Any], catalog: Catalog) -> set[str]:
     return names
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(faces())
 def test_a_meta_tool_resolves_only_visible_names_it_covers(face: dict[str, Any]) -> None:
     catalog, granted, listing = _build(face)
@@ -103,7 +103,7 @@ def test_a_meta_tool_resolves_only_visible_names_it_covers(face: dict[str, Any])
                     assert name in covered and answer["structuredContent"]["name"] == name
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(faces())
 def test_a_raw_name_never_reaches_another_server(face: dict[str, Any]) -> None:
     """The issue's case, stated directly: `<alias>__<tool>` asked of any meta-tool never

@@ -177,7 +177,7 @@ patterns = st.lists(pattern_parts, min_size=1, max_size=5).map("".join)
 tools = st.lists(st.sampled_from(["read", "b__x", "x", "read_b", "notes__read", "_"]), min_size=1, max_size=4)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(
     st.sampled_from(ALIAS_POOL),
     tools,
