@@ -61,9 +61,9 @@ def _processes_naming(word: str) -> list[int]:
 
 
 def _assert_left_out_never_started(events: dict[str, Path]) -> None:
-    assert read_event_file(events["alpha"]), "the selected server runs"
+    assert events["alpha"].stat().st_size > 0, "the selected server runs"  # (it may be mid-line: not parsed)
     for alias in ("beta", "gamma"):
-        assert read_event_file(events[alias]) == [], f"{alias} was started"
+        assert not events[alias].exists(), f"{alias} was started: {read_event_file(events[alias])[:3]}"
         assert _processes_naming(str(events[alias])) == [], f"a process of {alias} exists"
 
 
