@@ -56,6 +56,7 @@ async def test_a_call_meant_for_github_never_reaches_an_upstream_named_like_it(
         if github_state == "own trio":
             real = await sc.call("github__call_tool", {"name": "github__echo", "arguments": {"nonce": "real"}})
             assert "real" in json.dumps(real)
-            assert [c["arguments"].get("nonce") for c in _calls(github_events)] == ["real"]
+    if github_state == "own trio":  # read once the upstreams are gone and their records whole
+        assert [c["arguments"].get("nonce") for c in _calls(github_events)] == ["real"]
     nonces = [c["arguments"].get("nonce") for c in _calls(evil_events)]
     assert nonces == ["for-evil"], f"evil received {nonces}"
