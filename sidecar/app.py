@@ -45,11 +45,12 @@ async def run_stdio(config: SidecarConfig, redactor: Redactor) -> None:
     face = Face(config)
     async with asyncio.TaskGroup() as group:
         pool = group.create_task(face.pool.run(), name="upstream pool")
-        session = EngineSession(await open_stdout())
+        stdout = await open_stdout()
+        session = EngineSession(stdout.write, stdout.admits)
         face.sessions.append(session)
         jobs = Jobs()
         dispatcher = Dispatcher(face, session, jobs.spawn, redactor)
-        engine = group.create_task(serve_stdio(dispatcher.feed), name="engine stdin")
+        engine = group.create_task(serve_stdio(dispatcher.feed, stdout), name="engine stdin")
         signals = group.create_task(_signalled(), name="signals")
         try:
             await asyncio.wait((engine, signals), return_when=asyncio.FIRST_COMPLETED)

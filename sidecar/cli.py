@@ -155,10 +155,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if not args.http:
             from sidecar.servers.health import mountable
+            from sidecar.servers.selection import reaches
             from sidecar.upstream.spawn import start_early
 
             config = mountable(config)
-            start_early(config.servers)  # their start-up overlaps the rest of ours
+            # their start-up overlaps the rest of ours; what the bot cannot reach never starts
+            start_early(s for s in config.servers if reaches(config, s.alias))
         if args.http:
             from sidecar.app import run_http
 

@@ -91,3 +91,11 @@ def test_sign_in_costs_the_start_path_nothing() -> None:
     assert not {m for m in loaded if m.split(".")[0] in ("cryptography", "authlib", "joserfc")}
     assert {m for m in loaded if m.startswith("sidecar.upstream.oauth")} == {
         "sidecar.upstream.oauth", "sidecar.upstream.oauth.where"}
+
+
+def test_the_selection_cut_before_the_early_start_stays_light() -> None:
+    """The CLI asks `servers.selection` which servers to start early, before the rest of
+    the sidecar loads: it must not pull in the gate, the upstream pool or the fronts."""
+    code = "import sys, sidecar.servers.selection; print(' '.join(sorted(sys.modules)))"
+    loaded = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split())
+    assert not {m for m in loaded if m.split(".")[:2] in (["sidecar", "gate"], ["sidecar", "upstream"], ["sidecar", "front"])}

@@ -34,6 +34,7 @@ from sidecar.errors import INVALID_PARAMS, METHOD_NOT_FOUND, EngineInputError
 from sidecar.features import listable
 from sidecar.front.session import CAPABILITY_OF_REQUEST, EngineSession
 from sidecar.gate import QUERY_RESULT_TOOL, Gate
+from sidecar.servers.selection import reachable
 from sidecar.upstream import Connection, Pool, Upstream
 from sidecar.wire import UpstreamFrame
 
@@ -58,7 +59,8 @@ class Face:
         self.config = config
         self.name = config.face.name
         self.sessions: list[EngineSession] = []
-        self.pool = Pool(config.servers, self, self._upstream_changed, config.face.start_timeout_seconds)
+        # Only what the bot can reach is started: every surface then follows the selection.
+        self.pool = Pool(reachable(config), self, self._upstream_changed, config.face.start_timeout_seconds)
         self.catalog: Catalog = EMPTY_CATALOG
         self.listing: Listing = full_layout(EMPTY_CATALOG)
         self.plan = choose_layout(config, os.environ)
@@ -96,7 +98,7 @@ class Face:
         listings = [UpstreamListing(u.alias, u.listing.tools, u.listing.prompts, u.listing.tools_json)
                     for u in self.pool.listed()]
         listings = self.gate.trust.screen(listings)  # pinned definitions and the poisoning scan (issue 16)
-        bare = self.config.face.bare_names and len(self.pool.upstreams) == 1
+        bare = self.config.face.bare_names and len(self.config.servers) == 1
         budgets = self.config.budgets
         caps = ToolCaps(budgets.tool_description_chars, budgets.tool_schema_bytes)
         self.catalog = build_catalog(listings, name_budget(self.name), RESERVED_TOOL_NAMES, prefixed=not bare, caps=caps)

@@ -39,6 +39,7 @@ from sidecar.front.http_sessions import Exchange, HttpSession, SessionTable
 from sidecar.gate.held import CallerScope
 from sidecar.redact import Redactor
 from sidecar.upstream.handshake import HANDSHAKE_VERSIONS, MODERN_VERSION
+from sidecar.wire.outbox import FrameQueue
 from sidecar.wire import (
     FrameRejected,
     Notification,
@@ -254,12 +255,14 @@ class HttpFront:
             response = web.StreamResponse(status=200, headers=_SSE_HEADERS)
             await response.prepare(request)
             while (frame := await _next_or_ping(listen.frames, response)) is not None:
+                listen.written(frame)
                 await response.write(_event(frame))
             await response.write_eof()
             return response
         finally:
             self.listens.discard(listen)
             listen.close()
+            listen.frames.discard()
 
     # -- GET and DELETE -----------------------------------------------------------------
 
@@ -313,7 +316,7 @@ class HttpFront:
         await self.table.close_all()
 
 
-async def _next_or_ping(queue: asyncio.Queue[Any], response: web.StreamResponse) -> Any:
+async def _next_or_ping(queue: FrameQueue, response: web.StreamResponse) -> bytes | None:
     """The next frame; while none comes, a comment now and then keeps proxies and us honest."""
     while True:
         try:

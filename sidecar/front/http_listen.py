@@ -10,7 +10,6 @@ leaving it out of the acknowledgement) what it cannot honour: per-resource updat
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import msgspec
@@ -18,6 +17,7 @@ import msgspec
 from sidecar.front.face import Face
 from sidecar.front.session import EngineSession
 from sidecar.wire import RequestId, encode_notification, encode_result
+from sidecar.wire.outbox import FrameQueue, Shedding
 
 __all__ = ["Listen", "SUBSCRIPTION_KEY"]
 
@@ -46,12 +46,13 @@ class Listen:
         asked = wanted if isinstance(wanted, dict) else {}
         self.honoured = {key: True for key in KINDS if asked.get(key) is True}
         self.allowed = frozenset(KINDS[key] for key in self.honoured)
-        self.frames: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self.frames = FrameQueue(Shedding("a subscriptions/listen stream"))
         self.session = EngineSession(self._take)
         self.session.announced = True
+        self._pending: set[str] = set()  # kinds waiting in `frames`, not yet written
 
     def open(self) -> None:
-        self.frames.put_nowait(encode_notification("notifications/subscriptions/acknowledged", {
+        self.frames.put(encode_notification("notifications/subscriptions/acknowledged", {
             "notifications": self.honoured, "_meta": self._meta()}))
         self.face.sessions.append(self.session)
 
@@ -59,8 +60,16 @@ class Listen:
         """Leave the face; a graceful end gets the closing result."""
         if self.session in self.face.sessions:
             self.face.sessions.remove(self.session)
-            self.frames.put_nowait(encode_result(self.ident, {"_meta": self._meta(), "resultType": "complete"}))
-            self.frames.put_nowait(None)
+            self.frames.put(encode_result(self.ident, {"_meta": self._meta(), "resultType": "complete"}))
+            self.frames.put(None)
+
+    def written(self, frame: bytes) -> None:
+        """`frame` left for the engine: a later change of its kind is news again."""
+        try:
+            method = _method.decode(frame).method
+        except msgspec.DecodeError:
+            return
+        self._pending.discard(method or "")
 
     def _meta(self) -> dict[str, Any]:
         return {SUBSCRIPTION_KEY: self.ident}
@@ -70,6 +79,8 @@ class Listen:
             method = _method.decode(frame).method
         except msgspec.DecodeError:
             return
-        if method in self.allowed:
+        if method in self.allowed and method not in self._pending:
             assert method is not None
-            self.frames.put_nowait(encode_notification(method, {"_meta": self._meta()}))
+            # A change not yet written says all another would: one of each kind waits.
+            self._pending.add(method)
+            self.frames.offer(encode_notification(method, {"_meta": self._meta()}), method)

@@ -8,12 +8,15 @@ request carries its token; requests and log messages from upstreams go to the ne
 POST still streaming, else to the GET stream; everything else goes to the GET stream.
 Refuses an engine id already waiting in the same session (answered by the dispatcher
 rules, in that POST), and a new session past the cap.
+
+Every stream is a `FrameQueue` bounded in bytes: a client that opens a GET stream or an
+event-stream answer and never reads it gets its notifications dropped (counted) once the
+stream holds too much, and an upstream's request relayed to it refused; answers always
+go in (each is owed to a request the client sent). A GET stream not open yet keeps less.
 """
 
 from __future__ import annotations
 
-import asyncio
-import collections
 import secrets
 import time
 
@@ -25,10 +28,9 @@ from sidecar.front.jobs import Jobs
 from sidecar.front.session import EngineSession
 from sidecar.redact import Redactor
 from sidecar.wire import RequestId
+from sidecar.wire.outbox import IDLE_HARD_BYTES, FrameQueue, Shedding
 
 __all__ = ["Exchange", "HttpSession", "SessionTable", "new_session_id"]
-
-BACKLOG_FRAMES = 512  # frames kept for a GET stream not yet open; the oldest go first
 
 
 class _Head(msgspec.Struct):
@@ -55,16 +57,16 @@ class Exchange:
     def __init__(self, ids: list[RequestId], tokens: list[object]) -> None:
         self.waiting = set(ids)
         self.tokens = {t for t in tokens if t is not None}
-        self.frames: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self.frames = FrameQueue(Shedding("an HTTP client's answer stream"))
         self.streaming = False  # the answer is an event stream, so more than answers may go in
 
     def put(self, frame: bytes) -> None:
-        self.frames.put_nowait(frame)
+        self.frames.put(frame)
 
     def answered(self, ident: RequestId) -> None:
         self.waiting.discard(ident)
         if not self.waiting:
-            self.frames.put_nowait(None)  # the end of this exchange
+            self.frames.put(None)  # the end of this exchange
 
 
 class HttpSession:
@@ -73,12 +75,13 @@ class HttpSession:
     def __init__(self, face: Face, redactor: Redactor, ident: str | None = None) -> None:
         self.id = ident
         self.face = face
-        self.engine = EngineSession(self.send)
+        self.engine = EngineSession(self.send, self.admits)
         self.jobs = Jobs()
         self.dispatcher = Dispatcher(face, self.engine, self.jobs.spawn, redactor)
         self.last_seen = time.monotonic()
-        self.stream: asyncio.Queue[bytes] | None = None
-        self.backlog: collections.deque[bytes] = collections.deque(maxlen=BACKLOG_FRAMES)
+        # The GET stream's frames; they wait here, fewer, while no GET stream is open.
+        self.stream = FrameQueue(Shedding("an HTTP client's GET stream"))
+        self.stream_open = False
         self._by_id: dict[RequestId, Exchange] = {}
         self._by_token: dict[object, Exchange] = {}
         self._open: list[Exchange] = []
@@ -110,6 +113,7 @@ class HttpSession:
         for token in exchange.tokens:
             if self._by_token.get(token) is exchange:
                 del self._by_token[token]
+        exchange.frames.discard()  # what its client did not stay for
 
     # -- sidecar frames out -------------------------------------------------------------
 
@@ -121,16 +125,24 @@ class HttpSession:
         if head.method is None and head.id is not None:
             self._answer(head.id, frame)
         elif head.method == "notifications/progress":
-            self._to(self._by_token.get(self._token(head.params)) or self._newest(), frame)
+            self._to(self._by_token.get(self._token(head.params)) or self._newest(), frame, head.method)
         elif head.id is not None or head.method == "notifications/message":
-            self._to(self._newest(), frame)
+            self._to(self._newest(), frame, head.method if head.id is None else None)
         else:
-            self._to(None, frame)
+            self._to(None, frame, head.method)
+
+    def admits(self, method: str | None) -> bool:
+        """May a frame of `method` go now? Notifications are judged where they land (see
+        `send`); a request is judged here, where a refusal can still be answered."""
+        if method is not None:
+            return True
+        queue, hard = self._queue_for(self._newest())
+        return queue.admits(None, hard)
 
     def _answer(self, ident: RequestId, frame: bytes) -> None:
         exchange = self._by_id.pop(ident, None)
         if exchange is None:
-            self._to(None, frame)
+            self.stream.put(frame)
             return
         exchange.put(frame)
         exchange.answered(ident)
@@ -145,27 +157,30 @@ class HttpSession:
     def _newest(self) -> Exchange | None:
         return next((e for e in reversed(self._open) if e.streaming and e.waiting), None)
 
-    def _to(self, exchange: Exchange | None, frame: bytes) -> None:
+    def _queue_for(self, exchange: Exchange | None) -> tuple[FrameQueue, int | None]:
         if exchange is not None and exchange.streaming:
-            exchange.put(frame)
-        elif self.stream is not None:
-            self.stream.put_nowait(frame)
+            return exchange.frames, None
+        return self.stream, None if self.stream_open else IDLE_HARD_BYTES
+
+    def _to(self, exchange: Exchange | None, frame: bytes, method: str | None) -> None:
+        """A notification (its method) or a relayed request (None, admitted already)."""
+        queue, hard = self._queue_for(exchange)
+        if method is None:
+            queue.put(frame)
         else:
-            self.backlog.append(frame)
+            queue.offer(frame, method, hard)
 
     # -- the GET stream -----------------------------------------------------------------
 
-    def open_stream(self) -> asyncio.Queue[bytes] | None:
-        if self.stream is not None:
+    def open_stream(self) -> FrameQueue | None:
+        if self.stream_open:
             return None
-        self.stream = asyncio.Queue()
-        while self.backlog:
-            self.stream.put_nowait(self.backlog.popleft())
+        self.stream_open = True
         return self.stream
 
-    def close_stream(self, stream: asyncio.Queue[bytes]) -> None:
-        if self.stream is stream:
-            self.stream = None
+    def close_stream(self, stream: FrameQueue) -> None:
+        if self.stream is stream and self.stream_open:
+            self.stream_open = False
             self.last_seen = time.monotonic()
 
     # -- life -----------------------------------------------------------------------------
@@ -175,7 +190,7 @@ class HttpSession:
         return len(self.engine.in_flight)
 
     def idle_for(self, now: float) -> float:
-        if self.in_flight or self.stream is not None or self._open:
+        if self.in_flight or self.stream_open or self._open:
             return 0.0
         return now - self.last_seen
 
@@ -185,9 +200,11 @@ class HttpSession:
         if self.engine in self.face.sessions:
             self.face.sessions.remove(self.engine)
         for exchange in list(self._open):
-            exchange.frames.put_nowait(None)
-        if self.stream is not None:
-            self.stream.put_nowait(b"")  # wakes the GET writer, which then ends
+            exchange.frames.put(None)
+        if self.stream_open:
+            self.stream.put(b"")  # wakes the GET writer, which then ends
+        else:
+            self.stream.discard()
         await self.jobs.aclose()
 
 

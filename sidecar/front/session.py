@@ -13,6 +13,7 @@ from typing import Any
 
 import msgspec
 
+from sidecar.errors import INTERNAL_ERROR
 from sidecar.upstream import Connection
 from sidecar.wire import IdAllocator, RequestId, encode_notification, encode_request
 
@@ -26,9 +27,19 @@ CAPABILITY_OF_REQUEST = {
 }
 
 
+def _always(method: str | None) -> bool:
+    return True
+
+
 class EngineSession:
-    def __init__(self, send: Callable[[bytes], None]) -> None:
+    """`send` takes every frame toward the engine; `admit(method)` (None: a request) says
+    whether a notification or relayed request may go now, or the sink is too full and it
+    is dropped (notifications) or refused to the upstream (requests). Answers are never
+    asked about: they always go."""
+
+    def __init__(self, send: Callable[[bytes], None], admit: Callable[[str | None], bool] = _always) -> None:
         self.send = send
+        self.admit = admit
         self.protocol_version: str | None = None
         self.client_capabilities: dict[str, Any] = {}
         self.client_info: dict[str, Any] = {}
@@ -43,10 +54,13 @@ class EngineSession:
         return isinstance(self.client_capabilities.get(capability), dict)
 
     def notify(self, method: str, params: Any = None) -> None:
-        if self.announced:
+        if self.announced and self.admit(method):
             self.send(encode_notification(method, params))
 
     def relay_request(self, conn: Connection, upstream_id: int | str, method: str, params: msgspec.Raw) -> None:
+        if not self.admit(None):
+            conn.respond_error(upstream_id, INTERNAL_ERROR, f"the client is not reading what it is sent: {method} refused")
+            return
         ident = self.relayed.allocate((conn, upstream_id))
         self.send(encode_request(ident, method, params if params else None))
 

@@ -2,6 +2,11 @@
 
 Owns the two pipes. Reads are pushed straight into the dispatcher (no task per line);
 writes go to the stdout transport's buffer. Returns when stdin reaches EOF.
+
+An engine that stops reading stdout cannot grow the sidecar: what the stdout buffer
+holds decides whether a notification or relayed request still goes (`Shedding`), and
+past the hard mark the reading of stdin pauses until the buffer drains, so the answers
+still owed are only those to requests already read.
 """
 
 from __future__ import annotations
@@ -13,9 +18,10 @@ import stat
 import sys
 from collections.abc import Callable
 
-from sidecar.wire import LineFramer, Outbox
+from sidecar.wire import LineFramer, encode_notification
+from sidecar.wire.outbox import HARD_BYTES, Outbox, Shedding
 
-__all__ = ["serve_stdio", "ENGINE_LINE_CAP"]
+__all__ = ["serve_stdio", "open_stdout", "EngineStdout", "ENGINE_LINE_CAP"]
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +57,71 @@ class StdoutWriter:
             self.transport.write(frame)
 
 
+class _StdoutFlow(asyncio.Protocol):
+    """Stdout's flow control: past the high mark the engine's stdin stops being read."""
+
+    def __init__(self) -> None:
+        self.readers: list[asyncio.ReadTransport] = []
+        self.paused = False
+        self.pauses = 0
+        self.on_resume: Callable[[], None] = lambda: None
+
+    def pause_writing(self) -> None:
+        self.paused = True
+        self.pauses += 1
+        for reader in self.readers:
+            reader.pause_reading()
+        (log.warning if self.pauses == 1 else log.info)(
+            "the engine is not reading stdout: reading its requests is paused (%d times so far)", self.pauses)
+
+    def resume_writing(self) -> None:
+        self.paused = False
+        self.on_resume()
+        for reader in self.readers:
+            if not reader.is_closing():
+                reader.resume_reading()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.resume_writing()  # nobody will read what is left: let stdin reach its EOF
+
+
+class EngineStdout:
+    """What the session writes to: every frame, and whether a notification may go now."""
+
+    def __init__(self, write: Callable[[bytes], None], buffered: Callable[[], int],
+                 flow: _StdoutFlow | None = None) -> None:
+        self.write = write
+        self.buffered = buffered
+        self.flow = flow
+        self.shedding = Shedding("the engine on stdout")
+        self.owed: set[str] = set()  # list changes dropped: said once stdout drains
+        if flow is not None:
+            flow.on_resume = self._say_owed
+
+    def __call__(self, frame: bytes) -> None:
+        self.write(frame)
+
+    def admits(self, method: str | None) -> bool:
+        if self.shedding.admits(method, self.buffered()):
+            return True
+        if method is not None and method.endswith("/list_changed"):
+            self.owed.add(method)
+        return False
+
+    def _say_owed(self) -> None:
+        """A change the engine missed while it was not reading is news it still needs."""
+        owed, self.owed = sorted(self.owed), set()
+        for method in owed:
+            self.write(encode_notification(method))
+
+    def hold(self, reader: asyncio.ReadTransport) -> None:
+        """Pause `reader` while stdout is over its high mark."""
+        if self.flow is not None:
+            self.flow.readers.append(reader)
+            if self.flow.paused:
+                reader.pause_reading()
+
+
 def _is_stream(fd: int) -> bool:
     """Pipes, sockets and terminals get the event loop; regular files are read and written directly."""
     mode = os.fstat(fd).st_mode
@@ -63,25 +134,29 @@ def _write_all(fd: int, frame: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
-async def open_stdout() -> Callable[[bytes], None]:
+async def open_stdout() -> EngineStdout:
     loop = asyncio.get_running_loop()
     if not _is_stream(sys.stdout.fileno()):
         fd = sys.stdout.fileno()
-        return lambda frame: _write_all(fd, frame)
+        return EngineStdout(lambda frame: _write_all(fd, frame), lambda: 0)
     # A duplicate of fd 1, so closing the transport never closes the real stdout early.
     pipe = os.fdopen(os.dup(sys.stdout.fileno()), "wb", buffering=0)
-    transport, _ = await loop.connect_write_pipe(asyncio.Protocol, pipe)
-    return Outbox(StdoutWriter(transport), loop)
+    transport, flow = await loop.connect_write_pipe(_StdoutFlow, pipe)
+    transport.set_write_buffer_limits(high=HARD_BYTES, low=HARD_BYTES // 4)
+    outbox = Outbox(StdoutWriter(transport), loop)
+    return EngineStdout(outbox, lambda: transport.get_write_buffer_size() + outbox.queued_bytes, flow)
 
 
-async def serve_stdio(on_line: Callable[[bytes], None]) -> None:
-    """Feed stdin lines to `on_line` until EOF."""
+async def serve_stdio(on_line: Callable[[bytes], None], stdout: EngineStdout | None = None) -> None:
+    """Feed stdin lines to `on_line` until EOF (paused while `stdout` is too full)."""
     loop = asyncio.get_running_loop()
     if not _is_stream(sys.stdin.fileno()):
         await _serve_file(sys.stdin.fileno(), on_line)
         return
     pipe = os.fdopen(os.dup(sys.stdin.fileno()), "rb", buffering=0)
-    _, protocol = await loop.connect_read_pipe(lambda: _StdinProtocol(on_line), pipe)
+    transport, protocol = await loop.connect_read_pipe(lambda: _StdinProtocol(on_line), pipe)
+    if stdout is not None:
+        stdout.hold(transport)
     await protocol.closed
     if protocol.framer.oversized:
         log.warning("%d oversized lines from the engine were dropped", protocol.framer.oversized)

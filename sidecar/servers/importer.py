@@ -337,6 +337,7 @@ def _tidy(raw: str) -> str:
     """A name the rules accept: lowercase, `-` for anything else, a letter first, at most 32."""
     name = re.sub(r"[^a-z0-9_-]+", "-", raw.strip().lower())
     name = re.sub(r"-{2,}", "-", name).strip("-_")
+    name = re.sub(r"_{2,}", "_", name)  # `__` separates a server from its tools
     if name and not name[0].isalpha():
         name = f"mcp-{name}"
     return name[: rules.MAX_NAME].rstrip("-_") or "server"

@@ -37,6 +37,7 @@ __all__ = [
 ]
 
 MAX_NAME = 32
+SEPARATOR = "__"  # between a server's name and its tool's name
 _NAME = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
 # Names the platform's own tool surfaces use: a custom entry may never shadow them.
 RESERVED_NAMES = frozenset({
@@ -62,13 +63,19 @@ _CREDENTIAL_PARAMS = re.compile(
 
 
 def check_name(name: str, path: str = "", *, builtin: bool = False) -> None:
-    """Lowercase letters, digits, `_`, `-`; a letter first; at most 32; not a reserved name."""
+    """Lowercase letters, digits, `_`, `-`; a letter first; at most 32; no `__`; not a
+    reserved name."""
     where = path or f"mcpServers.{name}"
     if not _NAME.match(name):
         raise ConfigError(
             where, f"the name must start with a letter and hold only lowercase letters, digits, '_' or '-' "
             f"(at most {MAX_NAME})"
         )
+    if SEPARATOR in name:
+        # `files__b__x` would read as tool `b__x` of `files` or tool `x` of `files__b`:
+        # tool names and grant patterns must mean one server.
+        raise ConfigError(where, f"the name must not contain '{SEPARATOR}', which separates a server's name "
+                                 "from its tools' names")
     if name in RESERVED_NAMES and not builtin:
         raise ConfigError(where, f"the name '{name}' is kept for the sidecar's own tools")
 

@@ -1,30 +1,162 @@
-"""Coalesced writes: the first frame of a loop turn leaves at once; frames that follow it
-in the same turn are joined and leave together at the end of the turn.
+"""Frames on their way to the engine: coalesced writes, and the bound on every sink.
 
-A lone answer (a sequential call) pays no extra loop turn; under load, many answers
-ready in one turn cost one write instead of one each.
+`Outbox`: the first frame of a loop turn leaves at once; frames that follow it in the
+same turn are joined and leave together at the end of the turn. A lone answer (a
+sequential call) pays no extra loop turn; under load, many answers ready in one turn
+cost one write instead of one each.
+
+`Shedding` and `FrameQueue`: an engine that stops reading must not grow the sidecar.
+Every sink toward an engine (stdout, an HTTP session's GET stream, a POST's answer
+stream, a `subscriptions/listen` stream) is measured in bytes. Past a soft mark the
+chatter (progress and log messages) is dropped; past the hard mark every notification
+and every request an upstream relays is refused; answers to the engine's own requests
+always go in. What bounds those answers is the engine itself: each is owed to a request
+it sent, and a sink that is full stops the reading of new requests where it can (stdio)
+or sees each answer only once its request arrived (HTTP). Drops are counted per sink and
+logged as a warning at the 1st, 10th, 100th... drop.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
+import logging
 from collections.abc import Callable
 
-__all__ = ["Outbox"]
+__all__ = [
+    "CHATTER",
+    "HARD_BYTES",
+    "IDLE_HARD_BYTES",
+    "SOFT_BYTES",
+    "TOTAL_BYTES",
+    "FrameQueue",
+    "Outbox",
+    "Shedding",
+    "queued_total",
+]
+
+log = logging.getLogger(__name__)
+
+SOFT_BYTES = 1 << 20  # past this, progress and log messages toward a sink are dropped
+HARD_BYTES = 4 << 20  # past this, every notification and relayed request is refused
+IDLE_HARD_BYTES = 256 << 10  # a GET stream nobody opened yet keeps at most this much
+TOTAL_BYTES = 32 << 20  # all queues of the process together, for notifications
+CHATTER = frozenset({"notifications/progress", "notifications/message"})
+
+_total = [0]  # bytes held by every FrameQueue of the process
+
+
+def queued_total() -> int:
+    return _total[0]
+
+
+class Shedding:
+    """The rule for one sink: may one more frame of `method` (None: a request) go in,
+    given what the sink holds already? Counts what it refuses."""
+
+    __slots__ = ("where", "soft", "hard", "dropped", "_warn_at")
+
+    def __init__(self, where: str, soft: int = SOFT_BYTES, hard: int = HARD_BYTES) -> None:
+        self.where = where
+        self.soft = soft
+        self.hard = hard
+        self.dropped: collections.Counter[str] = collections.Counter()
+        self._warn_at = 1
+
+    def fits(self, method: str | None, held: int, hard: int | None = None) -> bool:
+        """Whether it would go in (nothing counted)."""
+        limit = min(self.soft, hard or self.soft) if method in CHATTER else (hard or self.hard)
+        return held < limit and _total[0] < TOTAL_BYTES
+
+    def admits(self, method: str | None, held: int, hard: int | None = None) -> bool:
+        """Whether it goes in; a refusal is counted as a drop."""
+        if self.fits(method, held, hard):
+            return True
+        self.dropped[method or "request"] += 1
+        total = sum(self.dropped.values())
+        if total >= self._warn_at:
+            self._warn_at *= 10
+            kinds = ", ".join(f"{n} {kind}" for kind, n in self.dropped.most_common(4))
+            log.warning("%s is not reading fast enough: %d frames toward it dropped so far (%s)",
+                        self.where, total, kinds)
+        return False
+
+
+class FrameQueue:
+    """Frames toward one engine stream, in order, measured in bytes. `put` always takes
+    the frame (answers, and `None` or `b""` as end markers); `offer` takes a notification
+    or relayed request only if the sink's `Shedding` admits it."""
+
+    def __init__(self, shedding: Shedding) -> None:
+        self.shedding = shedding
+        self.bytes = 0
+        self._frames: collections.deque[bytes | None] = collections.deque()
+        self._ready = asyncio.Event()
+        self._owed: dict[str, bytes] = {}  # list changes shed: they go once the queue drains
+
+    def __len__(self) -> int:
+        return len(self._frames)
+
+    def put(self, frame: bytes | None) -> None:
+        size = len(frame) if frame else 0
+        self.bytes += size
+        _total[0] += size
+        self._frames.append(frame)
+        self._ready.set()
+
+    def admits(self, method: str | None, hard: int | None = None) -> bool:
+        return self.shedding.admits(method, self.bytes, hard)
+
+    def offer(self, frame: bytes, method: str | None, hard: int | None = None) -> bool:
+        if not self.admits(method, hard):
+            if method is not None and method.endswith("/list_changed"):
+                self._owed[method] = frame  # a missed change is still news: one of each kind
+            return False
+        self.put(frame)
+        return True
+
+    def get_nowait(self) -> bytes | None:
+        frame = self._frames.popleft()
+        size = len(frame) if frame else 0
+        self.bytes -= size
+        _total[0] -= size
+        if not self._frames and self._owed and frame:
+            owed, self._owed = self._owed, {}
+            for late in owed.values():
+                self.put(late)
+        if not self._frames:
+            self._ready.clear()
+        return frame
+
+    async def get(self) -> bytes | None:
+        """The next frame; safe to cancel (a frame is taken only when it is returned)."""
+        while not self._frames:
+            await self._ready.wait()
+        return self.get_nowait()
+
+    def discard(self) -> None:
+        """Forget every frame (the stream is gone for good); the bytes are given back."""
+        _total[0] -= self.bytes
+        self.bytes = 0
+        self._frames.clear()
+        self._owed.clear()
+        self._ready.clear()
 
 
 class Outbox:
-    __slots__ = ("_write", "_queued", "_loop", "_turn_open")
+    __slots__ = ("_write", "_queued", "_loop", "_turn_open", "queued_bytes")
 
     def __init__(self, write: Callable[[bytes], None], loop: asyncio.AbstractEventLoop) -> None:
         self._write = write
         self._queued: list[bytes] = []
         self._loop = loop
         self._turn_open = False
+        self.queued_bytes = 0
 
     def __call__(self, frame: bytes) -> None:
         if self._turn_open:
             self._queued.append(frame)
+            self.queued_bytes += len(frame)
             return
         self._turn_open = True
         self._loop.call_soon(self.flush)
@@ -33,5 +165,6 @@ class Outbox:
     def flush(self) -> None:
         self._turn_open = False
         queued, self._queued = self._queued, []
+        self.queued_bytes = 0
         if queued:
             self._write(queued[0] if len(queued) == 1 else b"".join(queued))

@@ -79,18 +79,21 @@ def test_direct_only_tools_stay_listed_and_are_refused_through_use_tool() -> Non
     for own in DIRECT_ONLY:
         exposed = f"agents__{own}"
         assert exposed in listed_names(listing) and exposed in listing.direct_only
-        for name in (own, exposed):
-            refusal = resolve_meta_call(listing, "use_tool", {"name": name, "arguments": {"text": "hi"}})
-            assert isinstance(refusal, str) and "call it directly" in refusal and exposed in refusal
+        refusal = resolve_meta_call(listing, "use_tool", {"name": exposed, "arguments": {"text": "hi"}})
+        assert isinstance(refusal, str) and "call it directly" in refusal and exposed in refusal
+        # the upstream's own name is no alias (issue 12, class 5): unknown, like any other
+        assert resolve_meta_call(listing, "use_tool", {"name": own}) == f"unknown tool '{own}' at params.arguments.name"
 
 
-def test_use_tool_takes_the_own_name_too_and_listed_tools_run_through_it() -> None:
+def test_use_tool_takes_only_visible_names_and_listed_tools_run_through_it() -> None:
     listing = faces.listing("team", "bridged")
-    assert resolve_meta_call(listing, "use_tool", {"name": "list_triggers"}) == ("agents__list_triggers", {})
+    assert resolve_meta_call(listing, "use_tool", {"name": "agents__list_triggers"}) == ("agents__list_triggers", {})
+    assert resolve_meta_call(listing, "use_tool", {"name": "list_triggers"}) == (
+        "unknown tool 'list_triggers' at params.arguments.name")
     assert resolve_meta_call(listing, "use_tool", {"name": "agents__list_bots", "arguments": None}) == (
         "agents__list_bots", {})
     assert resolve_meta_call(listing, "use_tool", {"name": "x", "arguments": '{"a": 1}'}) == "unknown tool 'x' at params.arguments.name"
-    assert resolve_meta_call(listing, "use_tool", {"name": "list_triggers", "arguments": '{"a": 1}'}) == (
+    assert resolve_meta_call(listing, "use_tool", {"name": "agents__list_triggers", "arguments": '{"a": 1}'}) == (
         "agents__list_triggers", {"a": 1})
 
 
@@ -150,7 +153,8 @@ def test_an_upstream_tool_named_like_a_meta_tool_is_renamed_when_the_catalog_is_
                             LayoutPlan(bridged=True, cap=5))
     names = listed_names(listing)
     assert names[-2:] == ["find_tool", "use_tool"] and len(names) == len(set(names))
-    assert resolve_meta_call(listing, "use_tool", {"name": "find_tool"}) == (catalog.tools[0].exposed, {})
+    assert resolve_meta_call(listing, "use_tool", {"name": catalog.tools[0].exposed}) == (catalog.tools[0].exposed, {})
+    assert isinstance(resolve_meta_call(listing, "use_tool", {"name": "find_tool"}), str)
     assert catalog.tools[0].exposed.startswith("find_tool_")
 
 
@@ -257,7 +261,7 @@ def test_trio_names_never_collide_with_catalog_tools() -> None:
     assert all(PROVIDER_NAME.match(n) and len(n) <= 54 for n in meta)
     search = next(n for n in meta if listing.meta[n].kind == "search_tools")
     assert search.startswith("big__search_tools_")  # the catalog's own big__search_tools keeps its name
-    assert resolve_meta_call(listing, meta[2], {"name": "search_tools"}) == ("big__search_tools", {})
+    assert resolve_meta_call(listing, meta[2], {"name": "big__search_tools"}) == ("big__search_tools", {})
 
 
 def test_direct_only_tools_of_a_big_server_stay_listed_beside_its_trio() -> None:
@@ -265,7 +269,7 @@ def test_direct_only_tools_of_a_big_server_stay_listed_beside_its_trio() -> None
     traits = [UpstreamTraits("big", "http", direct_only=("t7",))]
     listing = build_listing(catalog, traits, LayoutPlan(trio=frozenset({"http"})))
     assert listed_names(listing)[0] == "big__t7" and len(listing.tools) == 4
-    refusal = resolve_meta_call(listing, "big__call_tool", {"name": "t7"})
+    refusal = resolve_meta_call(listing, "big__call_tool", {"name": "big__t7"})
     assert isinstance(refusal, str) and "call it directly" in refusal
 
 

@@ -68,9 +68,9 @@ async def test_the_trio_for_a_big_server_and_its_call_path(raw_sidecar, write_co
         assert not any(n.startswith("big__filler") for n in names)
         found = await sc.call("big__search_tools", {"query": "echo the nonce"})
         assert "echo" in json.dumps(found["result"])
-        described = await sc.call("big__describe_tool", {"name": "echo"})
+        described = await sc.call("big__describe_tool", {"name": "big__echo"})
         assert "nonce" in json.dumps(described["result"])
-        through = await sc.call("big__call_tool", {"name": "echo", "arguments": {"nonce": "n1"}})
+        through = await sc.call("big__call_tool", {"name": "big__echo", "arguments": {"nonce": "n1"}})
         direct = await sc.call("big__echo", {"nonce": "n1"})
         assert result_of(through) == result_of(direct)
 

@@ -157,12 +157,13 @@ async def test_a_held_tool_behind_a_trio_says_it_is_held(raw_sidecar, write_conf
     async with raw_sidecar(config) as sc:
         await sc.initialize()
         await sc.wait_for_tools(["s__call_tool"])
-        assert "ran t7" in (await sc.call("s__call_tool", {"name": "t7", "arguments": {}}))["result"]["content"][0]["text"]
+        # a trio runs its tools by their visible names only (issue 12, class 5)
+        assert "ran t7" in (await sc.call("s__call_tool", {"name": "s__t7", "arguments": {}}))["result"]["content"][0]["text"]
         many.write_text(json.dumps([*tools[:7], tool("t7", "Tool number 7, changed.", x="A value."), *tools[8:]]))
-        await sc.call("s__call_tool", {"name": "reload_tools", "arguments": {}})
+        await sc.call("s__call_tool", {"name": "s__reload_tools", "arguments": {}})
         with anyio.fail_after(10):
             while True:
-                answer = await sc.call("s__call_tool", {"name": "t7", "arguments": {}})
+                answer = await sc.call("s__call_tool", {"name": "s__t7", "arguments": {}})
                 words = answer["result"]["content"][0]["text"]
                 if "ran t7" not in words:
                     break

@@ -33,6 +33,11 @@ Tools (arguments in braces; all are listed by tools/list):
     error {code?, message?}    a JSON-RPC error answer
     tool_error {message?}      an isError result
     pid {}                     this process's pid
+    spew {method, count, bytes?, per_second?, nonce?}   (listed with the `spew` option)
+                               `count` notifications of `method` (message, progress (needs a
+                               progressToken), resources/updated, tools/list_changed, or any),
+                               each padded to about `bytes`, at most `per_second` a second (0: as
+                               fast as the pipe takes them), then the nonce; records `spewed`
 
 `record=FILE` appends one JSON line per event: start (pid, argv), every frame received
 (raw text, or an error for undecodable input), every frame sent (its id and method),
@@ -89,6 +94,7 @@ OPTIONS: dict[str, tuple[Any, Callable[[str], Any], str]] = {
     "linger": (0.0, float, "after stdin EOF, stay alive this many seconds before exiting"),
     "ignore-sigterm": (False, _flag, "ignore SIGTERM (and SIGINT)"),
     "no-capabilities": (False, _flag, "declare no capabilities at all"),
+    "spew": (False, _flag, "list the spew tool (a flood of notifications on demand)"),
 }
 
 GARBAGE: list[bytes] = [
@@ -258,6 +264,9 @@ class FaultServer:
             ("tool_error", "An isError result.", obj({"message": st})),
             ("pid", "This process's pid.", obj({})),
         ]
+        if self.o["spew"]:
+            spew = {"method": st, "count": integer, "bytes": integer, "per_second": num, "nonce": st}
+            spec.append(("spew", "A flood of notifications of one kind.", obj(spew, ["method", "count"])))
         out = [{"name": n, "description": d, "inputSchema": s} for n, d, s in spec]
         for i in range(self.o["filler-tools"]):
             out.append(
@@ -462,6 +471,35 @@ class FaultServer:
             self.extra_tools.append(f"late_tool_{answered}")
             self.notify("notifications/tools/list_changed")
 
+    def spew(self, method: str, count: int, size: int, per_second: float, token: Any) -> int:
+        """Write `count` notifications in batches of pre-encoded lines (a flood, not a loop
+        of sends); pace them to `per_second` when given."""
+        pad = "x" * max(size - 120, 0)
+        if method == "notifications/progress":
+            if token is None:
+                return 0
+            params: dict[str, Any] = {"progressToken": token, "progress": 1, "message": pad}
+        elif method == "notifications/message":
+            params = {"level": "info", "logger": "spew", "data": pad}
+        elif method == "notifications/resources/updated":
+            params = {"uri": f"spew://{pad}"}
+        else:
+            params = {"pad": pad} if pad else {}
+        line = json.dumps({"jsonrpc": "2.0", "method": method, "params": params}, separators=(",", ":")).encode() + b"\n"
+        batch = max(1, min(count, (1 << 20) // len(line), int(per_second / 20) if per_second else count))
+        started, sent = time.monotonic(), 0
+        while sent < count:
+            n = min(batch, count - sent)
+            with self.out_lock:
+                self.write_raw(line * n)
+            sent += n
+            if per_second:
+                ahead = sent / per_second - (time.monotonic() - started)
+                if ahead > 0:
+                    time.sleep(ahead)
+        self.record("spewed", method=method, count=sent, bytes=sent * len(line))
+        return sent
+
     def text(self, s: str, **extra: Any) -> dict[str, Any]:
         return {"result": {"content": [{"type": "text", "text": s}], **extra}}
 
@@ -563,6 +601,10 @@ class FaultServer:
             return self.text(str(args.get("message", "tool failed")), isError=True)
         if name == "pid":
             return self.text(str(os.getpid()))
+        if name == "spew":
+            sent = self.spew(str(args["method"]), int(args["count"]), int(args.get("bytes", 0)),
+                             float(args.get("per_second", 0)), token)
+            return self.text(str(args.get("nonce", sent)))
         return {"error": {"code": -32602, "message": f"Unknown tool: {name}"}}
 
 

@@ -33,8 +33,9 @@ class MetaTool(msgspec.Struct, frozen=True):
 
     `targets` maps every name the model may pass (for `use_tool`/`call_tool`) or ask about
     (for `describe_tool`) to the catalog entry's engine-visible name; find/search tools
-    search those same entries, through `index` (built on the first query). A name may be
-    given as the engine-visible one or, where it is unambiguous, as the upstream's own.
+    search those same entries, through `index` (built on the first query). Only the
+    engine-visible name counts: an upstream's own name is never an alias (it could be
+    another server's visible name).
     `directOnly` tools are in the targets of the call tools so that they can be refused
     by name ("call it directly") rather than reported unknown.
     """

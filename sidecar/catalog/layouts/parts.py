@@ -8,7 +8,6 @@ whole). No I/O.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -41,15 +40,13 @@ def whole_part(entries: Sequence[CatalogEntry], builtin: bool, direct: Iterable[
 
 
 def name_targets(entries: Iterable[CatalogEntry]) -> dict[str, str]:
-    """Every name that means one of `entries`: its engine-visible name, and its upstream's
-    own name where no other entry is called that (by either name)."""
-    chosen = list(entries)
-    targets = {e.exposed: e.exposed for e in chosen}
-    own = Counter(e.name for e in chosen)
-    for entry in chosen:
-        if own[entry.name] == 1 and entry.name not in targets:
-            targets[entry.name] = entry.exposed
-    return targets
+    """The names that mean one of `entries`: their engine-visible names, and nothing else.
+
+    An upstream's own tool name is never an alias: an upstream may call a tool
+    `github__create_issue`, and a call meant for the real `github` server (still
+    starting, behind another trio, or not granted) must never reach it.
+    """
+    return {e.exposed: e.exposed for e in entries}
 
 
 def schema(properties: dict[str, Any], required: Sequence[str]) -> dict[str, Any]:
