@@ -12,6 +12,7 @@ import asyncio
 import logging
 import os
 import signal
+from typing import Any
 
 from sidecar.concurrency import Jobs, finish
 from sidecar.config import SidecarConfig
@@ -81,6 +82,8 @@ async def run_http(config: SidecarConfig, options: argparse.Namespace, redactor:
     redactor.add(secret for server in config.servers for secret in server_secrets(server))
     face = Face(mountable(config))
     front = HttpFront(face, redactor, settings)
+    if config.metrics.enabled:
+        _attach_metrics(front)
     listener = Listener(front.app(), settings)
     try:
         port = await listener.start()
@@ -100,6 +103,15 @@ async def run_http(config: SidecarConfig, options: argparse.Namespace, redactor:
                 await front.table.close_all()
                 await listener.close()
             group.cancel_scope.cancel()
+
+
+def _attach_metrics(front: Any) -> None:
+    try:
+        from sidecar.front.metrics import FrontMetrics, MetricsSource
+    except ImportError:
+        raise SystemExit("omb-sidecar: metrics.enabled needs prometheus_client (pip install 'omb-sidecar[metrics]')") from None
+    front.metrics = FrontMetrics()
+    front.metrics.watch(MetricsSource(front.face, lambda: len(front.table.sessions)))
 
 
 async def _wait_for_signal() -> None:

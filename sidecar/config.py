@@ -31,6 +31,9 @@ __all__ = [
     "Data",
     "Face",
     "Features",
+    "Health",
+    "Metrics",
+    "Store",
     "Organization",
     "OAuthApp",
     "OAuthStore",
@@ -161,6 +164,28 @@ class OAuthStore(msgspec.Struct, rename="camel", frozen=True):
     key_env: str | None = None  # an environment variable holding the base64 key instead
 
 
+class Metrics(msgspec.Struct, rename="camel", frozen=True):
+    """`GET /metrics` on the HTTP front (Prometheus text; the `[metrics]` extra)."""
+
+    enabled: bool = False
+
+
+class Health(msgspec.Struct, rename="camel", frozen=True):
+    """The health schedule a long-lived front runs (seconds between checks)."""
+
+    schedule: bool = True  # off: the HTTP front runs no checks of its own
+    retry_failed_seconds: float = 30 * 60
+    recheck_started_seconds: float = 6 * 60 * 60
+
+
+class Store(msgspec.Struct, rename="camel", frozen=True):
+    """Where held results live: in the process (no url), or in Redis shared by replicas."""
+
+    url: str | None = None  # redis://host:port/db (rediss:// for TLS); its password is a secret
+    prefix: str = "omb:"
+    timeout_seconds: float = 2.0  # one store operation, at most
+
+
 class ServerConfig(msgspec.Struct, rename="camel", frozen=True):
     """One upstream entry, in the shape Claude Code, Cursor and Claude Desktop write."""
 
@@ -228,6 +253,9 @@ class SidecarConfig(msgspec.Struct, frozen=True):
     organization: Organization = Organization()
     data: Data = Data()
     oauth: OAuthStore = OAuthStore()
+    metrics: Metrics = Metrics()
+    health: Health = Health()
+    store: Store = Store()
     servers: tuple[ServerConfig, ...] = ()
     skipped: tuple[tuple[str, str], ...] = ()
     source: str | None = None  # the file it was read from, when it was read from one
@@ -247,6 +275,9 @@ _SECTIONS: dict[str, type[msgspec.Struct]] = {
     "organization": Organization,
     "data": Data,
     "oauth": OAuthStore,
+    "metrics": Metrics,
+    "health": Health,
+    "store": Store,
 }
 
 

@@ -34,12 +34,13 @@ from sidecar.gate.trust import Trust
 from sidecar.redact import Redactor
 from sidecar.upstream import Pool
 
-__all__ = ["Gate", "Stage", "Next", "QUERY_RESULT", "QUERY_RESULT_TOOL", "compose"]
+__all__ = ["Gate", "Observer", "Stage", "Next", "QUERY_RESULT", "QUERY_RESULT_TOOL", "compose"]
 
 log = logging.getLogger(__name__)
 
 Next = Callable[[ToolCall], Awaitable[ToolCall]]
 Stage = Callable[[ToolCall, Next], Awaitable[ToolCall]]
+Observer = Callable[[ToolCall], None]  # sees each finished call in the record stage (metrics, traces)
 QUERY_RESULT = "query_result"
 QUERY_RESULT_TOOL: dict[str, Any] = {
     "name": QUERY_RESULT,
@@ -102,13 +103,20 @@ class Gate:
         self._smallest_budget = min(budgets)
         self.confirm: Any = None  # the confirmation stage, made on the first call that needs it
         self.trust = Trust(config.servers, self.audit, _pin_store(config), config.bot.id, config.face.name)
+        self.observers: list[Observer] = []
+        self._entry = compose(self.stages())
+
+    def observe(self, observer: Observer) -> None:
+        """Add a watcher of finished calls; the record stage joins the chain only now, so a
+        gate nobody watches pays nothing for it."""
+        self.observers.append(observer)
         self._entry = compose(self.stages())
 
     def stages(self) -> list[Stage]:
         """The chain in order; a stage with nothing to decide for this config is left out,
         so the hot path pays only for what is switched on."""
         chain: list[Stage] = []
-        if self.audit.path is not None or log.isEnabledFor(logging.DEBUG):
+        if self.audit.path is not None or self.observers or log.isEnabledFor(logging.DEBUG):
             chain.append(self.record)
         chain.append(self.resolve)
         if self.grant.restricts:
@@ -305,6 +313,11 @@ class Gate:
         })
         if log.isEnabledFor(logging.DEBUG):
             log.debug("call %s -> %s %s %s in %.1f ms", call.name, call.ran, call.outcome, call.charge, call.seconds * 1000)
+        for observer in self.observers:
+            try:
+                observer(call)
+            except Exception:  # a watcher's bug must not change the call's answer
+                log.warning("a call observer failed", exc_info=log.isEnabledFor(logging.DEBUG))
         return call
 
 
