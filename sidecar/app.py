@@ -94,6 +94,10 @@ async def run_http(config: SidecarConfig, options: argparse.Namespace, redactor:
     async with anyio.create_task_group() as group:
         group.start_soon(face.pool.run, name="upstream pool")
         group.start_soon(front.expire_idle, name="idle sessions")
+        if config.health.schedule:
+            from sidecar.front.health_schedule import HealthSchedule
+
+            group.start_soon(HealthSchedule(face, config).run, name="health schedule")
         try:
             await _wait_for_signal()
             await front.drain()
