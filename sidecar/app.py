@@ -80,6 +80,10 @@ async def run_http(config: SidecarConfig, options: argparse.Namespace, redactor:
         raise SystemExit(f"omb-sidecar: {exc}") from None
     redactor.add([*settings.tokens, *proxy_secrets(os.environ)])
     redactor.add(secret for server in config.servers for secret in server_secrets(server))
+    if config.gateway.bots:
+        from sidecar.front.gateway import serve_gateway
+
+        return await serve_gateway(config, options, redactor, settings, _wait_for_signal)
     face = Face(mountable(config))
     front = HttpFront(face, redactor, settings)
     if config.metrics.enabled:

@@ -43,10 +43,16 @@ _REFUSING = frozenset({"deny", "confirm", "refuse"})
 
 @dataclass
 class MetricsSource:
-    """One face behind the front, and how to count its open sessions."""
+    """One face behind the front, how to count its open sessions, and its label (the
+    face's name; a gateway labels each bot's face by the bot's id)."""
 
     face: Face
     sessions: Callable[[], int]
+    name: str = ""
+
+    @property
+    def label(self) -> str:
+        return self.name or self.face.name
 
 
 def outcome_of(call: ToolCall) -> str:
@@ -81,7 +87,7 @@ class FrontMetrics:
         """Count `source`'s calls from now on."""
         if source not in self.sources:
             self.sources.append(source)
-        source.face.gate.observe(self._observer(source.face.name))
+        source.face.gate.observe(self._observer(source.label))
 
     def _observer(self, face: str) -> Callable[[ToolCall], None]:
         calls, duration = self.calls, self.duration
@@ -141,16 +147,16 @@ class _Families:
 
 
 def _fill(families: _Families, source: MetricsSource) -> None:
-    face = source.face
+    face, label = source.face, source.label
     held = face.gate.held
     for upstream in face.pool:
         for state in STATES:
-            families.state.add_metric([face.name, upstream.alias, state], 1.0 if upstream.state == state else 0.0)
-        families.restarts.add_metric([face.name, upstream.alias], float(upstream.restarts))
-        families.held.add_metric([face.name, upstream.alias], float(held.held_bytes(upstream.alias)))
-    families.held.add_metric([face.name, OWN], float(held.held_bytes(OWN)))
-    families.sessions.add_metric([face.name], float(source.sessions()))
-    families.dropped.add_metric([face.name], float(sum(_dropped(s) for s in face.sessions)))
+            families.state.add_metric([label, upstream.alias, state], 1.0 if upstream.state == state else 0.0)
+        families.restarts.add_metric([label, upstream.alias], float(upstream.restarts))
+        families.held.add_metric([label, upstream.alias], float(held.held_bytes(upstream.alias)))
+    families.held.add_metric([label, OWN], float(held.held_bytes(OWN)))
+    families.sessions.add_metric([label], float(source.sessions()))
+    families.dropped.add_metric([label], float(sum(_dropped(s) for s in face.sessions)))
 
 
 def _dropped(session: Any) -> int:
