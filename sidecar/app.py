@@ -86,6 +86,8 @@ async def run_http(config: SidecarConfig, options: argparse.Namespace, redactor:
         return await serve_gateway(config, options, redactor, settings, _wait_for_signal)
     face = Face(mountable(config))
     front = HttpFront(face, redactor, settings)
+    if config.store.url:
+        share_store(face, config, settings.token)
     if config.metrics.enabled:
         _attach_metrics(front)
     listener = Listener(front.app(), settings)
@@ -111,6 +113,18 @@ async def run_http(config: SidecarConfig, options: argparse.Namespace, redactor:
                 await front.table.close_all()
                 await listener.close()
             group.cancel_scope.cancel()
+
+
+def share_store(face: Face, config: SidecarConfig, token: str) -> None:
+    """Held results of the face's stateless callers go to `store.url` (shared by replicas
+    serving the same bot with the same bearer)."""
+    from sidecar.errors import ConfigError
+    from sidecar.gate.store import owner_of_identity, share_held
+
+    try:
+        face.stateless_scope = share_held(face.gate, config.store, owner_of_identity(config.bot.id, face.name, token))
+    except ConfigError as exc:
+        raise SystemExit(f"omb-sidecar: {exc.message}") from None
 
 
 def _attach_metrics(front: Any) -> None:

@@ -187,6 +187,7 @@ class Store(msgspec.Struct, rename="camel", frozen=True):
     url: str | None = None  # redis://host:port/db (rediss:// for TLS); its password is a secret
     prefix: str = "omb:"
     timeout_seconds: float = 2.0  # one store operation, at most
+    ttl_seconds: float = 3600.0  # a shared held result lives this long (no session ends it)
 
 
 class GatewayBot(msgspec.Struct, rename="camel", frozen=True):

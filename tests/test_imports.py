@@ -17,6 +17,7 @@ FORBIDDEN = {
     "upstream": {"front", "gate", "catalog", "app", "cli"},
     "errors": {"front", "catalog", "gate", "upstream", "wire", "app"},
     "config": {"front", "catalog", "gate", "upstream", "wire", "app"},
+    "store": {"front", "catalog", "upstream", "app", "cli"},
 }
 
 

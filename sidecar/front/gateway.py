@@ -26,6 +26,7 @@ from aiohttp import web
 from sidecar.config import SidecarConfig
 from sidecar.errors import ConfigError
 from sidecar.front.face import Face
+from sidecar.gate.store import owner_of_identity, share_held
 from sidecar.front.health_schedule import HealthSchedule
 from sidecar.front.http import HttpFront, _refuse
 from sidecar.front.http_guard import HostRule, bearer_matches
@@ -52,6 +53,9 @@ class Gateway:
             redactor.add([token])
             bot_config = self.configs[bot.id] = for_bot(config, bot)
             face = Face(mountable(bot_config))
+            if config.store.url:
+                owner = owner_of_identity(bot.id, face.name, token)
+                face.stateless_scope = share_held(face.gate, config.store, owner)
             self.fronts[bot.id] = HttpFront(face, redactor, dataclasses.replace(settings, token=token))
         if config.metrics.enabled:
             self._attach_metrics()

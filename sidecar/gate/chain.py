@@ -28,6 +28,7 @@ from sidecar.gate.call import ToolCall
 from sidecar.gate.grants import Grant
 from sidecar.gate.held import HeldStore
 from sidecar.gate.policy import CallView, Decision, PolicyEngine
+from sidecar.gate.store import SharedHeldStore
 from sidecar.gate.query import QueryLimits
 from sidecar.gate.route import answer_locally, answer_redactor, route_upstream, tool_error, unknown_tool
 from sidecar.gate.trust import Trust
@@ -93,7 +94,7 @@ class Gate:
         self.listing: Listing = full_layout(EMPTY_CATALOG)
         self.grant = Grant(config.bot.selection, config.grants)
         self.policy = PolicyEngine(config.policy)
-        self.held = HeldStore(config.budgets.held_bytes_per_server)
+        self.held: HeldStore | SharedHeldStore = HeldStore(config.budgets.held_bytes_per_server)
         self.audit = audit or AuditLog(config.audit)
         self.limits = QueryLimits(config.budgets.query_seconds, config.budgets.query_depth)
         self.servers: dict[str, ServerConfig] = {s.alias: s for s in config.servers}
@@ -288,7 +289,22 @@ class Gate:
             charged = charge_result(raw, budget, self.config.budgets.binary_bytes, hold)
         call.result, call.charge, call.handle = charged.result, charged.kind, charged.handle
         call.bytes_in, call.bytes_out = charged.bytes_in, charged.bytes_out
+        if call.handle is not None:
+            await self._settle(call)
         return call
+
+    async def _settle(self, call: ToolCall) -> None:
+        """A shared store writes the held payload now; when it cannot, the model gets a
+        clear error in place of the shape (the payload is never shown whole)."""
+        from sidecar.gate.store import StoreUnavailable
+
+        assert call.handle is not None
+        try:
+            await self.held.settle(call.handle)
+        except StoreUnavailable as exc:
+            call.handle, call.charge = None, "store_down"
+            call.result = tool_error(f"The result was too large to show and could not be held: {exc.message}")
+            call.bytes_out = len(call.result)
 
     async def call(self, call: ToolCall, call_next: Next) -> ToolCall:
         try:

@@ -136,10 +136,13 @@ def need(binary: str) -> str:
 
 
 @asynccontextmanager
-async def open_redis(tmp_path: Path, port: int | None = None) -> AsyncIterator[tuple[int, anyio.abc.Process]]:
+async def open_redis(tmp_path: Path, port: int | None = None,
+                     password: str = "") -> AsyncIterator[tuple[int, anyio.abc.Process]]:
     port = port or free_port()
     argv = [need("redis-server"), "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
             "--dir", str(tmp_path), "--protected-mode", "yes"]
+    if password:
+        argv += ["--requirepass", password]
     process = await anyio.open_process(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                        env=child_env(), start_new_session=True)
     try:
