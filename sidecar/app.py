@@ -44,6 +44,7 @@ async def run_stdio(config: SidecarConfig, redactor: Redactor) -> None:
     """Serve one engine on stdin/stdout until it goes away. `config` is already the
     mountable one, its stdio upstreams perhaps started early (see the CLI)."""
     face = Face(config)
+    tracing = _start_tracing([face], "pipe")
     async with asyncio.TaskGroup() as group:
         pool = group.create_task(face.pool.run(), name="upstream pool")
         stdout = await open_stdout()
@@ -63,6 +64,8 @@ async def run_stdio(config: SidecarConfig, redactor: Redactor) -> None:
             for task in (engine, signals, pool):
                 task.cancel()
     discard_early()
+    if tracing is not None:
+        tracing.shutdown()
 
 
 async def run_http(config: SidecarConfig, options: argparse.Namespace, redactor: Redactor) -> None:
@@ -90,6 +93,7 @@ async def run_http(config: SidecarConfig, options: argparse.Namespace, redactor:
         share_store(face, config, settings.token)
     if config.metrics.enabled:
         _attach_metrics(front)
+    tracing = _start_tracing([face], "tcp")
     listener = Listener(front.app(), settings)
     try:
         port = await listener.start()
@@ -112,7 +116,23 @@ async def run_http(config: SidecarConfig, options: argparse.Namespace, redactor:
             with anyio.CancelScope(shield=True):
                 await front.table.close_all()
                 await listener.close()
+                if tracing is not None:
+                    tracing.shutdown()
             group.cancel_scope.cancel()
+
+
+def _start_tracing(faces: list[Face], transport: str) -> Any:
+    """OpenTelemetry for `faces` when OTLP export is configured; else None, nothing loaded."""
+    from sidecar.config import tracing_wanted
+
+    if not tracing_wanted(os.environ):
+        return None
+    try:
+        from sidecar.front.tracing import start_tracing
+    except ImportError:
+        log.warning("OTLP export is configured but opentelemetry is not installed (the [otel] extra): no traces")
+        return None
+    return start_tracing(faces, transport)
 
 
 def share_store(face: Face, config: SidecarConfig, token: str) -> None:

@@ -47,6 +47,7 @@ __all__ = [
     "model_is_local",
     "parse_config",
     "parse_server",
+    "tracing_wanted",
 ]
 
 log = logging.getLogger(__name__)
@@ -457,3 +458,12 @@ def model_is_local(url: str | None) -> bool:
     if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
         address = address.ipv4_mapped
     return address.is_loopback or address.is_private or address.is_link_local or address.is_unspecified
+
+
+def tracing_wanted(environ: Mapping[str, str]) -> bool:
+    """OpenTelemetry export configured the standard way (an OTLP endpoint), and not
+    switched off with `OTEL_SDK_DISABLED=true`. Read here so that nothing of
+    opentelemetry loads to answer it."""
+    if environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
+        return False
+    return bool(environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"))

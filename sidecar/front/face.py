@@ -77,6 +77,7 @@ class Face:
         self.closing = False  # set at shutdown: no more notifications to the engine
         self.stateless_scope = object()  # held results of 2026-07-28 requests live here
         self.watchers: list[Callable[[Upstream], None]] = []  # told of every upstream change (health schedule)
+        self.tracer: Any = None  # a sidecar.front.tracing.Tracing when traces are on
         self._started = time.monotonic()
         self.rebuild()
 

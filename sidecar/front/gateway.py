@@ -23,7 +23,7 @@ from typing import Any
 import anyio
 from aiohttp import web
 
-from sidecar.config import SidecarConfig
+from sidecar.config import SidecarConfig, tracing_wanted
 from sidecar.errors import ConfigError
 from sidecar.front.face import Face
 from sidecar.gate.store import owner_of_identity, share_held
@@ -129,6 +129,11 @@ async def serve_gateway(config: SidecarConfig, options: argparse.Namespace, reda
         gateway = Gateway(config, redactor, settings)
     except ConfigError as exc:
         raise SystemExit(f"omb-sidecar: {exc.message}") from None
+    tracing = None
+    if tracing_wanted(os.environ):
+        from sidecar.front.tracing import start_tracing
+
+        tracing = start_tracing([front.face for front in gateway.fronts.values()], "tcp")
     listener = Listener(gateway.app(), settings)
     try:
         port = await listener.start()
@@ -145,4 +150,6 @@ async def serve_gateway(config: SidecarConfig, options: argparse.Namespace, reda
             with anyio.CancelScope(shield=True):
                 await gateway.close()
                 await listener.close()
+                if tracing is not None:
+                    tracing.shutdown()
             group.cancel_scope.cancel()

@@ -112,6 +112,8 @@ class Dispatcher:
             session.send(encode_error(req.id, METHOD_NOT_FOUND, f"method not found: {req.method}"))
             return
         session.in_flight[req.id] = None
+        if self.face.tracer is not None:
+            handler = self.face.tracer.wrap(handler)
         self.spawn(self._serve(handler, req))
 
     async def _serve(self, handler: Handler, req: Request) -> None:

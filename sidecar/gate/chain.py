@@ -105,6 +105,12 @@ class Gate:
         self.confirm: Any = None  # the confirmation stage, made on the first call that needs it
         self.trust = Trust(config.servers, self.audit, _pin_store(config), config.bot.id, config.face.name)
         self.observers: list[Observer] = []
+        self._around_call: list[Stage] = []
+        self._entry = compose(self.stages())
+
+    def around_call(self, stage: Stage) -> None:
+        """Add a stage right around the upstream call (a client span); none by default."""
+        self._around_call.append(stage)
         self._entry = compose(self.stages())
 
     def observe(self, observer: Observer) -> None:
@@ -124,7 +130,7 @@ class Gate:
             chain.append(self.check_grant)
         if self.policy.active:
             chain.append(self.check_policy)
-        return [*chain, self.charge, self.call]
+        return [*chain, self.charge, *self._around_call, self.call]
 
     async def run(self, call: ToolCall) -> ToolCall:
         try:
