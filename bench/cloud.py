@@ -1,0 +1,269 @@
+"""Cloud mode, measured: `python -m bench.cloud [--quick] [--out FILE]`.
+
+Owns three figures, each from real processes on 127.0.0.1 (the sidecar's HTTP front
+with the bench's fast upstream behind it, Debian's redis-server and haproxy):
+
+* `throughput`: stateless 2026-07-28 `tools/call` per second through HAProxy (round
+  robin) with 1 replica and with 2, at a fixed number of calls in flight;
+* `held`: the latency of a call whose result is shaped and held, and of a
+  `query_result` on it, with held results in the process vs in Redis (`store.url`);
+* `tracing`: sequential stateless call latency with OpenTelemetry off and on
+  (exporting over OTLP/HTTP to a local sink that answers at once).
+
+Prints a table and writes the figures as JSON (default `bench/results/cloud.json`).
+Runs alone; nothing in `python -m bench` depends on it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+from aiohttp import web
+
+BENCH = Path(__file__).resolve().parent
+REPO = BENCH.parent
+TOKEN = "bench-token-0123456789abcdef"
+ENVELOPE = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}}
+HAPROXY = """global
+    maxconn 1024
+defaults
+    mode http
+    timeout connect 5s
+    timeout client 60s
+    timeout server 60s
+frontend mcp
+    bind 127.0.0.1:{port}
+    default_backend sidecars
+backend sidecars
+    balance roundrobin
+{servers}
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def env_of(extra: dict[str, str] | None = None) -> dict[str, str]:
+    keep = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "TMPDIR")}
+    return {**keep, "PYTHONUNBUFFERED": "1", "OMB_BENCH_TOKEN": TOKEN, **(extra or {})}
+
+
+async def wait_port(port: int, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            _, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.close()
+            return
+        except OSError:
+            await asyncio.sleep(0.05)
+    raise RuntimeError(f"nothing listens on {port}")
+
+
+@asynccontextmanager
+async def process(argv: list[str], port: int, env: dict[str, str] | None = None) -> AsyncIterator[int]:
+    child = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             env=env or env_of(), cwd=str(REPO), start_new_session=True)
+    try:
+        await wait_port(port)
+        yield port
+    finally:
+        os.killpg(child.pid, signal.SIGTERM)
+        try:
+            child.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(child.pid, signal.SIGKILL)
+            child.wait()
+
+
+def sidecar(folder: Path, name: str, store: str | None = None, env: dict[str, str] | None = None) -> Any:
+    config: dict[str, Any] = {"bot": {"id": "bench", "engine": "claude"}, "face": {"listWaitSeconds": 10},
+                              "health": {"schedule": False},
+                              "mcpServers": {"fast": {"command": sys.executable,
+                                                      "args": [str(BENCH / "fast_upstream.py"), "--tools", "4"]}}}
+    if store:
+        config["store"] = {"url": store}
+    path = folder / f"{name}.json"
+    path.write_text(json.dumps(config))
+    port = free_port()
+    argv = [sys.executable, "-m", "sidecar", "--config", str(path), "--http", f"127.0.0.1:{port}",
+            "--token-env", "OMB_BENCH_TOKEN"]
+    return process(argv, port, env_of(env))
+
+
+async def call(http: aiohttp.ClientSession, port: int, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": name, "arguments": arguments, "_meta": ENVELOPE}}
+    headers = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json",
+               "Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2026-07-28",
+               "Mcp-Method": "tools/call", "Mcp-Name": name}
+    async with http.post(f"http://127.0.0.1:{port}/mcp", json=body, headers=headers) as response:
+        answer: dict[str, Any] = json.loads(await response.read())
+    if "result" not in answer:
+        raise RuntimeError(f"{name}: {answer}")
+    return answer
+
+
+async def timed(http: aiohttp.ClientSession, port: int, name: str, arguments: dict[str, Any]) -> float:
+    started = time.perf_counter()
+    await call(http, port, name, arguments)
+    return time.perf_counter() - started
+
+
+async def calls_per_second(port: int, calls: int, in_flight: int) -> float:
+    connector = aiohttp.TCPConnector(limit=in_flight)
+    async with aiohttp.ClientSession(connector=connector) as http:
+        await asyncio.gather(*(call(http, port, "fast__echo", {"n": i}) for i in range(in_flight)))  # warm
+        queue = iter(range(calls))
+
+        async def worker() -> None:
+            for i in queue:
+                await call(http, port, "fast__echo", {"n": i})
+
+        started = time.perf_counter()
+        await asyncio.gather(*(worker() for _ in range(in_flight)))
+        return calls / (time.perf_counter() - started)
+
+
+@asynccontextmanager
+async def haproxy(folder: Path, ports: list[int]) -> AsyncIterator[int]:
+    port = free_port()
+    servers = "\n".join(f"    server s{i} 127.0.0.1:{p}" for i, p in enumerate(ports))
+    config = folder / f"haproxy-{port}.cfg"
+    config.write_text(HAPROXY.format(port=port, servers=servers))
+    async with process([need("haproxy"), "-db", "-f", str(config)], port) as bound:
+        yield bound
+
+
+def need(binary: str) -> str:
+    found = shutil.which(binary) or shutil.which(binary, path="/usr/sbin:/usr/bin")
+    if found is None:
+        raise SystemExit(f"bench.cloud needs {binary} (./dev test installs it)")
+    return found
+
+
+async def throughput(folder: Path, calls: int, in_flight: int, rounds: int) -> dict[str, float]:
+    async with AsyncExitStack() as stack:
+        ports = [await stack.enter_async_context(sidecar(folder, f"replica{i}")) for i in range(2)]
+        one = await stack.enter_async_context(haproxy(folder, ports[:1]))
+        two = await stack.enter_async_context(haproxy(folder, ports))
+        figures: dict[str, list[float]] = {"1 replica": [], "2 replicas": []}
+        for _ in range(rounds):  # interleaved, so a busy moment costs both alike
+            figures["1 replica"].append(await calls_per_second(one, calls, in_flight))
+            figures["2 replicas"].append(await calls_per_second(two, calls, in_flight))
+    return {k: round(statistics.median(v), 1) for k, v in figures.items()}
+
+
+async def held_latency(folder: Path, repeats: int, size: int) -> dict[str, float]:
+    redis_port = free_port()
+    argv = [need("redis-server"), "--port", str(redis_port), "--bind", "127.0.0.1", "--save", "",
+            "--appendonly", "no", "--dir", str(folder)]
+    figures: dict[str, float] = {}
+    async with process(argv, redis_port), AsyncExitStack() as stack:
+        local = await stack.enter_async_context(sidecar(folder, "local"))
+        shared = await stack.enter_async_context(sidecar(folder, "shared", f"redis://127.0.0.1:{redis_port}/0"))
+        async with aiohttp.ClientSession() as http:
+            for label, port in (("in process", local), ("redis", shared)):
+                await call(http, port, "fast__blob", {"bytes": size, "prepare": True})
+                shaped, queried = [], []
+                for _ in range(repeats):
+                    started = time.perf_counter()
+                    answer = await call(http, port, "fast__blob", {"bytes": size})
+                    shaped.append(time.perf_counter() - started)
+                    handle = _handle(answer)
+                    queried.append(await timed(http, port, "query_result", {"handle": handle, "query": "length(@)"}))
+                figures[f"shaped+held, {label} (ms p50)"] = round(statistics.median(shaped) * 1000, 2)
+                figures[f"query_result, {label} (ms p50)"] = round(statistics.median(queried) * 1000, 2)
+    return figures
+
+
+def _handle(answer: dict[str, Any]) -> str:
+    import re
+
+    found = re.search(r"h_[A-Za-z0-9_-]{16,}", json.dumps(answer))
+    if found is None:
+        raise RuntimeError("the result was not held")
+    return found.group(0)
+
+
+@asynccontextmanager
+async def otlp_sink() -> AsyncIterator[str]:
+    async def accept(request: web.Request) -> web.Response:
+        await request.read()
+        return web.Response(body=b"", content_type="application/x-protobuf")
+
+    app = web.Application()
+    app.router.add_post("/v1/{signal}", accept)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    port = free_port()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        await runner.cleanup()
+
+
+async def tracing_cost(folder: Path, repeats: int) -> dict[str, float]:
+    figures: dict[str, float] = {}
+    async with otlp_sink() as endpoint, AsyncExitStack() as stack:
+        off = await stack.enter_async_context(sidecar(folder, "untraced"))
+        on = await stack.enter_async_context(sidecar(folder, "traced", env={"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint}))
+        async with aiohttp.ClientSession() as http:
+            samples: dict[str, list[float]] = {"off": [], "on": []}
+            for i in range(repeats):
+                samples["off"].append(await timed(http, off, "fast__echo", {"n": i}))
+                samples["on"].append(await timed(http, on, "fast__echo", {"n": i}))
+        for label, values in samples.items():
+            figures[f"stateless call, tracing {label} (us p50)"] = round(statistics.median(values) * 1e6, 1)
+    figures["added by tracing (us p50)"] = round(
+        figures["stateless call, tracing on (us p50)"] - figures["stateless call, tracing off (us p50)"], 1)
+    return figures
+
+
+async def run(quick: bool) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="omb-bench-cloud-") as folder:
+        where = Path(folder)
+        return {
+            "throughput (calls/s, 32 in flight)": await throughput(where, 400 if quick else 4000, 32, 1 if quick else 3),
+            "held result, 256 KB JSON": await held_latency(where, 5 if quick else 40, 256 * 1024),
+            "tracing": await tracing_cost(where, 50 if quick else 1000),
+        }
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.cloud", description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small counts, one round")
+    parser.add_argument("--out", type=Path, default=BENCH / "results" / "cloud.json")
+    args = parser.parse_args(argv)
+    figures = asyncio.run(run(args.quick))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(figures, indent=2) + "\n")
+    for section, values in figures.items():
+        print(f"{section}:")
+        for name, value in values.items():
+            print(f"  {name:45} {value:>12,}")
+
+
+if __name__ == "__main__":
+    main()
