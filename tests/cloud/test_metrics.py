@@ -90,3 +90,14 @@ async def test_metrics_off_means_no_route_and_no_library(tmp_path: Path) -> None
     async with open_http_sidecar(config, tmp_path) as sc, aiohttp.ClientSession() as http:
         async with http.get(f"{sc.base}/metrics", headers=headers(TOKEN)) as response:
             assert response.status in (404, 405)
+
+
+def test_the_record_stage_joins_the_chain_only_when_watched() -> None:
+    from sidecar.config import SidecarConfig
+    from sidecar.front.face import Face
+
+    face = Face(SidecarConfig())
+    assert face.gate.record not in face.gate.stages()  # no audit file, no watcher: nothing to pay
+    seen: list[str] = []
+    face.gate.observe(lambda call: seen.append(call.name))
+    assert face.gate.record in face.gate.stages()
