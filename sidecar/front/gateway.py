@@ -80,6 +80,9 @@ class Gateway:
     async def _admit(self, request: web.Request, handler: Any) -> web.StreamResponse:
         """The gateway's own routes; a bot's routes are admitted by that bot's front."""
         if request.path.startswith("/bots/"):
+            bot = request.path.split("/", 3)[2]
+            if bot not in self.fronts:  # answered like a face that is not served, in JSON-RPC words
+                return _refuse(404, "Not Found: no such face")
             return await handler(request)  # type: ignore[no-any-return]
         if not self.rule.host_allowed(request.headers.get("Host")):
             return _refuse(403, "Forbidden: this Host is not served here")

@@ -55,6 +55,8 @@ async def test_each_bot_sees_only_its_own(tmp_path: Path) -> None:
             assert response.status == 401  # kai's bearer does not open iris's face
         async with http.post(iris.url, json={}, headers=headers(TOKEN)) as response:
             assert response.status == 401  # nor does the operator's
+        async with http.post(f"{sc.base}/bots/nobody/mcp", json={}, headers=headers(IRIS)) as response:
+            assert response.status == 404 and "no such face" in await response.text()
         for client in (iris, kai):
             await client.initialize()
         iris_tools, kai_tools = await iris.tools(), await kai.tools()
@@ -87,3 +89,29 @@ async def test_each_bot_sees_only_its_own(tmp_path: Path) -> None:
         assert secret not in sc.stderr and secret not in metrics
     assert 'face="iris"' in metrics and 'face="kai"' in metrics
     assert "another bot's folder" in sc.stderr  # kai's refusals are said, with the reason
+
+
+async def test_header_values_are_given_per_bot(tmp_path: Path) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "http"))
+    from fake_upstream import FakeUpstream, serve_fake
+
+    iris_key, kai_key = "Bearer docs-key-of-iris-8c1d", "Bearer docs-key-of-kai-2f7e"
+    async with serve_fake(FakeUpstream()) as fake:
+        servers = {"docs": {"type": "http", "url": fake.url,
+                            "perBot": {"iris": {"headers": {"Authorization": iris_key}},
+                                       "kai": {"headers": {"Authorization": kai_key}}}}}
+        gateway = {"bots": [{"id": "iris", "tokenEnv": "OMB_TOKEN_IRIS"}, {"id": "kai", "tokenEnv": "OMB_TOKEN_KAI"}]}
+        config = write_config(tmp_path, servers, gateway=gateway)
+        env = {"OMB_TOKEN_IRIS": IRIS, "OMB_TOKEN_KAI": KAI}
+        async with open_http_sidecar(config, tmp_path, env=env) as sc, aiohttp.ClientSession() as http:
+            answers = {}
+            for name, token in (("iris", IRIS), ("kai", KAI)):
+                client = Client(f"{sc.base}/bots/{name}", token, http)
+                await client.initialize()
+                answers[name] = json.dumps(await client.call("docs__whoami", {}))
+        sent = {r.headers.get("Authorization") for r in fake.requests
+                if isinstance(r.body, dict) and r.body.get("method") == "tools/call"}
+    assert sent == {iris_key, kai_key}  # each bot's call carried its own value, and only those two
+    assert "docs-key-of-kai" not in answers["iris"]
+    assert "docs-key-of-iris" not in answers["kai"]
+    assert "docs-key-of" not in sc.stderr
