@@ -6,8 +6,9 @@ happens then. A server that failed is tried again on its own every
 `omb-sidecar check` (a second copy, never the face's); when it connects it joins the
 face, and the face announces its tools with `list_changed`. A server that started is
 checked again every `health.recheckStartedSeconds` (6 hours) over its live connection
-(`ping`: no second copy is started). A mounted server whose start fails, whose circuit
-opens, or whose re-check fails leaves the face at once: its supervisor is stopped, its
+(`ping`: no second copy is started). A mounted server whose circuit opens (it failed
+to start or crashed five times in a minute: one slow start is the supervisor's to retry),
+or whose re-check fails, leaves the face at once: its supervisor is stopped, its
 tools go with `list_changed`, and it joins the 30-minute round. Nothing here touches
 another server. Results are kept in the health file when the face has one.
 
@@ -37,7 +38,9 @@ __all__ = ["HealthSchedule"]
 log = logging.getLogger(__name__)
 
 IDLE_SECONDS = 60.0  # the longest sleep between looks
-_FAILING = frozenset({"failed", "paused"})
+# A start that fails once is the supervisor's to retry (with backoff); a server whose
+# circuit opened after repeated failures is the schedule's.
+_FAILING = frozenset({"paused"})
 
 
 class HealthSchedule:
