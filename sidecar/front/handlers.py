@@ -179,7 +179,13 @@ class Dispatcher:
         configured secrets are redacted from the answer."""
         body = req.params if params is None else params
         conn = upstream.ready_connection()
-        answer = await conn.request(req.method, body or None, self.progress_sink(req), self.mark_sent(req))
+        if self.face.tracer is not None:  # a client span, its context in the _meta sent on
+            def send(traced: dict[str, Any]) -> Awaitable[msgspec.Raw]:
+                return conn.request(req.method, traced, self.progress_sink(req), self.mark_sent(req))
+
+            answer: msgspec.Raw = await self.face.tracer.forward(send, body or {}, upstream.config, req.method)
+        else:
+            answer = await conn.request(req.method, body or None, self.progress_sink(req), self.mark_sent(req))
         scrub = self.face.gate.answers
         return scrub_answer(answer, scrub) if scrub else answer
 

@@ -4,9 +4,10 @@ conventions (the `[otel]` extra).
 Owns: a SERVER span for each request an engine sends (`{mcp.method.name} {target}`,
 with `mcp.method.name`, `gen_ai.tool.name`, `jsonrpc.request.id`, `mcp.protocol.version`,
 `network.transport`, `error.type`), its parent taken from `params._meta`
-(`traceparent`, `tracestate`, `baggage`); a CLIENT span for each `tools/call` the gate
-sends upstream (`server.address`/`server.port` for URL upstreams, `pipe` for commands),
-whose context replaces the engine's in the `_meta` passed on; the gate's decision as
+(`traceparent`, `tracestate`, `baggage`); a CLIENT span for each request sent upstream
+(the gate's `tools/call`, and the prompts, resources and completions the face forwards;
+`server.address`/`server.port` for URL upstreams, `pipe` for commands), whose context
+replaces the engine's in the `_meta` passed on; the gate's decision as
 attributes of the server span (`omb.gate.*`); and the histograms
 `mcp.server.operation.duration` and `mcp.client.operation.duration`, in seconds.
 
@@ -139,14 +140,36 @@ class Tracing:
             attributes["gen_ai.operation.name"] = "execute_tool"
         return attributes
 
-    # -- client spans (the gate's upstream tools/call) ---------------------------------
+    # -- client spans ----------------------------------------------------------------------
+
+    async def forward(self, send: Callable[[dict[str, Any]], Awaitable[msgspec.Raw]], params: dict[str, Any],
+                      server: ServerConfig, method: str) -> msgspec.Raw:
+        """A request the face forwards upstream as it is (prompts, resources, completions)."""
+        attributes = _client_attributes(server, None, method)
+        name = params.get("name")
+        if method == "prompts/get" and isinstance(name, str):
+            attributes["gen_ai.prompt.name"] = name  # the upstream's own name, from its listing
+        started = time.perf_counter()
+        with self.tracer.start_as_current_span(" ".join(filter(None, (method, attributes.get("gen_ai.prompt.name")))),
+                                               kind=SpanKind.CLIENT, attributes=attributes,
+                                               record_exception=False, set_status_on_exception=False) as span:
+            carrier: dict[str, str] = {}
+            self.propagator.inject(carrier)
+            meta = {k: v for k, v in (params.get("_meta") or {}).items() if k not in CONTEXT_KEYS}
+            try:
+                return await send({**params, "_meta": {**meta, **carrier}})
+            except SidecarError as exc:
+                _failed(span, attributes, str(exc.code), "")
+                raise
+            finally:
+                self.client_duration.record(time.perf_counter() - started, _metric_attributes(attributes))
 
     def _client_stage(self, gate: Gate) -> Callable[[ToolCall, Next], Awaitable[ToolCall]]:
         async def client_span(call: ToolCall, call_next: Next) -> ToolCall:
             target = call.target
             if target is None:
                 return await call_next(call)
-            attributes = _client_attributes(gate.servers.get(target.alias), target.name)
+            attributes = _client_attributes(gate.servers.get(target.alias), target.name, "tools/call")
             started = time.perf_counter()
             with self.tracer.start_as_current_span(f"tools/call {target.name}", kind=SpanKind.CLIENT,
                                                    attributes=attributes, record_exception=False) as span:
@@ -165,9 +188,11 @@ class Tracing:
         return client_span
 
 
-def _client_attributes(server: ServerConfig | None, tool: str) -> dict[str, Any]:
-    attributes: dict[str, Any] = {"mcp.method.name": "tools/call", "gen_ai.tool.name": tool,
-                                  "gen_ai.operation.name": "execute_tool", "network.transport": "pipe"}
+def _client_attributes(server: ServerConfig | None, tool: str | None, method: str) -> dict[str, Any]:
+    attributes: dict[str, Any] = {"mcp.method.name": method, "network.transport": "pipe"}
+    if tool is not None:
+        attributes["gen_ai.tool.name"] = tool
+        attributes["gen_ai.operation.name"] = "execute_tool"
     if server is not None and server.url:
         parts = urlsplit(server.url)
         attributes["network.transport"] = "tcp"

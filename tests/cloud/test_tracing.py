@@ -18,7 +18,7 @@ from sidecar.config import ServerConfig
 from sidecar.front.tracing import _client_attributes
 from tests.cloud.cloud_support import Client, fault_entry, stateless_call, write_config
 from tests.cloud.otlp_receiver import attributes, otlp_receiver
-from tests.conftest import REPO, child_env
+from tests.conftest import REPO, UPSTREAMS, child_env
 from tests.http.http_support import TOKEN, open_http_sidecar
 
 pytestmark = pytest.mark.timeout(120)
@@ -30,8 +30,9 @@ SERVER, CLIENT = 2, 3  # SpanKind in the protobuf
 
 async def test_spans_follow_the_mcp_conventions_both_ways(tmp_path: Path) -> None:
     record = tmp_path / "upstream.jsonl"
-    config = write_config(tmp_path, {"alpha": fault_entry(f"record={record}")}, budgets={"resultChars": 2000},
-                          grants={"deny": ["alpha__pid"]})
+    sdk = {"command": sys.executable, "args": [str(UPSTREAMS / "sdk_server.py"), "--name", "sdk"]}
+    config = write_config(tmp_path, {"alpha": fault_entry(f"record={record}"), "sdk": sdk},
+                          budgets={"resultChars": 2000}, grants={"deny": ["alpha__pid"]})
     async with otlp_receiver() as (endpoint, got):
         env = {"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "OTEL_BSP_SCHEDULE_DELAY": "50",
                "OTEL_METRIC_EXPORT_INTERVAL": "200", "OTEL_SERVICE_NAME": "sidecar-under-test"}
@@ -47,7 +48,9 @@ async def test_spans_follow_the_mcp_conventions_both_ways(tmp_path: Path) -> Non
             await client.call("alpha__pid", {})
             await client.call("made_up_tool", {})
             await stateless_call(http, sc.base, TOKEN, "alpha__echo", {"nonce": CANARY})
-            await got.wait_for(lambda r: len(r.named("tools/call alpha__echo")) >= 2 and
+            prompt = await client.request("prompts/get", {"name": "sdk__greet", "arguments": {"name": "ada"}})
+            assert "result" in prompt, prompt
+            await got.wait_for(lambda r: len(r.named("tools/call alpha__echo")) >= 2 and r.named("prompts/get greet") and
                                "mcp.client.operation.duration" in r.metrics and
                                "mcp.server.operation.duration" in r.metrics)
 
@@ -75,13 +78,16 @@ async def test_spans_follow_the_mcp_conventions_both_ways(tmp_path: Path) -> Non
     stateless = [s for s in got.named("tools/call alpha__echo") if s.trace_id.hex() != TRACE_ID]
     assert attributes(stateless[0])["mcp.protocol.version"] == "2026-07-28"
     assert got.named("initialize") and got.named("tools/list")
+    asked = got.named("prompts/get sdk__greet")[0]
+    forwarded = got.named("prompts/get greet")[0]  # the face forwards it: a client span too
+    assert asked.kind == SERVER and forwarded.kind == CLIENT and forwarded.parent_span_id == asked.span_id
     assert all("mcp.session.id" not in attributes(s) for s in got.spans)
     assert all(CANARY.encode() not in body for body in got.bodies)  # no argument value, no result
 
 
 def test_a_url_upstream_client_span_names_its_server() -> None:
     server = ServerConfig(alias="docs", type="http", url="https://mcp.example.com/mcp")
-    seen = _client_attributes(server, "search")
+    seen = _client_attributes(server, "search", "tools/call")
     assert seen["server.address"] == "mcp.example.com" and seen["server.port"] == 443
     assert seen["network.transport"] == "tcp"
 
