@@ -162,11 +162,8 @@ def need(binary: str) -> str:
     return found
 
 
-async def throughput(folder: Path, calls: int, in_flight: int, rounds: int) -> dict[str, float]:
-    async with AsyncExitStack() as stack:
-        ports = [await stack.enter_async_context(sidecar(folder, f"replica{i}")) for i in range(2)]
-        one = await stack.enter_async_context(haproxy(folder, ports[:1]))
-        two = await stack.enter_async_context(haproxy(folder, ports))
+async def throughput(folder: Path, ports: list[int], calls: int, in_flight: int, rounds: int) -> dict[str, float]:
+    async with haproxy(folder, ports[:1]) as one, haproxy(folder, ports) as two:
         figures: dict[str, list[float]] = {"1 replica": [], "2 replicas": []}
         for _ in range(rounds):  # interleaved, so a busy moment costs both alike
             figures["1 replica"].append(await calls_per_second(one, calls, in_flight))
@@ -174,26 +171,20 @@ async def throughput(folder: Path, calls: int, in_flight: int, rounds: int) -> d
     return {k: round(statistics.median(v), 1) for k, v in figures.items()}
 
 
-async def held_latency(folder: Path, repeats: int, size: int) -> dict[str, float]:
-    redis_port = free_port()
-    argv = [need("redis-server"), "--port", str(redis_port), "--bind", "127.0.0.1", "--save", "",
-            "--appendonly", "no", "--dir", str(folder)]
+async def held_latency(local: int, shared: int, repeats: int, size: int) -> dict[str, float]:
     figures: dict[str, float] = {}
-    async with process(argv, redis_port), AsyncExitStack() as stack:
-        local = await stack.enter_async_context(sidecar(folder, "local"))
-        shared = await stack.enter_async_context(sidecar(folder, "shared", f"redis://127.0.0.1:{redis_port}/0"))
-        async with aiohttp.ClientSession() as http:
-            for label, port in (("in process", local), ("redis", shared)):
-                await call(http, port, "fast__blob", {"bytes": size, "prepare": True})
-                shaped, queried = [], []
-                for _ in range(repeats):
-                    started = time.perf_counter()
-                    answer = await call(http, port, "fast__blob", {"bytes": size})
-                    shaped.append(time.perf_counter() - started)
-                    handle = _handle(answer)
-                    queried.append(await timed(http, port, "query_result", {"handle": handle, "query": "length(@)"}))
-                figures[f"shaped+held, {label} (ms p50)"] = round(statistics.median(shaped) * 1000, 2)
-                figures[f"query_result, {label} (ms p50)"] = round(statistics.median(queried) * 1000, 2)
+    async with aiohttp.ClientSession() as http:
+        for label, port in (("in process", local), ("redis", shared)):
+            await call(http, port, "fast__blob", {"bytes": size, "prepare": True})
+            shaped, queried = [], []
+            for _ in range(repeats):
+                started = time.perf_counter()
+                answer = await call(http, port, "fast__blob", {"bytes": size})
+                shaped.append(time.perf_counter() - started)
+                handle = _handle(answer)
+                queried.append(await timed(http, port, "query_result", {"handle": handle, "query": "length(@)"}))
+            figures[f"shaped+held, {label} (ms p50)"] = round(statistics.median(shaped) * 1000, 2)
+            figures[f"query_result, {label} (ms p50)"] = round(statistics.median(queried) * 1000, 2)
     return figures
 
 
@@ -224,31 +215,39 @@ async def otlp_sink() -> AsyncIterator[str]:
         await runner.cleanup()
 
 
-async def tracing_cost(folder: Path, repeats: int) -> dict[str, float]:
+async def tracing_cost(off: int, on: int, repeats: int) -> dict[str, float]:
     figures: dict[str, float] = {}
-    async with otlp_sink() as endpoint, AsyncExitStack() as stack:
-        off = await stack.enter_async_context(sidecar(folder, "untraced"))
-        on = await stack.enter_async_context(sidecar(folder, "traced", env={"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint}))
-        async with aiohttp.ClientSession() as http:
-            samples: dict[str, list[float]] = {"off": [], "on": []}
-            for i in range(repeats):
-                samples["off"].append(await timed(http, off, "fast__echo", {"n": i}))
-                samples["on"].append(await timed(http, on, "fast__echo", {"n": i}))
-        for label, values in samples.items():
-            figures[f"stateless call, tracing {label} (us p50)"] = round(statistics.median(values) * 1e6, 1)
+    async with aiohttp.ClientSession() as http:
+        samples: dict[str, list[float]] = {"off": [], "on": []}
+        for i in range(repeats):
+            samples["off"].append(await timed(http, off, "fast__echo", {"n": i}))
+            samples["on"].append(await timed(http, on, "fast__echo", {"n": i}))
+    for label, values in samples.items():
+        figures[f"stateless call, tracing {label} (us p50)"] = round(statistics.median(values) * 1e6, 1)
     figures["added by tracing (us p50)"] = round(
         figures["stateless call, tracing on (us p50)"] - figures["stateless call, tracing off (us p50)"], 1)
     return figures
 
 
 async def run(quick: bool) -> dict[str, Any]:
+    """One fleet for every section, started side by side: two plain replicas, one on Redis,
+    one exporting traces."""
     with tempfile.TemporaryDirectory(prefix="omb-bench-cloud-") as folder:
         where = Path(folder)
-        return {
-            "throughput (calls/s, 32 in flight)": await throughput(where, 400 if quick else 4000, 32, 1 if quick else 3),
-            "held result, 256 KB JSON": await held_latency(where, 5 if quick else 40, 256 * 1024),
-            "tracing": await tracing_cost(where, 50 if quick else 1000),
-        }
+        redis_port = free_port()
+        argv = [need("redis-server"), "--port", str(redis_port), "--bind", "127.0.0.1", "--save", "",
+                "--appendonly", "no", "--dir", folder]
+        async with otlp_sink() as endpoint, process(argv, redis_port), AsyncExitStack() as stack:
+            fleet = [sidecar(where, "replica0"), sidecar(where, "replica1"),
+                     sidecar(where, "shared", f"redis://127.0.0.1:{redis_port}/0"),
+                     sidecar(where, "traced", env={"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint})]
+            plain, other, shared, traced = await asyncio.gather(*(stack.enter_async_context(s) for s in fleet))
+            return {
+                "throughput (calls/s, 32 in flight)": await throughput(
+                    where, [plain, other], 400 if quick else 4000, 32, 1 if quick else 3),
+                "held result, 256 KB JSON": await held_latency(plain, shared, 5 if quick else 40, 256 * 1024),
+                "tracing": await tracing_cost(plain, traced, 50 if quick else 1000),
+            }
 
 
 def main(argv: list[str] | None = None) -> None:
