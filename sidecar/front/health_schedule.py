@@ -94,7 +94,11 @@ class HealthSchedule:
     async def _check(self, alias: str) -> None:
         server = self.servers[alias]
         if alias in self.face.pool.upstreams:
-            reason = await self._ping(self.face.pool.upstreams[alias])
+            upstream = self.face.pool.upstreams[alias]
+            if upstream.state != "ready":  # starting or restarting: the supervisor's business for now
+                self.next[alias] = self.clock() + self.recheck
+                return
+            reason = await self._ping(upstream)
             if reason is None:
                 self._record(server, True, "")
                 self.next[alias] = self.clock() + self.recheck
