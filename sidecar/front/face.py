@@ -101,8 +101,9 @@ class Face:
     def _upstream_changed(self, upstream: Upstream | None) -> None:
         if self.closing:
             return
-        for watcher in self.watchers:
-            watcher(upstream)
+        if upstream is not None:  # None: the face's own change (pins), no upstream's news
+            for watcher in self.watchers:
+                watcher(upstream)
         before_tools, before_prompts = self.listing.tools, self.catalog.prompts
         before_resources = dict(self._resource_owner)
         self.rebuild()

@@ -28,9 +28,9 @@ from sidecar.gate.call import ToolCall
 from sidecar.gate.grants import Grant
 from sidecar.gate.held import HeldStore
 from sidecar.gate.policy import CallView, Decision, PolicyEngine
-from sidecar.gate.store import SharedHeldStore
 from sidecar.gate.query import QueryLimits
 from sidecar.gate.route import answer_locally, answer_redactor, route_upstream, tool_error, unknown_tool
+from sidecar.gate.store import SharedHeldStore
 from sidecar.gate.trust import Trust
 from sidecar.redact import Redactor
 from sidecar.upstream import Pool
