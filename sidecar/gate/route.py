@@ -23,8 +23,8 @@ from sidecar.gate.budget import text_result
 from sidecar.gate.call import ToolCall
 from sidecar.gate.held import HeldStore
 from sidecar.gate.query import QueryLimits, answer_query
-from sidecar.redact import Redactor, answer_secrets, url_credentials
 from sidecar.gate.store import SharedHeldStore
+from sidecar.redact import Redactor, answer_secrets, url_credentials
 from sidecar.upstream import Pool
 
 __all__ = ["route_upstream", "answer_locally", "answer_redactor", "scrub_answer", "SEARCH_SECONDS", "tool_error"]
