@@ -90,7 +90,7 @@ async def run_http(config: SidecarConfig, options: argparse.Namespace, redactor:
     face = Face(mountable(config))
     front = HttpFront(face, redactor, settings)
     if config.store.url:
-        share_store(face, config, settings.token)
+        share_store(face, config)
     if config.metrics.enabled:
         _attach_metrics(front)
     tracing = _start_tracing([face], "tcp")
@@ -135,14 +135,14 @@ def _start_tracing(faces: list[Face], transport: str) -> Any:
     return start_tracing(faces, transport)
 
 
-def share_store(face: Face, config: SidecarConfig, token: str) -> None:
+def share_store(face: Face, config: SidecarConfig) -> None:
     """Held results of the face's stateless callers go to `store.url` (shared by replicas
-    serving the same bot with the same bearer)."""
+    serving the same bot; each caller identity keeps its own)."""
     from sidecar.errors import ConfigError
-    from sidecar.gate.store import owner_of_identity, share_held
+    from sidecar.gate.store import share_held
 
     try:
-        face.stateless_scope = share_held(face.gate, config.store, owner_of_identity(config.bot.id, face.name, token))
+        share_held(face.gate, config.store, f"{config.bot.id}/{face.name}")
     except ConfigError as exc:
         raise SystemExit(f"omb-sidecar: {exc.message}") from None
 

@@ -26,10 +26,10 @@ from aiohttp import web
 from sidecar.config import SidecarConfig, tracing_wanted
 from sidecar.errors import ConfigError
 from sidecar.front.face import Face
-from sidecar.gate.store import owner_of_identity, share_held
+from sidecar.gate.store import share_held
 from sidecar.front.health_schedule import HealthSchedule
 from sidecar.front.http import HttpFront, _refuse
-from sidecar.front.http_guard import HostRule, bearer_matches
+from sidecar.front.http_guard import HostRule, caller_identity
 from sidecar.front.http_listener import FrontSettings, Listener
 from sidecar.front.http_sessions import SessionTable
 from sidecar.redact import Redactor
@@ -54,9 +54,8 @@ class Gateway:
             bot_config = self.configs[bot.id] = for_bot(config, bot)
             face = Face(mountable(bot_config))
             if config.store.url:
-                owner = owner_of_identity(bot.id, face.name, token)
-                face.stateless_scope = share_held(face.gate, config.store, owner)
-            self.fronts[bot.id] = HttpFront(face, redactor, dataclasses.replace(settings, token=token))
+                share_held(face.gate, config.store, f"{bot.id}/{face.name}")
+            self.fronts[bot.id] = HttpFront(face, redactor, dataclasses.replace(settings, token=token, more_tokens=()))
         if config.metrics.enabled:
             self._attach_metrics()
 
@@ -88,7 +87,8 @@ class Gateway:
             return _refuse(403, "Forbidden: this Host is not served here")
         if not self.rule.origin_allowed(request.headers.get("Origin")):
             return _refuse(403, "Forbidden: this Origin is not allowed")
-        if request.path != "/health" and not bearer_matches(request.headers.get("Authorization"), self.settings.token):
+        if request.path != "/health" and caller_identity(request.headers.get("Authorization"),
+                                                         self.settings.tokens) is None:
             return _refuse(401, "Unauthorized: a valid bearer token is required", {"WWW-Authenticate": "Bearer"})
         return await handler(request)  # type: ignore[no-any-return]
 

@@ -1,14 +1,14 @@
 """Held results that replicas share: the store seam, and the held store that uses it.
 
-Owns the `Backend` protocol a shared store implements (`put`, `get`, `drop`: async, each
-bounded in time, raising `StoreUnavailable` when the store cannot answer), the scope that
-names a caller across replicas (`SharedScope`: a stable owner string, derived from the
-caller's identity, never from a session object), and `SharedHeldStore`, which the gate
-uses in place of the in-process `HeldStore` when `store.url` is set.
+Owns the `Backend` protocol a shared store implements (`put`, `get`: async, each bounded
+in time, raising `StoreUnavailable` when the store cannot answer), the owner name a caller
+has on every replica (`owner_of_identity`: the face's bot and name with the caller's
+identity, hashed; never a session object), and `SharedHeldStore`, which the gate uses in
+place of the in-process `HeldStore` when `store.url` is set.
 
-What goes where: results held for a `SharedScope` (the 2026-07-28 stateless requests) go
-to the backend, so a `query_result` on any replica finds them, still bound to their owner
-(a handle of another owner looks missing). Results of a 2025 session stay in the process
+What goes where: results held for a `CallerScope` (the 2026-07-28 stateless requests of
+one caller identity) go to the backend, so a `query_result` on any replica finds them,
+still bound to their owner (a handle of another owner looks missing). Results of a 2025 session stay in the process
 that holds the session (a load balancer keeps a session on one replica; see the README).
 
 Outages: a result that must be held and cannot be gets a clear tool error instead (the
@@ -26,9 +26,9 @@ from typing import Protocol
 
 from sidecar.config import Store
 from sidecar.errors import ConfigError, SidecarError
-from sidecar.gate.held import HeldResult, HeldStore, TooBigToHold
+from sidecar.gate.held import CallerScope, HeldResult, HeldStore, TooBigToHold
 
-__all__ = ["Backend", "SharedHeldStore", "SharedScope", "StoreUnavailable", "owner_of_identity", "share_held"]
+__all__ = ["Backend", "SharedHeldStore", "StoreUnavailable", "owner_of_identity", "share_held"]
 
 
 class StoreUnavailable(SidecarError):
@@ -50,13 +50,6 @@ class Backend(Protocol):
     async def close(self) -> None: ...
 
 
-class SharedScope:
-    """The held-result scope of a caller that any replica can recognise."""
-
-    def __init__(self, owner: str) -> None:
-        self.owner = owner
-
-
 def owner_of_identity(*parts: str) -> str:
     """A stable, non-reversible owner name for a caller identity (bot id, bearer...)."""
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
@@ -65,8 +58,9 @@ def owner_of_identity(*parts: str) -> str:
 class SharedHeldStore:
     """The gate's held store with a backend for shared scopes; sessions stay local."""
 
-    def __init__(self, local: HeldStore, backend: Backend) -> None:
+    def __init__(self, local: HeldStore, backend: Backend, namespace: str) -> None:
         self.local = local
+        self.namespace = namespace  # the bot and face: replicas serving them share it
         self.cap = local.cap
         self.backend = backend
         self._pending: dict[str, tuple[str, HeldResult]] = {}  # handle -> (owner, result), until settled
@@ -75,13 +69,16 @@ class SharedHeldStore:
     def hold(self, session: object, upstream: str, tool: str, payload: bytes) -> str:
         """Sync (the budget calls it mid-shape, maybe in a worker): a shared scope's result
         waits in `_pending` until the gate awaits `settle`."""
-        if not isinstance(session, SharedScope):
+        if not isinstance(session, CallerScope):
             return self.local.hold(session, upstream, tool, payload)
         if len(payload) > self.cap:
             raise TooBigToHold(len(payload), self.cap)
         handle = "h_" + secrets.token_urlsafe(16)
-        self._pending[handle] = (session.owner, HeldResult(handle, None, upstream, tool, payload))
+        self._pending[handle] = (self._owner(session), HeldResult(handle, None, upstream, tool, payload))
         return handle
+
+    def _owner(self, scope: CallerScope) -> str:
+        return owner_of_identity(self.namespace, scope.identity)
 
     async def settle(self, handle: str) -> None:
         """Write a pending result once; StoreUnavailable when the store does not take it."""
@@ -92,11 +89,11 @@ class SharedHeldStore:
         self._seen_bytes[held.upstream] = await self.backend.put(owner, held, self.cap)
 
     async def fetch(self, session: object, handle: object) -> HeldResult | None:
-        if not isinstance(session, SharedScope):
+        if not isinstance(session, CallerScope):
             return await self.local.fetch(session, handle)
         if not isinstance(handle, str) or not handle.startswith("h_") or len(handle) > 64:
             return None
-        return await self.backend.get(session.owner, handle)
+        return await self.backend.get(self._owner(session), handle)
 
     def get(self, session: object, handle: object) -> HeldResult | None:
         return self.local.get(session, handle)
@@ -109,9 +106,9 @@ class SharedHeldStore:
         self.local.drop_session(session)
 
 
-def share_held(gate: object, settings: Store, owner: str) -> SharedScope:
-    """Give `gate` a held store backed by `settings.url`; returns the scope of the callers
-    named `owner` (the face's stateless callers). Loads the Redis client only now."""
+def share_held(gate: object, settings: Store, namespace: str) -> None:
+    """Give `gate` a held store backed by `settings.url`, for the stateless callers of the
+    face `namespace` names. Loads the Redis client only now."""
     from sidecar.gate.chain import Gate
 
     assert isinstance(gate, Gate)
@@ -124,5 +121,4 @@ def share_held(gate: object, settings: Store, owner: str) -> SharedScope:
     except ValueError as exc:  # its words may repeat the URL and its password: not shown
         raise ConfigError("store.url", f"not a Redis URL ({type(exc).__name__})") from None
     local = gate.held.local if isinstance(gate.held, SharedHeldStore) else gate.held
-    gate.held = SharedHeldStore(local, backend)
-    return SharedScope(owner)
+    gate.held = SharedHeldStore(local, backend, namespace)
