@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
@@ -28,6 +27,7 @@ from prometheus_client.registry import Collector
 
 from sidecar.front.face import Face
 from sidecar.gate import ToolCall
+from sidecar.wire.outbox import DROPPED_IN_PROCESS
 
 __all__ = ["CONTENT_TYPE", "FrontMetrics", "MetricsSource", "outcome_of", "labels_of"]
 
@@ -116,6 +116,7 @@ class _FaceCollector(Collector):
         families = self._families()
         for source in self.sources:
             _fill(families, source)
+        families.dropped.add_metric([], float(DROPPED_IN_PROCESS[0]))
         return list(families)
 
     @staticmethod
@@ -129,8 +130,7 @@ class _FaceCollector(Collector):
                                    labels=["face", "upstream"]),
             sessions=GaugeMetricFamily("omb_sessions", "Engine sessions open on the HTTP front.", labels=["face"]),
             dropped=CounterMetricFamily("omb_notifications_dropped",
-                                        "Notifications dropped toward engines that did not read them.",
-                                        labels=["face"]),
+                                        "Frames dropped toward engines that did not read them (whole process)."),
         )
 
 
@@ -156,10 +156,3 @@ def _fill(families: _Families, source: MetricsSource) -> None:
         families.held.add_metric([label, upstream.alias], float(held.held_bytes(upstream.alias)))
     families.held.add_metric([label, OWN], float(held.held_bytes(OWN)))
     families.sessions.add_metric([label], float(source.sessions()))
-    families.dropped.add_metric([label], float(sum(_dropped(s) for s in face.sessions)))
-
-
-def _dropped(session: Any) -> int:
-    """The session's count of dropped notifications, where its outbox keeps one."""
-    count = getattr(session, "dropped", 0)
-    return count if isinstance(count, int) else 0
