@@ -12,6 +12,7 @@ import asyncio
 import logging
 import os
 import signal
+from typing import Any
 
 from sidecar.concurrency import Jobs, finish
 from sidecar.config import SidecarConfig
@@ -43,6 +44,7 @@ async def run_stdio(config: SidecarConfig, redactor: Redactor) -> None:
     """Serve one engine on stdin/stdout until it goes away. `config` is already the
     mountable one, its stdio upstreams perhaps started early (see the CLI)."""
     face = Face(config)
+    tracing = _start_tracing([face], "pipe")
     async with asyncio.TaskGroup() as group:
         pool = group.create_task(face.pool.run(), name="upstream pool")
         stdout = await open_stdout()
@@ -62,6 +64,8 @@ async def run_stdio(config: SidecarConfig, redactor: Redactor) -> None:
             for task in (engine, signals, pool):
                 task.cancel()
     discard_early()
+    if tracing is not None:
+        tracing.shutdown()
 
 
 async def run_http(config: SidecarConfig, options: argparse.Namespace, redactor: Redactor) -> None:
@@ -79,8 +83,17 @@ async def run_http(config: SidecarConfig, options: argparse.Namespace, redactor:
         raise SystemExit(f"omb-sidecar: {exc}") from None
     redactor.add([*settings.tokens, *proxy_secrets(os.environ)])
     redactor.add(secret for server in config.servers for secret in server_secrets(server))
+    if config.gateway.bots:
+        from sidecar.front.gateway import serve_gateway
+
+        return await serve_gateway(config, options, redactor, settings, _wait_for_signal)
     face = Face(mountable(config))
     front = HttpFront(face, redactor, settings)
+    if config.store.url:
+        share_store(face, config)
+    if config.metrics.enabled:
+        _attach_metrics(front)
+    tracing = _start_tracing([face], "tcp")
     listener = Listener(front.app(), settings)
     try:
         port = await listener.start()
@@ -91,6 +104,10 @@ async def run_http(config: SidecarConfig, options: argparse.Namespace, redactor:
     async with anyio.create_task_group() as group:
         group.start_soon(face.pool.run, name="upstream pool")
         group.start_soon(front.expire_idle, name="idle sessions")
+        if config.health.schedule:
+            from sidecar.front.health_schedule import HealthSchedule
+
+            group.start_soon(HealthSchedule(face, config).run, name="health schedule")
         try:
             await _wait_for_signal()
             await front.drain()
@@ -99,7 +116,44 @@ async def run_http(config: SidecarConfig, options: argparse.Namespace, redactor:
             with anyio.CancelScope(shield=True):
                 await front.table.close_all()
                 await listener.close()
+                if tracing is not None:
+                    tracing.shutdown()
             group.cancel_scope.cancel()
+
+
+def _start_tracing(faces: list[Face], transport: str) -> Any:
+    """OpenTelemetry for `faces` when OTLP export is configured; else None, nothing loaded."""
+    from sidecar.config import tracing_wanted
+
+    if not tracing_wanted(os.environ):
+        return None
+    try:
+        from sidecar.front.tracing import start_tracing
+    except ImportError:
+        log.warning("OTLP export is configured but opentelemetry is not installed (the [otel] extra): no traces")
+        return None
+    return start_tracing(faces, transport)
+
+
+def share_store(face: Face, config: SidecarConfig) -> None:
+    """Held results of the face's stateless callers go to `store.url` (shared by replicas
+    serving the same bot; each caller identity keeps its own)."""
+    from sidecar.errors import ConfigError
+    from sidecar.gate.store import share_held
+
+    try:
+        share_held(face.gate, config.store, f"{config.bot.id}/{face.name}")
+    except ConfigError as exc:
+        raise SystemExit(f"omb-sidecar: {exc.message}") from None
+
+
+def _attach_metrics(front: Any) -> None:
+    try:
+        from sidecar.front.metrics import FrontMetrics, MetricsSource
+    except ImportError:
+        raise SystemExit("omb-sidecar: metrics.enabled needs prometheus_client (pip install 'omb-sidecar[metrics]')") from None
+    front.metrics = FrontMetrics()
+    front.metrics.watch(MetricsSource(front.face, lambda: len(front.table.sessions)))
 
 
 async def _wait_for_signal() -> None:

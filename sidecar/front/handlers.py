@@ -112,6 +112,8 @@ class Dispatcher:
             session.send(encode_error(req.id, METHOD_NOT_FOUND, f"method not found: {req.method}"))
             return
         session.in_flight[req.id] = None
+        if self.face.tracer is not None:
+            handler = self.face.tracer.wrap(handler)
         self.spawn(self._serve(handler, req))
 
     async def _serve(self, handler: Handler, req: Request) -> None:
@@ -177,7 +179,13 @@ class Dispatcher:
         configured secrets are redacted from the answer."""
         body = req.params if params is None else params
         conn = upstream.ready_connection()
-        answer = await conn.request(req.method, body or None, self.progress_sink(req), self.mark_sent(req))
+        if self.face.tracer is not None:  # a client span, its context in the _meta sent on
+            def send(traced: dict[str, Any]) -> Awaitable[msgspec.Raw]:
+                return conn.request(req.method, traced, self.progress_sink(req), self.mark_sent(req))
+
+            answer: msgspec.Raw = await self.face.tracer.forward(send, body or {}, upstream.config, req.method)
+        else:
+            answer = await conn.request(req.method, body or None, self.progress_sink(req), self.mark_sent(req))
         scrub = self.face.gate.answers
         return scrub_answer(answer, scrub) if scrub else answer
 

@@ -5,8 +5,8 @@ Owns the routes and the order of admission: Host, then Origin (403), then the be
 token (401), then the body cap (413, judged before buffering) and its read timeout.
 A POST's requests go to the session's dispatcher and their answers come back as JSON,
 or as an event stream when progress or upstream requests must flow; the GET stream
-carries the rest. `/health` says "ok" and nothing else. Refuses new work while
-draining (503).
+carries the rest. `/health` says "ok" and nothing else; `/metrics` (when metrics are
+on) is admitted like `/mcp`. Refuses new work while draining (503).
 
 Who is calling is the identity of the bearer token presented (`caller_identity`): a
 session belongs to the identity that opened it (to any other it is "Session not found"),
@@ -84,10 +84,13 @@ class HttpFront:
         self.posts = 0  # POSTs being served right now, for the drain
         self.listens: set[Listen] = set()
         self.owners: weakref.WeakKeyDictionary[HttpSession, str] = weakref.WeakKeyDictionary()
+        self.metrics: Any = None  # a FrontMetrics when metrics are on (sidecar.front.metrics)
 
     def app(self) -> web.Application:
         app = web.Application(middlewares=[self._admit], client_max_size=self.settings.body_cap)
         app.router.add_get("/health", self._health)
+        if self.metrics is not None:
+            app.router.add_get("/metrics", self._metrics)
         for path in ("/mcp", "/mcp/{face}"):
             app.router.add_post(path, self._post)
             app.router.add_get(path, self._get)
@@ -115,6 +118,11 @@ class HttpFront:
 
     async def _health(self, request: web.Request) -> web.Response:
         return web.Response(text="ok\n")
+
+    async def _metrics(self, request: web.Request) -> web.Response:
+        from sidecar.front.metrics import CONTENT_TYPE
+
+        return web.Response(body=self.metrics.render(), headers={"Content-Type": CONTENT_TYPE})
 
     async def _read_body(self, request: web.Request) -> bytes | web.Response:
         cap = self.settings.body_cap

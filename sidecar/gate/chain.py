@@ -30,16 +30,18 @@ from sidecar.gate.held import HeldStore
 from sidecar.gate.policy import CallView, Decision, PolicyEngine
 from sidecar.gate.query import QueryLimits
 from sidecar.gate.route import answer_locally, answer_redactor, route_upstream, tool_error, unknown_tool
+from sidecar.gate.store import SharedHeldStore
 from sidecar.gate.trust import Trust
 from sidecar.redact import Redactor
 from sidecar.upstream import Pool
 
-__all__ = ["Gate", "Stage", "Next", "QUERY_RESULT", "QUERY_RESULT_TOOL", "compose"]
+__all__ = ["Gate", "Observer", "Stage", "Next", "QUERY_RESULT", "QUERY_RESULT_TOOL", "compose"]
 
 log = logging.getLogger(__name__)
 
 Next = Callable[[ToolCall], Awaitable[ToolCall]]
 Stage = Callable[[ToolCall, Next], Awaitable[ToolCall]]
+Observer = Callable[[ToolCall], None]  # sees each finished call in the record stage (metrics, traces)
 QUERY_RESULT = "query_result"
 QUERY_RESULT_TOOL: dict[str, Any] = {
     "name": QUERY_RESULT,
@@ -92,7 +94,7 @@ class Gate:
         self.listing: Listing = full_layout(EMPTY_CATALOG)
         self.grant = Grant(config.bot.selection, config.grants)
         self.policy = PolicyEngine(config.policy)
-        self.held = HeldStore(config.budgets.held_bytes_per_server)
+        self.held: HeldStore | SharedHeldStore = HeldStore(config.budgets.held_bytes_per_server)
         self.audit = audit or AuditLog(config.audit)
         self.limits = QueryLimits(config.budgets.query_seconds, config.budgets.query_depth)
         self.servers: dict[str, ServerConfig] = {s.alias: s for s in config.servers}
@@ -102,20 +104,33 @@ class Gate:
         self._smallest_budget = min(budgets)
         self.confirm: Any = None  # the confirmation stage, made on the first call that needs it
         self.trust = Trust(config.servers, self.audit, _pin_store(config), config.bot.id, config.face.name)
+        self.observers: list[Observer] = []
+        self._around_call: list[Stage] = []
+        self._entry = compose(self.stages())
+
+    def around_call(self, stage: Stage) -> None:
+        """Add a stage right around the upstream call (a client span); none by default."""
+        self._around_call.append(stage)
+        self._entry = compose(self.stages())
+
+    def observe(self, observer: Observer) -> None:
+        """Add a watcher of finished calls; the record stage joins the chain only now, so a
+        gate nobody watches pays nothing for it."""
+        self.observers.append(observer)
         self._entry = compose(self.stages())
 
     def stages(self) -> list[Stage]:
         """The chain in order; a stage with nothing to decide for this config is left out,
         so the hot path pays only for what is switched on."""
         chain: list[Stage] = []
-        if self.audit.path is not None or log.isEnabledFor(logging.DEBUG):
+        if self.audit.path is not None or self.observers or log.isEnabledFor(logging.DEBUG):
             chain.append(self.record)
         chain.append(self.resolve)
         if self.grant.restricts:
             chain.append(self.check_grant)
         if self.policy.active:
             chain.append(self.check_policy)
-        return [*chain, self.charge, self.call]
+        return [*chain, self.charge, *self._around_call, self.call]
 
     async def run(self, call: ToolCall) -> ToolCall:
         try:
@@ -280,7 +295,22 @@ class Gate:
             charged = charge_result(raw, budget, self.config.budgets.binary_bytes, hold)
         call.result, call.charge, call.handle = charged.result, charged.kind, charged.handle
         call.bytes_in, call.bytes_out = charged.bytes_in, charged.bytes_out
+        if call.handle is not None:
+            await self._settle(call)
         return call
+
+    async def _settle(self, call: ToolCall) -> None:
+        """A shared store writes the held payload now; when it cannot, the model gets a
+        clear error in place of the shape (the payload is never shown whole)."""
+        from sidecar.gate.store import StoreUnavailable
+
+        assert call.handle is not None
+        try:
+            await self.held.settle(call.handle)
+        except StoreUnavailable as exc:
+            call.handle, call.charge = None, "store_down"
+            call.result = tool_error(f"The result was too large to show and could not be held: {exc.message}")
+            call.bytes_out = len(call.result)
 
     async def call(self, call: ToolCall, call_next: Next) -> ToolCall:
         try:
@@ -305,6 +335,11 @@ class Gate:
         })
         if log.isEnabledFor(logging.DEBUG):
             log.debug("call %s -> %s %s %s in %.1f ms", call.name, call.ran, call.outcome, call.charge, call.seconds * 1000)
+        for observer in self.observers:
+            try:
+                observer(call)
+            except Exception:  # a watcher's bug must not change the call's answer
+                log.warning("a call observer failed", exc_info=log.isEnabledFor(logging.DEBUG))
         return call
 
 

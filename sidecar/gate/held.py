@@ -66,6 +66,13 @@ class HeldStore:
                 return found if found.session == session else None
         return None
 
+    async def settle(self, handle: str) -> None:
+        """Held at once in the process: nothing to wait for (a shared store writes here)."""
+
+    async def fetch(self, session: object, handle: object) -> HeldResult | None:
+        """`get`, in the shape a shared store answers (sidecar.gate.store)."""
+        return self.get(session, handle)
+
     def held_bytes(self, upstream: str | None = None) -> int:
         if upstream is not None:
             return self._bytes.get(upstream, 0)

@@ -23,6 +23,7 @@ from sidecar.gate.budget import text_result
 from sidecar.gate.call import ToolCall
 from sidecar.gate.held import HeldStore
 from sidecar.gate.query import QueryLimits, answer_query
+from sidecar.gate.store import SharedHeldStore
 from sidecar.redact import Redactor, answer_secrets, url_credentials
 from sidecar.upstream import Pool
 
@@ -74,7 +75,7 @@ async def answer_locally(
     call: ToolCall,
     catalog: Catalog,
     listing: Listing,
-    held: HeldStore,
+    held: HeldStore | SharedHeldStore,
     allowed: Callable[[str], bool],
     limits: QueryLimits,
 ) -> ToolCall:
@@ -94,12 +95,12 @@ async def answer_locally(
     return call.complete(msgspec.Raw(msgspec.json.encode(result)))
 
 
-async def _query(call: ToolCall, held: HeldStore, limits: QueryLimits) -> msgspec.Raw:
+async def _query(call: ToolCall, held: HeldStore | SharedHeldStore, limits: QueryLimits) -> msgspec.Raw:
     handle = call.arguments.get("handle")
     expression = call.arguments.get("query")
     if not isinstance(expression, str):
         raise EngineInputError("query_result needs `query`, a JMESPath expression, at params.arguments.query")
-    found = held.get(call.session, handle)
+    found = await held.fetch(call.session, handle)
     if found is None:
         return tool_error(f"no held result has the handle {str(handle)[:64]!r} (results are held for this session only, oldest dropped first)")
     call.held_under = found.upstream

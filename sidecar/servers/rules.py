@@ -34,6 +34,8 @@ __all__ = [
     "missing_values",
     "NEEDS_VALUE",
     "mount_key",
+    "paths_in",
+    "folder_owner",
 ]
 
 MAX_NAME = 32
@@ -238,3 +240,36 @@ def _fold_url(url: str) -> str:
     default = {"http": 80, "https": 443}.get(parts.scheme.lower())
     netloc = host if port in (None, default) else f"{host}:{port}"
     return urllib.parse.urlunsplit((parts.scheme.lower(), netloc, parts.path or "/", parts.query, ""))
+
+
+# -- boxed bots: whose folder a command reaches ------------------------------------------
+
+
+def paths_in(command: str | None, args: Sequence[str], env: Mapping[str, str], cwd: str | None) -> list[str]:
+    """Every path a command entry names: the command, each argument (and the part after
+    `=` of `--flag=value`), each piece of an env value split on `:`, and the working
+    folder. A relative piece counts relative to `cwd` when there is one. Normalised, not
+    resolved (no I/O here: the caller resolves links)."""
+    import posixpath
+
+    pieces = [command or "", *args, *(p for v in env.values() for p in v.split(":"))]
+    pieces += [a.partition("=")[2] for a in args if "=" in a]
+    found = [posixpath.normpath(cwd)] if cwd else []
+    for piece in pieces:
+        if piece.startswith("/"):
+            found.append(posixpath.normpath(piece))
+        elif cwd and piece:
+            found.append(posixpath.normpath(posixpath.join(cwd, piece)))
+    return found
+
+
+def folder_owner(path: str, root: str, bots: Iterable[str]) -> str | None:
+    """The bot whose folder (`<root>/<bot>`) holds `path`, if any."""
+    import posixpath
+
+    root = posixpath.normpath(root)
+    for bot in bots:
+        folder = posixpath.join(root, bot)
+        if path == folder or path.startswith(folder + "/"):
+            return bot
+    return None

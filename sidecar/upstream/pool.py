@@ -29,9 +29,12 @@ class Pool:
         start_timeout: float,
     ) -> None:
         self._on_change = on_change
+        self._handler, self._start_timeout = handler, start_timeout
         self.upstreams: dict[str, Upstream] = {
             s.alias: Upstream(s, handler, self._changed, start_timeout) for s in servers
         }
+        self._group: asyncio.TaskGroup | None = None
+        self._tasks: dict[str, asyncio.Task[None]] = {}
         # Set once an upstream is past its first start (ready, failed or stopped).
         self._first_start = {alias: asyncio.Event() for alias in self.upstreams}
 
@@ -58,8 +61,32 @@ class Pool:
     async def run(self) -> None:
         """Supervise every upstream until cancelled; on cancel, every child is stopped."""
         async with asyncio.TaskGroup() as group:
+            self._group = group
             for upstream in self.upstreams.values():
-                group.create_task(upstream.run(), name=f"upstream {upstream.alias}")
+                self._supervise(upstream)
+            await asyncio.Event().wait()  # upstreams may join later (`add`)
+
+    def _supervise(self, upstream: Upstream) -> None:
+        assert self._group is not None
+        self._tasks[upstream.alias] = self._group.create_task(upstream.run(), name=f"upstream {upstream.alias}")
+
+    def add(self, server: ServerConfig) -> Upstream:
+        """Start supervising one more upstream (a server that recovered); the pool must run."""
+        if server.alias in self.upstreams:
+            return self.upstreams[server.alias]
+        upstream = self.upstreams[server.alias] = Upstream(server, self._handler, self._changed, self._start_timeout)
+        self._first_start[server.alias] = asyncio.Event()
+        self._supervise(upstream)
+        return upstream
+
+    async def remove(self, alias: str) -> None:
+        """Stop one upstream (its child stopped in order) and forget it; the others go on."""
+        task = self._tasks.pop(alias, None)
+        if task is not None:
+            task.cancel()
+            await asyncio.wait([task])
+        self.upstreams.pop(alias, None)  # its stop already told the face (state "stopped")
+        self._first_start.pop(alias, None)
 
     def get(self, alias: str) -> Upstream | None:
         return self.upstreams.get(alias)

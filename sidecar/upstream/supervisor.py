@@ -91,6 +91,7 @@ class Upstream:
         self.listing = Listing()
         self.start_timeout = config.start_timeout_seconds or start_timeout
         self.backoff = Backoff()
+        self.restarts = 0  # stops of a started connection, for the metrics
         self._handler = handler
         self._on_change = on_change
         self._child: Channel | None = None
@@ -192,6 +193,7 @@ class Upstream:
             tail = self._child.diagnostics()[-800:] if self._child else ""
             log.warning("upstream '%s' %s%s", self.alias, reason, f"; its stderr ends: {tail!r}" if tail else "")
         else:
+            self.restarts += 1
             log.warning("upstream '%s' %s", self.alias, reason)
         if "omb-sidecar signin" in reason:  # bots never sign in: out until a person does
             self._set_state("needs-sign-in", reason)

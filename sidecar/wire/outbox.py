@@ -37,6 +37,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
+DROPPED_IN_PROCESS = [0]  # every frame any sink refused, for the metrics (one process-wide figure)
 SOFT_BYTES = 1 << 20  # past this, progress and log messages toward a sink are dropped
 HARD_BYTES = 4 << 20  # past this, every notification and relayed request is refused
 IDLE_HARD_BYTES = 256 << 10  # a GET stream nobody opened yet keeps at most this much
@@ -73,6 +74,7 @@ class Shedding:
         if self.fits(method, held, hard):
             return True
         self.dropped[method or "request"] += 1
+        DROPPED_IN_PROCESS[0] += 1
         total = sum(self.dropped.values())
         if total >= self._warn_at:
             self._warn_at *= 10

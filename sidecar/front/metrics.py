@@ -1,0 +1,158 @@
+"""`GET /metrics`: the HTTP front's figures in the Prometheus text format.
+
+Owns one private registry per front (never the library's global one, so two fronts in
+one process or one test do not mix), the call counter and duration histogram fed by the
+gate's record stage through its observer seam, and a collector that reads, at scrape
+time only, what the face already knows: each upstream's state and restarts, the bytes
+held per upstream, open sessions, notifications dropped toward slow engines.
+
+Label values are bounded by construction: `upstream` is a configured alias or
+`sidecar` (the sidecar's own tools), `tool` a name from the face's catalog or one of the
+sidecar's own, and a name the catalog does not know folds into `(unknown)`. Nothing a
+caller chose freely (arguments, handles, unknown names) becomes a label, and no bot,
+secret, address or header ever does.
+
+Loaded only when `metrics.enabled` is set: `prometheus_client` (the `[metrics]` extra)
+is imported here and nowhere else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from sidecar.front.face import Face
+from sidecar.gate import ToolCall
+from sidecar.wire.outbox import DROPPED_IN_PROCESS
+
+__all__ = ["CONTENT_TYPE", "FrontMetrics", "MetricsSource", "outcome_of", "labels_of"]
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+UNKNOWN = "(unknown)"
+OWN = "sidecar"
+STATES = ("starting", "ready", "restarting", "failed", "paused", "stopped")
+# Tool calls run from tens of microseconds (a local answer) to minutes (search work).
+BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
+           120.0)
+_REFUSING = frozenset({"deny", "confirm", "refuse"})
+
+
+@dataclass
+class MetricsSource:
+    """One face behind the front, how to count its open sessions, and its label (the
+    face's name; a gateway labels each bot's face by the bot's id)."""
+
+    face: Face
+    sessions: Callable[[], int]
+    name: str = ""
+
+    @property
+    def label(self) -> str:
+        return self.name or self.face.name
+
+
+def outcome_of(call: ToolCall) -> str:
+    """completed, denied, failed or held: what the call came to, for counting."""
+    if any(action in _REFUSING for _, action, _ in call.decisions):
+        return "denied"
+    if call.outcome == "failed":
+        return "failed"
+    return "held" if call.handle is not None else "completed"
+
+
+def labels_of(call: ToolCall) -> tuple[str, str]:
+    """(upstream, tool), each from a bounded set."""
+    if call.target is not None:
+        return call.target.alias, call.target.name
+    if call.local is not None:
+        return OWN, call.local
+    return OWN, UNKNOWN
+
+
+class FrontMetrics:
+    def __init__(self, sources: Sequence[MetricsSource] = ()) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        self.sources = list(sources)
+        self.calls = Counter("omb_tool_calls", "Tool calls by upstream, tool and outcome.",
+                             ["face", "upstream", "tool", "outcome"], registry=self.registry)
+        self.duration = Histogram("omb_tool_call_duration_seconds", "Time from a call's arrival to its answer.",
+                                  ["face", "upstream"], buckets=BUCKETS, registry=self.registry)
+        self.registry.register(_FaceCollector(self.sources))
+
+    def watch(self, source: MetricsSource) -> None:
+        """Count `source`'s calls from now on."""
+        if source not in self.sources:
+            self.sources.append(source)
+        source.face.gate.observe(self._observer(source.label))
+
+    def _observer(self, face: str) -> Callable[[ToolCall], None]:
+        calls, duration = self.calls, self.duration
+
+        def seen(call: ToolCall) -> None:
+            upstream, tool = labels_of(call)
+            calls.labels(face, upstream, tool, outcome_of(call)).inc()
+            duration.labels(face, upstream).observe(call.seconds)
+
+        return seen
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)
+
+
+class _FaceCollector(Collector):
+    """What the faces know, read at scrape time: nothing is kept up to date between scrapes."""
+
+    def __init__(self, sources: list[MetricsSource]) -> None:
+        self.sources = sources
+
+    def describe(self) -> Iterable[Metric]:
+        return list(self._families())
+
+    def collect(self) -> Iterable[Metric]:
+        families = self._families()
+        for source in self.sources:
+            _fill(families, source)
+        families.dropped.add_metric([], float(DROPPED_IN_PROCESS[0]))
+        return list(families)
+
+    @staticmethod
+    def _families() -> _Families:
+        return _Families(
+            state=GaugeMetricFamily("omb_upstream_state", "1 for the state each upstream is in.",
+                                    labels=["face", "upstream", "state"]),
+            restarts=CounterMetricFamily("omb_upstream_restarts", "Stops of a started upstream (each is restarted).",
+                                         labels=["face", "upstream"]),
+            held=GaugeMetricFamily("omb_held_bytes", "Bytes of results held for query_result.",
+                                   labels=["face", "upstream"]),
+            sessions=GaugeMetricFamily("omb_sessions", "Engine sessions open on the HTTP front.", labels=["face"]),
+            dropped=CounterMetricFamily("omb_notifications_dropped",
+                                        "Frames dropped toward engines that did not read them (whole process)."),
+        )
+
+
+@dataclass
+class _Families:
+    state: GaugeMetricFamily
+    restarts: CounterMetricFamily
+    held: GaugeMetricFamily
+    sessions: GaugeMetricFamily
+    dropped: CounterMetricFamily
+
+    def __iter__(self) -> Iterator[Metric]:
+        return iter((self.state, self.restarts, self.held, self.sessions, self.dropped))
+
+
+def _fill(families: _Families, source: MetricsSource) -> None:
+    face, label = source.face, source.label
+    held = face.gate.held
+    for upstream in face.pool:
+        for state in STATES:
+            families.state.add_metric([label, upstream.alias, state], 1.0 if upstream.state == state else 0.0)
+        families.restarts.add_metric([label, upstream.alias], float(upstream.restarts))
+        families.held.add_metric([label, upstream.alias], float(held.held_bytes(upstream.alias)))
+    families.held.add_metric([label, OWN], float(held.held_bytes(OWN)))
+    families.sessions.add_metric([label], float(source.sessions()))

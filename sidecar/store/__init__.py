@@ -1,0 +1,1 @@
+"""Shared stores for replicas: the Redis backend of held results (`store.url`)."""
