@@ -107,16 +107,17 @@ async def test_a_crash_mid_call_is_not_retried(raw_sidecar, write_config, fault_
 
 
 async def test_child_environment_is_the_allow_list_plus_its_own(raw_sidecar, write_config, fault_server_entry) -> None:
-    config = write_config({"e": fault_server_entry(env={"OWN_TOKEN": "configured-value"})})
+    # an ordinary name: a credential-named value would be hidden from the answer by design
+    config = write_config({"e": fault_server_entry(env={"OWN_SETTING": "configured-value"})})
     parent_env = {"PARENT_SECRET": "must-not-pass", "LANG": "C.UTF-8"}
     async with raw_sidecar(config, env=parent_env) as sc:
         await sc.initialize()
         await sc.wait_for_tools(["e__env"])
         env = json.loads(text_of(await sc.call("e__env")))
-        assert env["OWN_TOKEN"] == "configured-value"
+        assert env["OWN_SETTING"] == "configured-value"
         assert "PARENT_SECRET" not in env
         assert env.get("LANG") == "C.UTF-8"
-        assert set(env) <= {"PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ", "OWN_TOKEN", "PWD", "SHLVL", "_", "LC_CTYPE"}
+        assert set(env) <= {"PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ", "OWN_SETTING", "PWD", "SHLVL", "_", "LC_CTYPE"}
 
 
 def _alive(pid: int) -> bool:
