@@ -12,15 +12,15 @@ from __future__ import annotations
 
 import json
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from sidecar.config import ServerConfig
 from sidecar.errors import SidecarError, UpstreamUnavailable
 from sidecar.upstream.connection import Connection
+from sidecar.upstream.oauth.discovery import protected_resource_addresses
 from sidecar.upstream.outgoing import read_capped
 from sidecar.upstream.webclient import WebClient
 
-__all__ = ["calls_refused", "find_sign_in", "probe_tool", "well_known_addresses"]
+__all__ = ["calls_refused", "find_sign_in", "probe_tool"]
 
 BODY_CAP = 64 * 1024
 _PROBE = json.dumps({
@@ -31,23 +31,13 @@ _PROBE = json.dumps({
 _HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 
 
-def well_known_addresses(url: str) -> list[str]:
-    """RFC 9728 §3.1: the path-specific metadata address first, then the origin's."""
-    parts = urlsplit(url)
-    path = parts.path.rstrip("/")
-    found = [urlunsplit((parts.scheme, parts.netloc, f"/.well-known/oauth-protected-resource{path}", "", ""))]
-    if path:
-        found.append(urlunsplit((parts.scheme, parts.netloc, "/.well-known/oauth-protected-resource", "", "")))
-    return found
-
-
 async def find_sign_in(server: ServerConfig) -> bool:
     assert server.url is not None
     client = WebClient(server)
     try:
         if await _challenge_names_metadata(client):
             return True
-        for address in well_known_addresses(server.url):
+        for address in protected_resource_addresses(server.url):
             if await _metadata_at(client, address):
                 return True
         return False
