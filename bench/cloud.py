@@ -235,10 +235,19 @@ async def span_cost(endpoint: str, repeats: int) -> dict[str, float]:
     on the request's own thread (batching and export run on the SDK's thread)."""
     from types import SimpleNamespace
 
-    os.environ.setdefault("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint)
     from sidecar.front.tracing import Tracing
 
-    tracing = Tracing("tcp")
+    # the exporter reads its endpoint from the environment once, when it is made: set it for
+    # that moment only, so no later child of this process inherits a dead endpoint
+    before = os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
+    os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"] = endpoint
+    try:
+        tracing = Tracing("tcp")
+    finally:
+        if before is None:
+            del os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"]
+        else:
+            os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"] = before
     face = SimpleNamespace(catalog=SimpleNamespace(tool=lambda name: object()), listing=SimpleNamespace(meta={}))
     d = SimpleNamespace(face=face, session=SimpleNamespace(protocol_version="2025-11-25"), redact=str)
     req = SimpleNamespace(method="tools/call", id=7, params={"name": "notes__search", "arguments": {}})

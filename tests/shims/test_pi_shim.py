@@ -31,7 +31,8 @@ JITI = REPO / "tests" / "engines" / "node_modules" / "jiti"
 def settings_for(secret: str, record: Path | None = None) -> dict[str, Any]:
     options = [f"record={record}"] if record else []
     return {"bot": {"id": "pia"}, "mcpServers": {
-        "fault": {"command": sys.executable, "args": [str(FAULT), "name=fault", *options], "env": {"FAULT_TOKEN": secret}},
+        "fault": {"command": sys.executable, "args": [str(FAULT), "name=fault", *options], "env": {"FAULT_TOKEN": secret},
+                  "pinning": "warn"},  # it adds a tool on purpose: pinning would hold it
     }}
 
 

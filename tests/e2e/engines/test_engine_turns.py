@@ -287,7 +287,7 @@ def test_pi_big_url_server_as_trio(turn: Turn, engine_path: Callable[[str], str]
     }}
     steps = [
         {"name": "big__search_tools", "arguments": {"query": "billing records"}},
-        {"name": "big__call_tool", "arguments": {"name": "billing_op_1", "arguments": {"record_id": "r-7"}}},
+        {"name": "big__call_tool", "arguments": {"name": "big__billing_op_1", "arguments": {"record_id": "r-7"}}},
     ]
     result = turn(pi_spec(tmp_path, engine_path("pi"), settings, steps, [secret], http_tools=45))
     assert_clean(result)
