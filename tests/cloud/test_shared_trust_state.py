@@ -1,0 +1,125 @@
+"""Confirmation states and tool pins shared by replicas through a real redis-server:
+a state redeemed on one replica is refused on another, Redis forgets spent ids at the
+state's expiry, and a Redis that does not answer refuses states; pins saved by one
+replica are loaded by another (and a listing judged again after another replica's save),
+and a Redis that does not answer at listing time holds the tools, never trusts them."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+import redis
+
+from sidecar.catalog.merge import UpstreamListing
+from sidecar.catalog.pins import pin_tools
+from sidecar.config import Audit, ServerConfig, Store
+from sidecar.gate.audit import AuditLog
+from sidecar.gate.confirm import ConfirmStage, Confirmer
+from sidecar.gate.sealed import Sealer
+from sidecar.gate.store import StoreUnavailable
+from sidecar.gate.trust import Trust
+from sidecar.gate.shared_trust import RedisPins, RedisSpent, sync_client
+from tests.cloud.cloud_support import open_redis
+from tests.http.http_support import free_port
+
+pytestmark = pytest.mark.timeout(60)
+
+KEY = os.urandom(32)
+CALL = {"bot": "cloud-bot", "face": "main", "tool": "alpha__delete", "arguments": {"path": "/tmp/x"}}
+TOOLS = [{"name": "delete", "description": "Deletes a file.", "inputSchema": {"type": "object"}},
+         {"name": "read", "description": "Reads a file.", "inputSchema": {"type": "object"}}]
+
+
+def replica(port: int, **settings: float) -> Sealer:
+    store = Store(url=f"redis://127.0.0.1:{port}/0", **settings)
+    return Sealer(KEY, RedisSpent(sync_client(store), store.prefix))
+
+
+async def test_a_state_redeemed_on_one_replica_is_refused_on_another(tmp_path: Path) -> None:
+    async with open_redis(tmp_path) as (port, _):
+        a, b = replica(port), replica(port)
+        claim = a.new_claim(**CALL, seconds=60)
+        state = a.seal(claim)
+        assert b.redeem(state, **CALL)  # either replica opens it (the key is shared)...
+        assert not a.redeem(state, **CALL)  # ...but only once across both
+        assert not b.redeem(state, **CALL)
+        other = b.seal(b.new_claim(**CALL, seconds=60))
+        assert a.redeem(other, **CALL)  # a new state is a new id
+        ttl = redis.Redis(port=port).pttl(f"omb:spent:{claim.id}")
+        assert 0 < ttl <= 60_000  # kept only as long as the state lives
+
+
+async def test_redis_forgets_a_spent_id_at_the_state_expiry(tmp_path: Path) -> None:
+    async with open_redis(tmp_path) as (port, _):
+        spent = RedisSpent(sync_client(Store(url=f"redis://127.0.0.1:{port}/0")), "omb:")
+        assert spent.spend("id-1", time.time() + 0.3)
+        assert not spent.spend("id-1", time.time() + 0.3)
+        client = redis.Redis(port=port)
+        deadline = time.monotonic() + 10
+        while client.exists("omb:spent:id-1") and time.monotonic() < deadline:
+            time.sleep(0.05)  # polling Redis's own expiry, bounded
+        assert not client.exists("omb:spent:id-1")
+
+
+def test_a_store_that_does_not_answer_refuses_the_state() -> None:
+    sealer = replica(free_port(), timeout_seconds=0.5)
+    state = sealer.seal(sealer.new_claim(**CALL, seconds=60))
+    started = time.monotonic()
+    with pytest.raises(StoreUnavailable, match="did not answer"):
+        sealer.redeem(state, **CALL)
+    assert time.monotonic() - started < 5
+
+    class Policy:
+        confirm_seconds, confirm_state_seconds, confirm_key_env = 30.0, 60.0, None
+
+    stage = ConfirmStage(Policy(), "cloud-bot", "main", lambda text: text)
+    stage._sealer = sealer
+    confirmer = Confirmer(ask=None, stateless=True, state=state, responses={})
+    settled = stage._stateless(confirmer, "alpha__delete", {"path": "/tmp/x"}, {})
+    assert settled.outcome == "deny" and "shared store did not answer" in settled.reason
+
+
+def listing() -> UpstreamListing:
+    return UpstreamListing(alias="alpha", tools=[dict(t) for t in TOOLS])
+
+
+def trust(store: RedisPins) -> Trust:
+    return Trust([ServerConfig(alias="alpha", command="x", pinning="hold")], AuditLog(Audit()), store,
+                 "cloud-bot", "main")
+
+
+async def test_pins_saved_on_one_replica_are_loaded_by_another(tmp_path: Path) -> None:
+    async with open_redis(tmp_path) as (port, _):
+        url = f"redis://127.0.0.1:{port}/0"
+        a = RedisPins(sync_client(Store(url=url)), "omb:", "cloud-bot/main")
+        b = RedisPins(sync_client(Store(url=url)), "omb:", "cloud-bot/main")
+        other_face = RedisPins(sync_client(Store(url=url)), "omb:", "cloud-bot/other")
+        assert b.load_pins("alpha") is None
+        first = trust(a)
+        first.screen([listing()])  # replica A trusts the first listing and pins it
+        assert b.load_pins("alpha") == first.pins["alpha"] and set(first.pins["alpha"] or ()) == {"delete", "read"}
+        assert other_face.load_pins("alpha") is None  # pins are per bot and face
+        changed = listing()
+        changed.tools[0]["description"] = "Deletes a file or a whole folder."
+        second = trust(b)
+        screened = second.screen([changed])
+        assert [t["name"] for t in screened[0].tools] == ["read"]  # replica B holds the change
+        assert second.held_answer("alpha__delete") is not None
+        approved = pin_tools(changed.tools)
+        a.save_pins("alpha", approved)  # approved on A...
+        assert second.stale()  # ...B notices the shared version moved and judges again
+        assert [t["name"] for t in second.screen([changed])[0].tools] == ["delete", "read"]
+
+
+def test_pins_when_the_store_does_not_answer_hold_every_tool(tmp_path: Path) -> None:
+    down = RedisPins(sync_client(Store(url=f"redis://127.0.0.1:{free_port()}/0", timeout_seconds=0.5)),
+                     "omb:", "cloud-bot/main")
+    assert down.load_pins("alpha") == {}  # no pins, not "none yet": nothing trusted on sight
+    held = trust(down)
+    screened = held.screen([listing()])
+    assert screened[0].tools == []
+    assert set(held.held) == {"alpha__delete", "alpha__read"}
+    down.save_pins("alpha", pin_tools(TOOLS))  # a save that cannot land is logged, not raised
