@@ -37,7 +37,7 @@ from sidecar.catalog.pins import Pin, PinStore
 from sidecar.config import Store
 from sidecar.gate.store import StoreUnavailable
 
-__all__ = ["RedisPins", "RedisSpent", "sync_client"]
+__all__ = ["RedisPins", "RedisSpent", "cli_pins", "share_trust", "sync_client"]
 
 log = logging.getLogger(__name__)
 _UNREACHABLE = "the shared store did not answer"
@@ -111,13 +111,28 @@ class RedisPins:
     def save_pins(self, alias: str, pins: Mapping[str, Pin]) -> None:
         if self.local is not None:
             self.local.save_pins(alias, pins)
+        if not self.publish(alias, pins):
+            log.warning("upstream '%s': %s; its pins were kept only in the local copy", alias, _UNREACHABLE)
+
+    def publish(self, alias: str, pins: Mapping[str, Pin]) -> bool:
+        """Write the shared pins and bump the version in one transaction; False when Redis
+        did not answer (`servers approve` then says so)."""
         try:
             with self.client.pipeline(transaction=True) as pipe:
                 pipe.set(self.base + alias, _encode_pins(dict(pins)))
                 pipe.incr(self.base + "version")
                 pipe.execute()
         except (RedisError, OSError):
-            log.warning("upstream '%s': %s; its pins were kept only in the local copy", alias, _UNREACHABLE)
+            return False
+        return True
+
+
+def cli_pins(config: Any) -> RedisPins | None:
+    """The shared pins `servers review` and `approve` use for the config's bot and face
+    (None without `store.url`)."""
+    if not config.store.url:
+        return None
+    return RedisPins(sync_client(config.store), config.store.prefix, f"{config.bot.id}/{config.face.name}")
 
 
 def share_trust(gate: Any, settings: Store, namespace: str) -> None:

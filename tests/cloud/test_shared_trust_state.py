@@ -6,6 +6,7 @@ and a Redis that does not answer at listing time holds the tools, never trusts t
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from pathlib import Path
@@ -15,7 +16,7 @@ import redis
 
 from sidecar.catalog.merge import UpstreamListing
 from sidecar.catalog.pins import pin_tools
-from sidecar.config import Audit, ServerConfig, Store
+from sidecar.config import Audit, ServerConfig, Store, load_config
 from sidecar.gate.audit import AuditLog
 from sidecar.gate.confirm import ConfirmStage, Confirmer
 from sidecar.gate.sealed import Sealer
@@ -123,3 +124,27 @@ def test_pins_when_the_store_does_not_answer_hold_every_tool(tmp_path: Path) -> 
     assert screened[0].tools == []
     assert set(held.held) == {"alpha__delete", "alpha__read"}
     down.save_pins("alpha", pin_tools(TOOLS))  # a save that cannot land is logged, not raised
+
+
+async def test_servers_review_and_approve_use_the_shared_pins(tmp_path: Path) -> None:
+    from tests.cloud.cloud_support import write_config
+    from tests.trust.test_pinning_e2e import BEFORE, cli, entry
+
+    shifty = tmp_path / "shifty.json"
+    shifty.write_text(json.dumps(BEFORE))
+    async with open_redis(tmp_path) as (port, _):
+        url = f"redis://127.0.0.1:{port}/0"
+        config = write_config(tmp_path, {"s": entry(shifty)}, store={"url": url})
+        namespace = f"cloud-bot/{load_config(config).face.name}"
+        replica = RedisPins(sync_client(Store(url=url)), "omb:", namespace)
+        older = [dict(t) for t in BEFORE]
+        older[0] = dict(older[0], description="Look a word up.")
+        assert replica.publish("s", pin_tools(older))  # pinned by a replica before the change
+        review = cli(config, "servers", "review", "s")
+        assert "tool 'lookup'" in review.stdout and review.returncode == 0, review.stdout + review.stderr
+        approved = cli(config, "servers", "approve", "s", "--tool", "lookup")
+        assert approved.returncode == 0, approved.stderr
+        shared = replica.load_pins("s")
+        assert shared is not None and shared["lookup"].digest == pin_tools(BEFORE)["lookup"].digest
+        after = cli(config, "servers", "review", "s").stdout
+        assert "tool 'lookup'" not in after and "tool 'reload_tools': new" in after  # only the unapproved one
