@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
 import redis
 
 from sidecar.catalog.merge import UpstreamListing
-from sidecar.catalog.pins import pin_tools
+from sidecar.catalog.pins import Pin, pin_tools
 from sidecar.config import Audit, ServerConfig, Store, load_config
 from sidecar.gate.audit import AuditLog
 from sidecar.gate.confirm import ConfirmStage, Confirmer
@@ -148,3 +150,62 @@ async def test_servers_review_and_approve_use_the_shared_pins(tmp_path: Path) ->
         assert shared is not None and shared["lookup"].digest == pin_tools(BEFORE)["lookup"].digest
         after = cli(config, "servers", "review", "s").stdout
         assert "tool 'lookup'" not in after and "tool 'reload_tools': new" in after  # only the unapproved one
+
+
+async def test_two_sidecar_processes_share_spent_states(tmp_path: Path) -> None:
+    """End to end: a state asked for on replica A is honoured once on replica B, refused when
+    replayed on A, and refused with the reason while Redis is down."""
+    import base64
+
+    import aiohttp
+
+    from tests.cloud.cloud_support import fault_entry, write_config
+    from tests.gate.test_confirm_e2e import _said, _stateless_call
+    from tests.http.http_support import open_http_sidecar
+
+    env = {"OMB_TEST_CONFIRM_KEY": base64.b64encode(KEY).decode()}
+    async with open_redis(tmp_path) as (port, process):
+        entry = {**fault_entry(), "consequential": ["echo"], "pinning": "off"}
+        config = write_config(tmp_path, {"f": entry}, store={"url": f"redis://127.0.0.1:{port}/0", "timeoutSeconds": 1},
+                              policy={"requireConfirmation": True, "confirmKeyEnv": "OMB_TEST_CONFIRM_KEY"})
+        async with open_http_sidecar(config, tmp_path, env=env, log_level="INFO") as a, \
+                open_http_sidecar(config, tmp_path, env=env, log_level="INFO") as b, aiohttp.ClientSession() as http:
+            state = (await _stateless_call(http, a, {"nonce": "r-1"}))["requestState"]
+            assert _said(await _stateless_call(http, b, {"nonce": "r-1"}, state)) == "r-1"
+            replayed = await _stateless_call(http, a, {"nonce": "r-1"}, state)
+            assert replayed["isError"] is True and "not valid" in _said(replayed)
+            pending = (await _stateless_call(http, a, {"nonce": "r-2"}))["requestState"]
+            process.send_signal(signal.SIGKILL)
+            await process.wait()
+            down = await _stateless_call(http, b, {"nonce": "r-2"}, pending)
+            assert down["isError"] is True and "shared store did not answer" in _said(down)
+            assert "r-2" not in _said(down)
+
+
+class MemoryPins:
+    """A local copy (the health file's role) in memory."""
+
+    def __init__(self) -> None:
+        self.kept: dict[str, dict[str, Pin]] = {}
+
+    def load_pins(self, alias: str) -> dict[str, Pin] | None:
+        return self.kept.get(alias)
+
+    def save_pins(self, alias: str, pins: Mapping[str, Pin]) -> None:
+        self.kept[alias] = dict(pins)
+
+
+async def test_an_outage_judges_by_the_local_copy_and_again_once_redis_answers(tmp_path: Path) -> None:
+    local = MemoryPins()
+    async with open_redis(tmp_path) as (port, process):
+        pins = RedisPins(sync_client(Store(url=f"redis://127.0.0.1:{port}/0", timeout_seconds=0.5)), "omb:",
+                         "cloud-bot/main", local)
+        pins.save_pins("alpha", pin_tools(TOOLS))  # written to both
+        assert local.kept["alpha"] == pins.load_pins("alpha")
+        process.send_signal(signal.SIGKILL)
+        await process.wait()
+        changed = listing()
+        changed.tools[1]["description"] = "Reads a file or a folder."
+        judged = trust(pins)
+        assert [t["name"] for t in judged.screen([changed])[0].tools] == ["delete"]  # by the local copy
+        assert not judged.stale()  # the outage alone does not make every call judge again
