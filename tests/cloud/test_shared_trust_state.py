@@ -209,3 +209,7 @@ async def test_an_outage_judges_by_the_local_copy_and_again_once_redis_answers(t
         judged = trust(pins)
         assert [t["name"] for t in judged.screen([changed])[0].tools] == ["delete"]  # by the local copy
         assert not judged.stale()  # the outage alone does not make every call judge again
+    async with open_redis(tmp_path, port=port):  # Redis is back (empty), and another replica approves
+        assert pins.publish("alpha", pin_tools(changed.tools))
+        assert judged.stale()
+        assert [t["name"] for t in judged.screen([changed])[0].tools] == ["delete", "read"]
