@@ -101,3 +101,11 @@ def test_the_selection_cut_before_the_early_start_stays_light() -> None:
     code = "import sys, sidecar.servers.selection; print(' '.join(sorted(sys.modules)))"
     loaded = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split())
     assert not {m for m in loaded if m.split(".")[:2] in (["sidecar", "gate"], ["sidecar", "upstream"], ["sidecar", "front"])}
+
+
+def test_confirmation_and_review_paths_load_no_redis_without_a_store() -> None:
+    """Shared spent states and pins (sidecar.gate.shared_trust) load redis only with store.url."""
+    code = ("import sys, sidecar.gate.confirm, sidecar.gate.store, sidecar.gate.sealed, sidecar.servers.commands; "
+            "print(' '.join(sorted(sys.modules)))")
+    loaded = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split())
+    assert not {m for m in loaded if m.split(".")[0] == "redis"}

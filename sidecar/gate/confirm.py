@@ -119,6 +119,7 @@ class ConfirmStage:
         self.bot, self.face = bot, face
         self.redact = redact
         self.environ = environ
+        self.spent: Any = None  # where used state ids go (None: this process; see sidecar.gate.shared_trust)
         self._sealer: Any = None
 
     def sealer(self) -> Any:
@@ -127,7 +128,8 @@ class ConfirmStage:
 
             from sidecar.gate.sealed import Sealer, key_from
 
-            self._sealer = Sealer(key_from(self.environ if self.environ is not None else os.environ, self.key_env))
+            self._sealer = Sealer(key_from(self.environ if self.environ is not None else os.environ, self.key_env),
+                                  self.spent)
         return self._sealer
 
     async def settle(self, confirmer: Confirmer, tool: str, upstream: str, arguments: Mapping[str, Any],
@@ -148,7 +150,13 @@ class ConfirmStage:
             claim = sealer.new_claim(bot=self.bot, face=self.face, tool=tool, arguments=arguments,
                                      seconds=self.state_seconds)
             return Confirmation("ask", "the person was asked", input_required(form, sealer.seal(claim)))
-        if not sealer.redeem(confirmer.state, bot=self.bot, face=self.face, tool=tool, arguments=arguments):
+        from sidecar.gate.store import StoreUnavailable
+
+        try:
+            redeemed = sealer.redeem(confirmer.state, bot=self.bot, face=self.face, tool=tool, arguments=arguments)
+        except StoreUnavailable:  # fail closed: a state that cannot be marked used is not honoured
+            return Confirmation("deny", "the confirmation state could not be checked: the shared store did not answer")
+        if not redeemed:
             return Confirmation("deny", "the confirmation state is not valid (altered, foreign, expired or used)")
         return _by_answer(stateless_answer(confirmer.responses))
 

@@ -122,3 +122,6 @@ def share_held(gate: object, settings: Store, namespace: str) -> None:
         raise ConfigError("store.url", f"not a Redis URL ({type(exc).__name__})") from None
     local = gate.held.local if isinstance(gate.held, SharedHeldStore) else gate.held
     gate.held = SharedHeldStore(local, backend, namespace)
+    from sidecar.gate.shared_trust import share_trust
+
+    share_trust(gate, settings, namespace)  # confirmation states and pins, shared the same way

@@ -344,7 +344,19 @@ def _listed_now(session: _Session) -> tuple[ServerConfig, CheckResult, dict[str,
     result = anyio.run(lambda: check_server(server, tool_cap=session.config.budgets.tool_cap, others=others))
     health = session.health()
     record = health.load().get(server.alias) if health is not None else None
-    return server, result, {"pins": record.pins if record is not None else None, "others": others}
+    pins = record.pins if record is not None else None
+    shared = _shared_pins(session)
+    if shared is not None:  # replicas share pins through store.url: judge by those
+        pins = shared.load_pins(server.alias) or pins
+    return server, result, {"pins": pins, "others": others}
+
+
+def _shared_pins(session: _Session) -> Any:
+    if not session.config.store.url:
+        return None
+    from sidecar.gate.shared_trust import cli_pins
+
+    return cli_pins(session.config)
 
 
 def _review(session: _Session) -> int:
@@ -373,6 +385,10 @@ def _approve(session: _Session) -> int:
     if missing:
         raise ConfigError("", f"'{server.alias}' does not list {', '.join(repr(m) for m in missing)}")
     health.save_pins(server, pins)
+    shared = _shared_pins(session)
+    if shared is not None and not shared.publish(server.alias, pins):
+        raise ConfigError("store.url", "the shared store did not answer: approved in the health file only, "
+                                       "not for the other replicas; run the approval again")
     names = only or sorted(pins)
     session.answer([f"Approved {len(names)} tool definition{'' if len(names) == 1 else 's'} of '{server.alias}'."],
                    {"name": server.alias, "approved": names})
