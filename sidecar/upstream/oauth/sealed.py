@@ -147,11 +147,8 @@ class TokenFile:
         fd = self._lock_fd()
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
-            servers = self.read()
-            before = json.dumps(servers, sort_keys=True)
-            yield servers
-            if json.dumps(servers, sort_keys=True) != before:
-                self._write(servers)
+            with self._written_back() as servers:
+                yield servers
         finally:
             os.close(fd)
 
@@ -162,13 +159,19 @@ class TokenFile:
         fd = self._lock_fd()
         try:
             await asyncio.to_thread(fcntl.flock, fd, fcntl.LOCK_EX)
-            servers = self.read()
-            before = json.dumps(servers, sort_keys=True)
-            yield servers
-            if json.dumps(servers, sort_keys=True) != before:
-                self._write(servers)
+            with self._written_back() as servers:
+                yield servers
         finally:
             os.close(fd)
+
+    @contextlib.contextmanager
+    def _written_back(self) -> Iterator[dict[str, dict[str, Any]]]:
+        """The entries, read under the caller's lock and written back only if they changed."""
+        servers = self.read()
+        before = json.dumps(servers, sort_keys=True)
+        yield servers
+        if json.dumps(servers, sort_keys=True) != before:
+            self._write(servers)
 
     def entry(self, resource: str) -> dict[str, Any] | None:
         return self.read().get(resource)
