@@ -69,6 +69,14 @@ DEFAULT_WAIT = 10.0  # seconds for a single expected frame
 STARTUP_WAIT = 30.0  # seconds for upstreams (node, the mcp SDK) to come up on a loaded 2-core box
 
 
+def memory_kib(pid: int, field: str) -> int:
+    """One memory figure of a live process (`VmRSS`, `VmHWM`, ...) in KiB, from /proc."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    raise AssertionError(f"no {field} for {pid}")
+
+
 def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     env = {k: os.environ[k] for k in PASS_ENV if k in os.environ}
     env.setdefault("PATH", os.defpath)

@@ -16,6 +16,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from tests.conftest import memory_kib
 
 MB = 1 << 20
 BUDGET = 64 * MB  # issue 12: under a flood, RSS within baseline + 64 MB
@@ -42,11 +43,8 @@ class FloodShape:
 
 
 def rss(pid: int) -> int:
-    """Resident set size of `pid` in bytes, from /proc/<pid>/status."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) * 1024
-    raise AssertionError(f"no VmRSS for {pid}")
+    """Resident set size of `pid` in bytes."""
+    return memory_kib(pid, "VmRSS") * 1024
 
 
 class RssSampler:

@@ -18,20 +18,13 @@ import anyio
 import pytest
 
 from tests.gate.hostile_queries import REGRESSION, hostile
+from tests.conftest import memory_kib
 
 pytestmark = pytest.mark.e2e
 
 GENERATED = 40
 PING_EVERY = 0.02
 PING_BUDGET = 0.100
-
-
-def _memory_kib(pid: int, field: str) -> int:
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    raise AssertionError(f"{field} not found")
 
 
 async def test_hostile_queries_keep_ping_fast_and_memory_bounded(raw_sidecar, write_config, fault_server_entry) -> None:
@@ -46,7 +39,7 @@ async def test_hostile_queries_keep_ping_fast_and_memory_bounded(raw_sidecar, wr
         payload_bytes = int(view["note"].split()[3].replace(",", ""))
         assert 12_000 < payload_bytes < 15_000
         await sc.call("query_result", {"handle": view["handle"], "query": "length(@)"})  # jmespath loaded
-        baseline = _memory_kib(sc.pid, "VmRSS")
+        baseline = memory_kib(sc.pid, "VmRSS")
         latencies: list[float] = []
         answers: list[dict] = []
         done = anyio.Event()
@@ -70,7 +63,7 @@ async def test_hostile_queries_keep_ping_fast_and_memory_bounded(raw_sidecar, wr
         async with anyio.create_task_group() as group:
             group.start_soon(ping)
             group.start_soon(query)
-        peak = _memory_kib(sc.pid, "VmHWM")
+        peak = memory_kib(sc.pid, "VmHWM")
         assert all("result" in a for a in answers), [a for a in answers if "result" not in a][:2]
         texts = [a["result"]["content"][0]["text"] for a in answers]
         assert not [t for t in texts if "internal error" in t]
