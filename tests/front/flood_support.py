@@ -14,7 +14,6 @@ import select
 import subprocess
 import threading
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 from tests.conftest import memory_kib
 
