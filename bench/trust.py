@@ -68,7 +68,7 @@ def _figures(repeats: int) -> dict[str, float | str]:
 
     from sidecar.catalog import UpstreamListing, build_catalog
     from sidecar.front.confirming import confirmer_for
-    from sidecar.front.session import EngineSession
+    from sidecar.hub.session import EngineSession
     from sidecar.wire import Request
     from tests.catalog.fixture_shop import shop_tools
 

@@ -7,19 +7,22 @@ path, which loads aiohttp anyway, uses anyio's task groups and signal receiver.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import logging
 import os
 import signal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sidecar.concurrency import Jobs, finish
 from sidecar.config import SidecarConfig
-from sidecar.front import Dispatcher, EngineSession, Face, open_stdout, serve_stdio
+from sidecar.front import Dispatcher, open_stdout, serve_stdio
+from sidecar.hub import EngineSession, Face
 from sidecar.redact import Redactor
 from sidecar.servers.health import mountable
 from sidecar.upstream.spawn import discard_early
+
+if TYPE_CHECKING:
+    from sidecar.front.http.listener import FrontSettings
 
 __all__ = ["run_http", "run_stdio"]
 
@@ -68,25 +71,21 @@ async def run_stdio(config: SidecarConfig, redactor: Redactor) -> None:
         tracing.shutdown()
 
 
-async def run_http(config: SidecarConfig, options: argparse.Namespace, redactor: Redactor) -> None:
+async def run_http(config: SidecarConfig, settings: FrontSettings, redactor: Redactor) -> None:
     """Serve Streamable HTTP (`--http HOST:PORT`) until SIGTERM or SIGINT, then drain and stop."""
     import anyio
 
-    from sidecar.front.http import HttpFront
-    from sidecar.front.http_listener import FrontSettings, GuardError, Listener
+    from sidecar.front.http.listener import Listener
+    from sidecar.front.http.routes import HttpFront
     from sidecar.upstream.proxying import proxy_secrets
     from sidecar.upstream.webclient import server_secrets
 
-    try:
-        settings = FrontSettings.from_options(options)
-    except GuardError as exc:
-        raise SystemExit(f"omb-sidecar: {exc}") from None
     redactor.add([*settings.tokens, *proxy_secrets(os.environ)])
     redactor.add(secret for server in config.servers for secret in server_secrets(server))
     if config.gateway.bots:
         from sidecar.front.gateway import serve_gateway
 
-        return await serve_gateway(config, options, redactor, settings, _wait_for_signal)
+        return await serve_gateway(config, redactor, settings, _wait_for_signal)
     face = Face(mountable(config))
     front = HttpFront(face, redactor, settings)
     if config.store.url:
@@ -99,7 +98,7 @@ async def run_http(config: SidecarConfig, options: argparse.Namespace, redactor:
         port = await listener.start()
     except OSError as exc:
         await listener.close()
-        raise SystemExit(f"omb-sidecar: cannot listen on {options.http}: {exc.strerror}") from None
+        raise SystemExit(f"omb-sidecar: cannot listen on {settings.address}: {exc.strerror}") from None
     log.info("serving Streamable HTTP at http://%s:%d/mcp", settings.host, port)
     async with anyio.create_task_group() as group:
         group.start_soon(face.pool.run, name="upstream pool")

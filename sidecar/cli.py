@@ -17,12 +17,15 @@ import logging
 import os
 import sys
 from collections.abc import Callable, Coroutine, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sidecar.config import SidecarConfig, load_config
 from sidecar.errors import ConfigError
 from sidecar.features import installed, log_missing, missing_module_words
 from sidecar.redact import RedactingFilter, Redactor
+
+if TYPE_CHECKING:
+    from sidecar.front.http.listener import FrontSettings
 
 __all__ = ["main", "setup_logging", "run_async"]
 
@@ -164,7 +167,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.http:
             from sidecar.app import run_http
 
-            run_async(lambda: run_http(config, args, redactor))
+            settings = _http_settings(args)
+            run_async(lambda: run_http(config, settings, redactor))
         else:
             from sidecar.app import run_stdio
 
@@ -175,3 +179,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"omb-sidecar: {missing_module_words('omb-sidecar', exc.name)}", file=sys.stderr)
         return 1
     return 0
+
+
+def _http_settings(args: argparse.Namespace) -> FrontSettings:
+    """The HTTP front's settings from the command line; a refusal ends the process in words."""
+    from sidecar.front.http.listener import FrontSettings, GuardError
+
+    try:
+        return FrontSettings.chosen(args.http, allow_remote=bool(args.allow_remote), token_file=args.token_file,
+                                    token_env=args.token_env)
+    except GuardError as exc:
+        raise SystemExit(f"omb-sidecar: {exc}") from None

@@ -71,7 +71,7 @@ async def test_a_stdio_session_loads_no_heavy_module(tmp_path: Path) -> None:
         answer = await sc.call("notes__search_notes", {"query": "milk"})
         assert "result" in answer, answer
     loaded = set(modules.read_text().split())
-    assert "sidecar.front.handlers" in loaded
+    assert "sidecar.front.dispatcher" in loaded
     assert not {m for m in loaded if m.split(".")[0] in HEAVY}
 
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any, cast
 
-from sidecar.front.session import EngineSession
 from sidecar.gate.confirm import Asker, Confirmer
-from sidecar.upstream.handshake import MODERN_VERSION
+from sidecar.hub.session import EngineSession
 from sidecar.wire import Request, encode_request
+from sidecar.wire.versions import MODERN_VERSION
 
 __all__ = ["confirmer_for"]
 

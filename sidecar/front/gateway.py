@@ -13,7 +13,6 @@ task group; SIGTERM drains every front, then closes them.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import logging
 import os
@@ -25,13 +24,13 @@ from aiohttp import web
 
 from sidecar.config import SidecarConfig, tracing_wanted
 from sidecar.errors import ConfigError
-from sidecar.front.face import Face
-from sidecar.gate.store import share_held
 from sidecar.front.health_schedule import HealthSchedule
-from sidecar.front.http import HttpFront, _refuse
-from sidecar.front.http_guard import HostRule, caller_identity
-from sidecar.front.http_listener import FrontSettings, Listener
-from sidecar.front.http_sessions import SessionTable
+from sidecar.front.http.admission import HostRule, caller_identity
+from sidecar.front.http.listener import FrontSettings, Listener
+from sidecar.front.http.routes import HttpFront, _refuse
+from sidecar.front.http.sessions import SessionTable
+from sidecar.gate.store import share_held
+from sidecar.hub.face import Face
 from sidecar.redact import Redactor
 from sidecar.servers.bots import bot_token, for_bot
 from sidecar.servers.health import mountable
@@ -124,8 +123,7 @@ def _counter(table: SessionTable) -> Callable[[], int]:
     return lambda: len(table.sessions)
 
 
-async def serve_gateway(config: SidecarConfig, options: argparse.Namespace, redactor: Redactor,
-                        settings: FrontSettings, until: Callable[[], Awaitable[None]]) -> None:
+async def serve_gateway(config: SidecarConfig, redactor: Redactor, settings: FrontSettings, until: Callable[[], Awaitable[None]]) -> None:
     """Serve every bot of `gateway.bots` until `until` returns (a signal), then drain and stop."""
     redactor.add(config.secrets())
     try:
@@ -142,7 +140,7 @@ async def serve_gateway(config: SidecarConfig, options: argparse.Namespace, reda
         port = await listener.start()
     except OSError as exc:
         await listener.close()
-        raise SystemExit(f"omb-sidecar: cannot listen on {options.http}: {exc.strerror}") from None
+        raise SystemExit(f"omb-sidecar: cannot listen on {settings.address}: {exc.strerror}") from None
     log.info("gateway serving %d bots at http://%s:%d/bots/<id>/mcp", len(gateway.fronts), settings.host, port)
     async with anyio.create_task_group() as group:
         group.start_soon(gateway.run, name="gateway")

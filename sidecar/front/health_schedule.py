@@ -26,7 +26,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from sidecar.config import ServerConfig, SidecarConfig
-from sidecar.front.face import Face
+from sidecar.hub.face import Face
 from sidecar.servers.health import HealthFile, health_file_for
 from sidecar.upstream import Upstream
 

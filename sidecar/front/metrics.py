@@ -25,8 +25,8 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from sidecar.front.face import Face
 from sidecar.gate import ToolCall
+from sidecar.hub.face import Face
 from sidecar.wire.outbox import DROPPED_IN_PROCESS
 
 __all__ = ["CONTENT_TYPE", "FrontMetrics", "MetricsSource", "outcome_of", "labels_of"]

@@ -18,6 +18,7 @@ from sidecar import __version__
 from sidecar.errors import UpstreamError
 from sidecar.upstream.connection import Connection
 from sidecar.wire.repair import repair_frame
+from sidecar.wire.versions import HANDSHAKE_VERSIONS, MODERN_VERSION
 
 __all__ = [
     "HANDSHAKE_VERSIONS",
@@ -32,9 +33,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
-# The stateless revision: no initialize, every request carries its own envelope.
-MODERN_VERSION = "2026-07-28"
 CLIENT_CAPABILITIES: dict[str, Any] = {"roots": {"listChanged": True}, "sampling": {}, "elicitation": {}}
 # Declared to a 2026-07-28 server: none, so it never answers a call with a request for
 # input that an engine on an older revision could not give.

@@ -94,7 +94,7 @@ async def test_metrics_off_means_no_route_and_no_library(tmp_path: Path) -> None
 
 def test_the_record_stage_joins_the_chain_only_when_watched() -> None:
     from sidecar.config import SidecarConfig
-    from sidecar.front.face import Face
+    from sidecar.hub.face import Face
 
     face = Face(SidecarConfig())
     assert face.gate.record not in face.gate.stages()  # no audit file, no watcher: nothing to pay

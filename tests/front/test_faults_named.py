@@ -22,10 +22,10 @@ EXAMPLES = REPO / "sidecar" / "examples"
 CANARY = "canary-fault-secret-5d1e9b"
 HIDE_JMESPATH = "import sys; sys.modules['jmespath'] = None\n"
 RAISE_IN_PROMPTS_LIST = (
-    "from sidecar.front import handlers\n"
+    "from sidecar.front import methods\n"
     "async def broken(d, req):\n"
     f"    raise KeyError('{CANARY}')\n"
-    "handlers.HANDLERS['prompts/list'] = broken\n"
+    "methods.METHODS['prompts/list'] = broken\n"
 )
 RUN_CLI = "import sys; from sidecar.cli import main; sys.exit(main(sys.argv[1:]))\n"
 

@@ -13,11 +13,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sidecar.config import parse_config
-from sidecar.front.face import Face
-from sidecar.front.http_sessions import HttpSession
+from sidecar.front.http.sessions import HttpSession
+from sidecar.hub.face import Face
 from sidecar.redact import Redactor
 from sidecar.wire import encode_notification, encode_result
-from sidecar.wire.outbox import CHATTER, HARD_BYTES, IDLE_HARD_BYTES, SOFT_BYTES, FrameQueue, Shedding, queued_total
+from sidecar.wire.outbox import (
+    CHATTER,
+    HARD_BYTES,
+    IDLE_HARD_BYTES,
+    SOFT_BYTES,
+    FrameQueue,
+    Shedding,
+    queued_total,
+)
 
 SOFT, HARD = 4_000, 16_000  # small marks, so a short example reaches them
 
@@ -162,7 +170,7 @@ def test_the_marks_are_ordered() -> None:
 
 
 def test_a_listen_stream_that_is_not_read_keeps_one_change_of_each_kind() -> None:
-    from sidecar.front.http_listen import Listen
+    from sidecar.front.http.stateless import Listen
 
     async def run() -> None:
         face = _session().face

@@ -107,7 +107,7 @@ async def test_a_session_is_not_found_by_another_token(http_sidecar, write_confi
 
 
 def test_each_token_of_a_token_file_is_its_own_identity(tmp_path) -> None:
-    from sidecar.front.http_guard import GuardError, caller_identity, load_tokens
+    from sidecar.front.http.admission import GuardError, caller_identity, load_tokens
 
     path = tmp_path / "tokens"
     path.write_text(f"{TOKEN}\n\n{OTHER}\n{TOKEN}\n")

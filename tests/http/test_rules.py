@@ -9,8 +9,15 @@ import json
 import pytest
 
 from sidecar.errors import UpstreamUnavailable
-from sidecar.front.http_guard import GuardError, HostRule, bearer_matches, check_bind, load_token, split_bind
-from sidecar.front.http_modern import discover_result, judge, stamp_answer
+from sidecar.front.http.admission import (
+    GuardError,
+    HostRule,
+    bearer_matches,
+    check_bind,
+    load_token,
+    split_bind,
+)
+from sidecar.front.http.stateless import discover_result, judge, stamp_answer
 from sidecar.upstream.eventstream import EventStreamDecoder
 from sidecar.upstream.outgoing import ModernEnvelope, Outgoing, header_value
 from sidecar.upstream.proxying import choose_proxy, is_loopback_host

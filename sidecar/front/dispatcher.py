@@ -1,40 +1,36 @@
-"""The engine-facing MCP methods, and the dispatcher that turns each frame from the
-engine into exactly one answer (or none, for notifications and cancelled requests).
+"""The dispatcher: turns each frame from the engine into exactly one answer (or none, for
+notifications and cancelled requests), by the method table it is given.
 
-Owns the method table. Refuses: ids already in flight, unknown methods (-32601), bad
-params (-32602, naming the parameter). Any unexpected exception becomes -32603 naming the
-method and the kind of fault (a missing module names its package and how to install it;
-the traceback goes to the log at DEBUG only, redacted), and the process keeps serving.
+Owns the session's side of a request's life: ids already in flight are refused, an unknown
+method is -32601, a handler's `SidecarError` becomes its code and words, and any unexpected
+exception becomes -32603 naming the method and the kind of fault (a missing module names
+its package and how to install it; the traceback goes to the log at DEBUG only, redacted),
+and the process keeps serving. Also owns forwarding a request to one upstream with its
+cancellation and progress attached. The methods themselves are `sidecar.front.methods`.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import Any
 
 import msgspec
 
-from sidecar import __version__
 from sidecar.errors import (
     INTERNAL_ERROR,
-    INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     CallCancelled,
     EngineInputError,
     SidecarError,
-    UpstreamUnavailable,
 )
 from sidecar.features import missing_module_words
-from sidecar.front.confirming import confirmer_for
-from sidecar.front.face import Face, decode_cursor
-from sidecar.front.session import EngineSession
-from sidecar.gate import ToolCall
-from sidecar.gate.route import scrub_answer, tool_error
+from sidecar.gate.route import scrub_answer
+from sidecar.hub.face import Face
+from sidecar.hub.session import EngineSession
 from sidecar.redact import Redactor
-from sidecar.upstream import Connection, Upstream
-from sidecar.upstream.handshake import HANDSHAKE_VERSIONS
+from sidecar.upstream import Upstream
 from sidecar.wire import (
     FrameRejected,
     Notification,
@@ -45,16 +41,17 @@ from sidecar.wire import (
     encode_result,
 )
 
-__all__ = ["Dispatcher"]
+__all__ = ["Dispatcher", "Handler", "MethodTable", "Result", "text_param", "unexpected_fault"]
 
 log = logging.getLogger(__name__)
 
 Result = bytes | msgspec.Raw | dict[str, Any]
 Handler = Callable[["Dispatcher", Request], Awaitable[Result]]
+MethodTable = Mapping[str, Handler]
 _EMPTY = b"{}"
 
 
-def _text_param(req: Request, key: str) -> str:
+def text_param(req: Request, key: str) -> str:
     value = req.params.get(key)
     if not isinstance(value, str):
         raise EngineInputError(f"params.{key} must be a string")
@@ -79,7 +76,13 @@ class Dispatcher:
         session: EngineSession,
         spawn: Callable[[Coroutine[Any, Any, None]], None],
         redactor: Redactor | None = None,
+        methods: MethodTable | None = None,
     ) -> None:
+        if methods is None:  # the MCP methods of this revision, unless a caller brings its own
+            from sidecar.front.methods import METHODS
+
+            methods = METHODS
+        self.methods = methods
         self.face = face
         self.session = session
         self.spawn = spawn
@@ -107,7 +110,7 @@ class Dispatcher:
         if req.id in session.in_flight:
             session.send(encode_error(req.id, INVALID_REQUEST, f"id {req.id!r} is already in use by a request in flight"))
             return
-        handler = HANDLERS.get(req.method)
+        handler = self.methods.get(req.method)
         if handler is None:
             session.send(encode_error(req.id, METHOD_NOT_FOUND, f"method not found: {req.method}"))
             return
@@ -188,133 +191,3 @@ class Dispatcher:
             answer = await conn.request(req.method, body or None, self.progress_sink(req), self.mark_sent(req))
         scrub = self.face.gate.answers
         return scrub_answer(answer, scrub) if scrub else answer
-
-
-# -- the methods ------------------------------------------------------------------------
-
-
-async def initialize(d: Dispatcher, req: Request) -> Result:
-    offered = req.params.get("protocolVersion")
-    version = offered if offered in HANDSHAKE_VERSIONS else HANDSHAKE_VERSIONS[-1]
-    capabilities = req.params.get("capabilities")
-    info = req.params.get("clientInfo")
-    d.session.protocol_version = version
-    d.session.client_capabilities = capabilities if isinstance(capabilities, dict) else {}
-    d.session.client_info = info if isinstance(info, dict) else {}
-    return {
-        "protocolVersion": version,
-        "capabilities": server_capabilities(d.face),
-        "serverInfo": {"name": "omb-sidecar", "version": __version__},
-    }
-
-
-def server_capabilities(face: Face) -> dict[str, Any]:
-    """The union of what upstreams offer; one still starting counts as offering it all."""
-    offered: dict[str, Any] = {"tools": {"listChanged": True}}
-    for upstream in face.pool:
-        caps = upstream.capabilities if upstream.state == "ready" else None
-        if caps is None and upstream.state != "starting":
-            continue
-        if caps is None or "resources" in caps:
-            subscribe = caps is None or bool((caps.get("resources") or {}).get("subscribe"))
-            current = offered.get("resources", {"listChanged": True, "subscribe": False})
-            offered["resources"] = {"listChanged": True, "subscribe": current["subscribe"] or subscribe}
-        for kind, value in (("prompts", {"listChanged": True}), ("logging", {}), ("completions", {})):
-            if caps is None or kind in caps:
-                offered[kind] = value
-    return offered
-
-
-async def tools_list(d: Dispatcher, req: Request) -> Result:
-    cursor = req.params.get("cursor")
-    await d.face.wait_for_first_start()
-    return d.face.tools_page(0 if cursor is None else decode_cursor(cursor))
-
-
-async def tools_call(d: Dispatcher, req: Request) -> Result:
-    name = _text_param(req, "name")
-    arguments = req.params.get("arguments", {})
-    if arguments is None:
-        arguments = {}
-    if not isinstance(arguments, dict):
-        raise EngineInputError("params.arguments must be an object")
-    meta = req.params.get("_meta")
-    call = ToolCall(
-        name=name,
-        arguments=arguments,
-        meta=meta if isinstance(meta, dict) else None,
-        session=d.session.held_scope,
-        progress=d.progress_sink(req),
-        on_sent=d.mark_sent(req),
-    )
-    call.confirmer = confirmer_for(d.session, req)
-    await d.face.gate.run(call)
-    if call.outcome == "completed" and call.result is not None:
-        return call.result
-    error = call.error or SidecarError("the call ended without a result")
-    if isinstance(error, UpstreamUnavailable):
-        return tool_error(d.redact(error.message))
-    raise error
-
-
-async def resources_list(d: Dispatcher, req: Request) -> Result:
-    return {"resources": [r for u in d.face.pool.ready() for r in u.listing.resources]}
-
-
-async def resource_templates_list(d: Dispatcher, req: Request) -> Result:
-    return {"resourceTemplates": [t for u in d.face.pool.ready() for t in u.listing.templates]}
-
-
-async def by_uri(d: Dispatcher, req: Request) -> Result:
-    return await d.forward(req, await d.face.upstream_for_resource(_text_param(req, "uri")))
-
-
-async def prompts_list(d: Dispatcher, req: Request) -> Result:
-    return {"prompts": [entry.spec for entry in d.face.catalog.prompts]}
-
-
-async def prompts_get(d: Dispatcher, req: Request) -> Result:
-    upstream, name = await d.face.upstream_for_prompt(_text_param(req, "name"))
-    return await d.forward(req, upstream, {**req.params, "name": name})
-
-
-async def completion_complete(d: Dispatcher, req: Request) -> Result:
-    ref = req.params.get("ref")
-    if not isinstance(ref, dict):
-        raise EngineInputError("params.ref must be an object")
-    if ref.get("type") == "ref/prompt" and isinstance(ref.get("name"), str):
-        upstream, name = await d.face.upstream_for_prompt(ref["name"])
-        return await d.forward(req, upstream, {**req.params, "ref": {**ref, "name": name}})
-    if ref.get("type") == "ref/resource" and isinstance(ref.get("uri"), str):
-        return await d.forward(req, await d.face.upstream_for_resource(ref["uri"]))
-    raise EngineInputError("params.ref must name a prompt or a resource", code=INVALID_PARAMS)
-
-
-async def logging_set_level(d: Dispatcher, req: Request) -> Result:
-    level = _text_param(req, "level")
-    for upstream in d.face.pool.ready():
-        if "logging" in upstream.capabilities:
-            conn = upstream.ready_connection()
-            ident, answer = conn.start_request("logging/setLevel", {"level": level})
-            answer.add_done_callback(_forget_when_done(conn, ident))
-    return _EMPTY
-
-
-def _forget_when_done(conn: Connection, ident: int) -> Callable[[object], None]:
-    return lambda _: conn.forget(ident)
-
-
-HANDLERS: dict[str, Handler] = {
-    "initialize": initialize,
-    "tools/list": tools_list,
-    "tools/call": tools_call,
-    "resources/list": resources_list,
-    "resources/templates/list": resource_templates_list,
-    "resources/read": by_uri,
-    "resources/subscribe": by_uri,
-    "resources/unsubscribe": by_uri,
-    "prompts/list": prompts_list,
-    "prompts/get": prompts_get,
-    "completion/complete": completion_complete,
-    "logging/setLevel": logging_set_level,
-}

@@ -33,8 +33,8 @@ from sidecar.catalog import (
 from sidecar.config import ServerConfig, SidecarConfig
 from sidecar.errors import INVALID_PARAMS, METHOD_NOT_FOUND, EngineInputError
 from sidecar.features import listable
-from sidecar.front.session import CAPABILITY_OF_REQUEST, EngineSession
 from sidecar.gate import QUERY_RESULT_TOOL, Gate
+from sidecar.hub.session import CAPABILITY_OF_REQUEST, EngineSession
 from sidecar.servers.selection import reachable
 from sidecar.upstream import Connection, Pool, Upstream
 from sidecar.wire import UpstreamFrame

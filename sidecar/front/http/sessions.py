@@ -22,10 +22,10 @@ import time
 
 import msgspec
 
-from sidecar.front.face import Face
-from sidecar.front.handlers import Dispatcher
+from sidecar.front.dispatcher import Dispatcher
 from sidecar.front.jobs import Jobs
-from sidecar.front.session import EngineSession
+from sidecar.hub.face import Face
+from sidecar.hub.session import EngineSession
 from sidecar.redact import Redactor
 from sidecar.wire import RequestId
 from sidecar.wire.outbox import IDLE_HARD_BYTES, FrameQueue, Shedding

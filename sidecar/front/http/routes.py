@@ -23,23 +23,21 @@ from typing import Any
 from aiohttp import web
 
 from sidecar.errors import INVALID_PARAMS, INVALID_REQUEST
-from sidecar.front.face import Face
-from sidecar.front.handlers import server_capabilities
-from sidecar.front.http_guard import HostRule, caller_identity
-from sidecar.front.http_listen import Listen
-from sidecar.front.http_listener import FrontSettings
-from sidecar.front.http_modern import (
+from sidecar.front.http.admission import HostRule, caller_identity
+from sidecar.front.http.listener import FrontSettings
+from sidecar.front.http.sessions import Exchange, HttpSession, SessionTable
+from sidecar.front.http.stateless import (
+    Listen,
     discover_result,
     envelope_of,
     http_status,
     judge,
     stamp_answer,
 )
-from sidecar.front.http_sessions import Exchange, HttpSession, SessionTable
+from sidecar.front.methods import server_capabilities
 from sidecar.gate.held import CallerScope
+from sidecar.hub.face import Face
 from sidecar.redact import Redactor
-from sidecar.upstream.handshake import HANDSHAKE_VERSIONS, MODERN_VERSION
-from sidecar.wire.outbox import FrameQueue
 from sidecar.wire import (
     FrameRejected,
     Notification,
@@ -48,6 +46,8 @@ from sidecar.wire import (
     decode_engine_frame,
     encode_error,
 )
+from sidecar.wire.outbox import FrameQueue
+from sidecar.wire.versions import HANDSHAKE_VERSIONS, MODERN_VERSION
 
 __all__ = ["HttpFront"]
 

@@ -1,10 +1,17 @@
-"""The 2026-07-28 (stateless) revision on the HTTP front, as pure decisions.
+"""The 2026-07-28 (stateless) revision on the HTTP front, in one place.
 
-Owns: recognising a request that carries the per-request envelope in its body, the
+Owns, as pure decisions: recognising a request that carries the per-request envelope in its body, the
 checks that come before it is served (the envelope's shape, the `MCP-Protocol-Version`,
 `Mcp-Method` and `Mcp-Name` headers against the body, the version), the methods this
 revision no longer has, the `server/discover` answer, and the fields every result of
 this revision carries. Decides on the body: a header is only ever compared with it.
+
+Owns `subscriptions/listen` too: how a stateless engine hears that the face's tools,
+prompts or resources changed, on one long-lived answer stream. The listener is an engine
+session registered with the face that keeps only the kinds the engine asked for, tags each
+with the subscription id, and opens the stream with
+`notifications/subscriptions/acknowledged` naming what is honoured. Refuses (by leaving it
+out of the acknowledgement) what it cannot honour: per-resource updates.
 """
 
 from __future__ import annotations
@@ -19,11 +26,16 @@ import msgspec
 
 from sidecar import __version__
 from sidecar.errors import INVALID_PARAMS, METHOD_NOT_FOUND
-from sidecar.upstream.handshake import MODERN_VERSION
-from sidecar.wire import Request
+from sidecar.hub.face import Face
+from sidecar.hub.session import EngineSession
+from sidecar.wire import Request, RequestId, encode_notification, encode_result
+from sidecar.wire.outbox import FrameQueue, Shedding
+from sidecar.wire.versions import MODERN_VERSION
 
 __all__ = [
     "HEADER_MISMATCH",
+    "Listen",
+    "SUBSCRIPTION_KEY",
     "Refusal",
     "UNSUPPORTED_VERSION",
     "discover_result",
@@ -146,3 +158,70 @@ def _error_code(raw: msgspec.Raw) -> int | None:
         return None
     code = error.get("code") if isinstance(error, dict) else None
     return code if type(code) is int else None
+
+
+# -- subscriptions/listen ---------------------------------------------------------------
+
+SUBSCRIPTION_KEY = "io.modelcontextprotocol/subscriptionId"
+# filter key -> the notification it lets through
+KINDS = {
+    "toolsListChanged": "notifications/tools/list_changed",
+    "promptsListChanged": "notifications/prompts/list_changed",
+    "resourcesListChanged": "notifications/resources/list_changed",
+}
+
+
+class _Method(msgspec.Struct):
+    method: str | None = None
+
+
+_method = msgspec.json.Decoder(_Method)
+
+
+class Listen:
+    """One open `subscriptions/listen` stream: frames to write, in order; None ends it."""
+
+    def __init__(self, face: Face, ident: RequestId, wanted: object) -> None:
+        self.face = face
+        self.ident = ident
+        asked = wanted if isinstance(wanted, dict) else {}
+        self.honoured = {key: True for key in KINDS if asked.get(key) is True}
+        self.allowed = frozenset(KINDS[key] for key in self.honoured)
+        self.frames = FrameQueue(Shedding("a subscriptions/listen stream"))
+        self.session = EngineSession(self._take)
+        self.session.announced = True
+        self._pending: set[str] = set()  # kinds waiting in `frames`, not yet written
+
+    def open(self) -> None:
+        self.frames.put(encode_notification("notifications/subscriptions/acknowledged", {
+            "notifications": self.honoured, "_meta": self._meta()}))
+        self.face.sessions.append(self.session)
+
+    def close(self) -> None:
+        """Leave the face; a graceful end gets the closing result."""
+        if self.session in self.face.sessions:
+            self.face.sessions.remove(self.session)
+            self.frames.put(encode_result(self.ident, {"_meta": self._meta(), "resultType": "complete"}))
+            self.frames.put(None)
+
+    def written(self, frame: bytes) -> None:
+        """`frame` left for the engine: a later change of its kind is news again."""
+        try:
+            method = _method.decode(frame).method
+        except msgspec.DecodeError:
+            return
+        self._pending.discard(method or "")
+
+    def _meta(self) -> dict[str, Any]:
+        return {SUBSCRIPTION_KEY: self.ident}
+
+    def _take(self, frame: bytes) -> None:
+        try:
+            method = _method.decode(frame).method
+        except msgspec.DecodeError:
+            return
+        if method in self.allowed and method not in self._pending:
+            assert method is not None
+            # A change not yet written says all another would: one of each kind waits.
+            self._pending.add(method)
+            self.frames.offer(encode_notification(method, {"_meta": self._meta()}), method)

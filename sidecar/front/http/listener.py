@@ -10,7 +10,6 @@ address without `--allow-remote` (both said in words, before anything listens).
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import logging
 import os
@@ -21,7 +20,7 @@ from dataclasses import dataclass, field
 from aiohttp import web
 from aiohttp.web_protocol import RequestHandler
 
-from sidecar.front.http_guard import GuardError, check_bind, load_tokens, split_bind
+from sidecar.front.http.admission import GuardError, check_bind, load_tokens, split_bind
 
 __all__ = ["FrontSettings", "Listener", "GuardError"]
 
@@ -59,14 +58,20 @@ class FrontSettings:
         """Every accepted bearer token; each is its own caller identity."""
         return (self.token, *self.more_tokens)
 
+    @property
+    def address(self) -> str:
+        """`host:port` as the operator would write it (an IPv6 host in brackets)."""
+        return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
+
     @classmethod
-    def from_options(cls, options: argparse.Namespace, environ: Mapping[str, str] | None = None) -> FrontSettings:
-        """From the CLI options; OMB_HTTP_* variables tune the limits. GuardError on refusal."""
+    def chosen(cls, bind: str, *, allow_remote: bool = False, token_file: str | None = None,
+               token_env: str | None = None, environ: Mapping[str, str] | None = None) -> FrontSettings:
+        """From what the operator chose (`--http`, `--allow-remote`, `--token-file`,
+        `--token-env`); OMB_HTTP_* variables tune the limits. GuardError on refusal."""
         environ = os.environ if environ is None else environ
-        host, port = split_bind(options.http)
-        allow_remote = bool(getattr(options, "allow_remote", False))
+        host, port = split_bind(bind)
         check_bind(host, allow_remote)
-        token, *more = load_tokens(getattr(options, "token_file", None), getattr(options, "token_env", None), environ)
+        token, *more = load_tokens(token_file, token_env, environ)
         return cls(
             host, port, token, allow_remote, more_tokens=tuple(more),
             body_cap=int(_number(environ, "OMB_HTTP_BODY_BYTES", cls.body_cap)),

@@ -1,0 +1,160 @@
+"""The engine-facing MCP methods of the session revisions (2024-11-05 to 2025-11-25), and
+the table the dispatcher reads them from.
+
+Owns what each method answers: `initialize` (the version chosen from what the engine
+offers, the union of the upstreams' capabilities), the tool listing and the tool call
+(through the gate), and resources, prompts and completions routed by name or URI to the
+upstream that owns them. Refuses bad params with -32602 naming the parameter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from sidecar import __version__
+from sidecar.errors import (
+    INVALID_PARAMS,
+    EngineInputError,
+    SidecarError,
+    UpstreamUnavailable,
+)
+from sidecar.front.confirming import confirmer_for
+from sidecar.front.dispatcher import Dispatcher, Handler, Result, text_param
+from sidecar.gate import ToolCall
+from sidecar.gate.route import tool_error
+from sidecar.hub.face import Face, decode_cursor
+from sidecar.upstream import Connection
+from sidecar.wire import Request
+from sidecar.wire.versions import HANDSHAKE_VERSIONS
+
+__all__ = ["METHODS", "server_capabilities"]
+
+_EMPTY = b"{}"
+
+
+async def initialize(d: Dispatcher, req: Request) -> Result:
+    offered = req.params.get("protocolVersion")
+    version = offered if offered in HANDSHAKE_VERSIONS else HANDSHAKE_VERSIONS[-1]
+    capabilities = req.params.get("capabilities")
+    info = req.params.get("clientInfo")
+    d.session.protocol_version = version
+    d.session.client_capabilities = capabilities if isinstance(capabilities, dict) else {}
+    d.session.client_info = info if isinstance(info, dict) else {}
+    return {
+        "protocolVersion": version,
+        "capabilities": server_capabilities(d.face),
+        "serverInfo": {"name": "omb-sidecar", "version": __version__},
+    }
+
+
+def server_capabilities(face: Face) -> dict[str, Any]:
+    """The union of what upstreams offer; one still starting counts as offering it all."""
+    offered: dict[str, Any] = {"tools": {"listChanged": True}}
+    for upstream in face.pool:
+        caps = upstream.capabilities if upstream.state == "ready" else None
+        if caps is None and upstream.state != "starting":
+            continue
+        if caps is None or "resources" in caps:
+            subscribe = caps is None or bool((caps.get("resources") or {}).get("subscribe"))
+            current = offered.get("resources", {"listChanged": True, "subscribe": False})
+            offered["resources"] = {"listChanged": True, "subscribe": current["subscribe"] or subscribe}
+        for kind, value in (("prompts", {"listChanged": True}), ("logging", {}), ("completions", {})):
+            if caps is None or kind in caps:
+                offered[kind] = value
+    return offered
+
+
+async def tools_list(d: Dispatcher, req: Request) -> Result:
+    cursor = req.params.get("cursor")
+    await d.face.wait_for_first_start()
+    return d.face.tools_page(0 if cursor is None else decode_cursor(cursor))
+
+
+async def tools_call(d: Dispatcher, req: Request) -> Result:
+    name = text_param(req, "name")
+    arguments = req.params.get("arguments", {})
+    if arguments is None:
+        arguments = {}
+    if not isinstance(arguments, dict):
+        raise EngineInputError("params.arguments must be an object")
+    meta = req.params.get("_meta")
+    call = ToolCall(
+        name=name,
+        arguments=arguments,
+        meta=meta if isinstance(meta, dict) else None,
+        session=d.session.held_scope,
+        progress=d.progress_sink(req),
+        on_sent=d.mark_sent(req),
+    )
+    call.confirmer = confirmer_for(d.session, req)
+    await d.face.gate.run(call)
+    if call.outcome == "completed" and call.result is not None:
+        return call.result
+    error = call.error or SidecarError("the call ended without a result")
+    if isinstance(error, UpstreamUnavailable):
+        return tool_error(d.redact(error.message))
+    raise error
+
+
+async def resources_list(d: Dispatcher, req: Request) -> Result:
+    return {"resources": [r for u in d.face.pool.ready() for r in u.listing.resources]}
+
+
+async def resource_templates_list(d: Dispatcher, req: Request) -> Result:
+    return {"resourceTemplates": [t for u in d.face.pool.ready() for t in u.listing.templates]}
+
+
+async def by_uri(d: Dispatcher, req: Request) -> Result:
+    return await d.forward(req, await d.face.upstream_for_resource(text_param(req, "uri")))
+
+
+async def prompts_list(d: Dispatcher, req: Request) -> Result:
+    return {"prompts": [entry.spec for entry in d.face.catalog.prompts]}
+
+
+async def prompts_get(d: Dispatcher, req: Request) -> Result:
+    upstream, name = await d.face.upstream_for_prompt(text_param(req, "name"))
+    return await d.forward(req, upstream, {**req.params, "name": name})
+
+
+async def completion_complete(d: Dispatcher, req: Request) -> Result:
+    ref = req.params.get("ref")
+    if not isinstance(ref, dict):
+        raise EngineInputError("params.ref must be an object")
+    if ref.get("type") == "ref/prompt" and isinstance(ref.get("name"), str):
+        upstream, name = await d.face.upstream_for_prompt(ref["name"])
+        return await d.forward(req, upstream, {**req.params, "ref": {**ref, "name": name}})
+    if ref.get("type") == "ref/resource" and isinstance(ref.get("uri"), str):
+        return await d.forward(req, await d.face.upstream_for_resource(ref["uri"]))
+    raise EngineInputError("params.ref must name a prompt or a resource", code=INVALID_PARAMS)
+
+
+async def logging_set_level(d: Dispatcher, req: Request) -> Result:
+    level = text_param(req, "level")
+    for upstream in d.face.pool.ready():
+        if "logging" in upstream.capabilities:
+            conn = upstream.ready_connection()
+            ident, answer = conn.start_request("logging/setLevel", {"level": level})
+            answer.add_done_callback(_forget_when_done(conn, ident))
+    return _EMPTY
+
+
+def _forget_when_done(conn: Connection, ident: int) -> Callable[[object], None]:
+    return lambda _: conn.forget(ident)
+
+
+METHODS: dict[str, Handler] = {
+    "initialize": initialize,
+    "tools/list": tools_list,
+    "tools/call": tools_call,
+    "resources/list": resources_list,
+    "resources/templates/list": resource_templates_list,
+    "resources/read": by_uri,
+    "resources/subscribe": by_uri,
+    "resources/unsubscribe": by_uri,
+    "prompts/list": prompts_list,
+    "prompts/get": prompts_get,
+    "completion/complete": completion_complete,
+    "logging/setLevel": logging_set_level,
+}
