@@ -78,6 +78,16 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 
 
 def run_demo() -> int:
+    """Run the demo; a reader that stops early (`| head`) ends it quietly, children stopped."""
+    try:
+        return _run_both()
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # the interpreter's last flush must not fail again
+        return 0
+
+
+def _run_both() -> int:
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "demo-config.json"
         path.write_text(json.dumps(demo_config()))
