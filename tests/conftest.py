@@ -31,7 +31,7 @@ import signal
 import subprocess
 import sys
 import warnings
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -760,6 +760,27 @@ def read_event_file(path: Path | str) -> list[dict]:
     except FileNotFoundError:
         return []
     return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+async def wait_until(check: Callable[[], Any], *, timeout: float = DEFAULT_WAIT, every: float = 0.01,
+                     what: str = "the condition") -> Any:
+    """Poll `check` (plain or async) until it returns something true, and return that.
+
+    For facts only another process shows (its files, its log, its answers); a fact this
+    process can be told of is awaited as an event instead. AssertionError naming `what`
+    once `timeout` seconds pass without it.
+    """
+    try:
+        with anyio.fail_after(timeout):
+            while True:
+                found = check()
+                if isinstance(found, Awaitable):
+                    found = await found
+                if found:
+                    return found
+                await anyio.sleep(every)
+    except TimeoutError:
+        raise AssertionError(f"{what} did not come within {timeout}s") from None
 
 
 async def await_event(path: Path | str, predicate: Callable[[dict], bool], *, timeout: float = DEFAULT_WAIT,

@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING
 from sidecar.config import ServerConfig, SidecarConfig
 from sidecar.hub.face import Face
 from sidecar.servers.health import HealthFile, health_file_for
-from sidecar.upstream import Upstream
+from sidecar.upstream import Upstream, lifecycle
+from sidecar.upstream.lifecycle import UpstreamState
 
 if TYPE_CHECKING:
     from sidecar.servers.check import CheckResult
@@ -40,7 +41,7 @@ log = logging.getLogger(__name__)
 IDLE_SECONDS = 60.0  # the longest sleep between looks
 # A start that fails once is the supervisor's to retry (with backoff); a server whose
 # circuit opened after repeated failures is the schedule's.
-_FAILING = frozenset({"paused"})
+_FAILING: frozenset[UpstreamState] = frozenset({"paused"})
 
 
 class HealthSchedule:
@@ -95,7 +96,7 @@ class HealthSchedule:
         server = self.servers[alias]
         if alias in self.face.pool.upstreams:
             upstream = self.face.pool.upstreams[alias]
-            if upstream.state != "ready":  # starting or restarting: the supervisor's business for now
+            if not lifecycle.is_ready(upstream.state):  # starting or restarting: the supervisor's business for now
                 self.next[alias] = self.clock() + self.recheck
                 return
             reason = await self._ping(upstream)

@@ -24,7 +24,7 @@ from sidecar.front.dispatcher import Dispatcher, Handler, Result, text_param
 from sidecar.gate import ToolCall
 from sidecar.gate.route import tool_error
 from sidecar.hub.face import Face, decode_cursor
-from sidecar.upstream import Connection
+from sidecar.upstream import Connection, lifecycle
 from sidecar.wire import Request
 from sidecar.wire.versions import HANDSHAKE_VERSIONS
 
@@ -52,8 +52,8 @@ def server_capabilities(face: Face) -> dict[str, Any]:
     """The union of what upstreams offer; one still starting counts as offering it all."""
     offered: dict[str, Any] = {"tools": {"listChanged": True}}
     for upstream in face.pool:
-        caps = upstream.capabilities if upstream.state == "ready" else None
-        if caps is None and upstream.state != "starting":
+        caps = upstream.capabilities if lifecycle.is_ready(upstream.state) else None
+        if caps is None and not lifecycle.is_starting(upstream.state):
             continue
         if caps is None or "resources" in caps:
             subscribe = caps is None or bool((caps.get("resources") or {}).get("subscribe"))

@@ -27,6 +27,7 @@ from prometheus_client.registry import Collector
 
 from sidecar.gate import ToolCall
 from sidecar.hub.face import Face
+from sidecar.upstream.lifecycle import UpstreamState
 from sidecar.wire.outbox import DROPPED_IN_PROCESS
 
 __all__ = ["CONTENT_TYPE", "FrontMetrics", "MetricsSource", "outcome_of", "labels_of"]
@@ -34,7 +35,7 @@ __all__ = ["CONTENT_TYPE", "FrontMetrics", "MetricsSource", "outcome_of", "label
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 UNKNOWN = "(unknown)"
 OWN = "sidecar"
-STATES = ("starting", "ready", "restarting", "failed", "paused", "stopped")
+STATES: tuple[UpstreamState, ...] = ("starting", "ready", "restarting", "failed", "paused", "stopped")
 # Tool calls run from tens of microseconds (a local answer) to minutes (search work).
 BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
            120.0)

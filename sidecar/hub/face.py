@@ -36,7 +36,7 @@ from sidecar.features import listable
 from sidecar.gate import QUERY_RESULT_TOOL, Gate
 from sidecar.hub.session import CAPABILITY_OF_REQUEST, EngineSession
 from sidecar.servers.selection import reachable
-from sidecar.upstream import Connection, Pool, Upstream
+from sidecar.upstream import Connection, Pool, Upstream, lifecycle
 from sidecar.wire import UpstreamFrame
 
 __all__ = ["Face", "RESOURCE_NOT_FOUND"]
@@ -178,7 +178,7 @@ class Face:
         return page
 
     def missing_upstreams(self) -> list[tuple[str, str]]:
-        return [(u.alias, u.state) for u in self.pool if u.state != "ready"]
+        return [(u.alias, u.state) for u in self.pool if not lifecycle.is_ready(u.state)]
 
     # -- routing ------------------------------------------------------------------
 

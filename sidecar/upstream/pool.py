@@ -12,10 +12,9 @@ from collections.abc import Callable, Iterator, Sequence
 
 from sidecar.concurrency import move_on_after
 from sidecar.config import ServerConfig
+from sidecar.upstream import lifecycle
 from sidecar.upstream.connection import PeerHandler
 from sidecar.upstream.supervisor import Upstream
-
-COMING_BACK = frozenset({"restarting", "paused", "failed"})  # states from which a restart follows
 
 __all__ = ["Pool"]
 
@@ -39,13 +38,13 @@ class Pool:
         self._first_start = {alias: asyncio.Event() for alias in self.upstreams}
 
     def _changed(self, upstream: Upstream) -> None:
-        if upstream.state != "starting":
+        if not lifecycle.is_starting(upstream.state):
             self._first_start[upstream.alias].set()
         self._on_change(upstream)
 
     def starting(self, alias: str) -> bool:
         upstream = self.upstreams.get(alias)
-        return upstream is not None and upstream.state == "starting"
+        return upstream is not None and lifecycle.is_starting(upstream.state)
 
     async def wait_first_start(self, alias: str | None = None, limit: float | None = None) -> None:
         """Wait until `alias` (or every upstream) is past its first start, at most `limit` s."""
@@ -95,14 +94,15 @@ class Pool:
         return iter(self.upstreams.values())
 
     def ready(self) -> list[Upstream]:
-        return [u for u in self.upstreams.values() if u.state == "ready"]
+        return [u for u in self.upstreams.values() if lifecycle.is_ready(u.state)]
 
     def listed(self) -> list[Upstream]:
         """Upstreams whose tools the engine sees: the ready ones, and those that were ready
         and are coming back (their last listing stays, so a call gets "is restarting", not
         "unknown tool", and the engine's list does not churn with every crash)."""
-        return [u for u in self.upstreams.values() if u.state == "ready" or (u.state in COMING_BACK and u.info is not None)]
+        return [u for u in self.upstreams.values()
+                if lifecycle.is_ready(u.state) or (lifecycle.coming_back(u.state) and u.info is not None)]
 
     def settled(self) -> bool:
         """True once no upstream is still on its first start."""
-        return all(u.state != "starting" for u in self.upstreams.values())
+        return not any(lifecycle.is_starting(u.state) for u in self.upstreams.values())

@@ -1,7 +1,7 @@
 """One configured upstream kept alive: start, handshake, list, watch, restart.
 
-Owns the upstream's state machine (a table), its backoff and circuit breaker, and its
-current connection and listing. A crash fails the calls in flight at once (no retry of
+Owns the upstream's state (moved only through the table in `lifecycle`), its backoff and
+circuit breaker, and its current connection and listing. A crash fails the calls in flight at once (no retry of
 `tools/call`, RELIABILITY rule 5); the upstream restarts with backoff, and after repeated
 crashes the circuit opens for a while. One upstream's trouble never touches another's.
 """
@@ -19,6 +19,7 @@ import msgspec
 from sidecar.concurrency import Jobs, finish
 from sidecar.config import ServerConfig
 from sidecar.errors import SidecarError, UpstreamUnavailable
+from sidecar.upstream import lifecycle
 from sidecar.upstream.channel import Channel, open_channel
 from sidecar.upstream.connection import Connection, PeerHandler
 from sidecar.upstream.handshake import (
@@ -29,6 +30,7 @@ from sidecar.upstream.handshake import (
     is_big,
     read_listing,
 )
+from sidecar.upstream.lifecycle import UpstreamState
 from sidecar.wire import UpstreamFrame
 from sidecar.wire.salvage import DroppedFrame
 
@@ -36,7 +38,6 @@ __all__ = ["Upstream", "UpstreamState", "Backoff"]
 
 log = logging.getLogger(__name__)
 
-UpstreamState = str
 # state -> the words a refused call gets ("upstream 'x' <words>")
 REFUSALS: dict[UpstreamState, str] = {
     "starting": "is still starting",
@@ -84,7 +85,7 @@ class Upstream:
     ) -> None:
         self.config = config
         self.alias = config.alias
-        self.state: UpstreamState = "starting"
+        self._state: UpstreamState = "starting"
         self.reason = ""
         self.connection: Connection | None = None
         self.info: Handshake | None = None
@@ -100,22 +101,27 @@ class Upstream:
         self._was_ready = False  # once ready, a failed start is a restart still to come
 
     @property
+    def state(self) -> UpstreamState:
+        """Where it is in its lifecycle; changed only by `_set_state`, through the table."""
+        return self._state
+
+    @property
     def capabilities(self) -> dict[str, Any]:
         return self.info.capabilities if self.info else {}
 
     def ready_connection(self) -> Connection:
         """The live connection, or UpstreamUnavailable saying why there is none."""
         conn = self.connection
-        if self.state == "ready" and conn is not None and conn.closed_reason is None:
+        if lifecycle.is_ready(self.state) and conn is not None and conn.closed_reason is None:
             return conn
         words = REFUSALS.get(self.state) or "is not connected"
-        if self.state == "needs-sign-in" and self.reason:
+        if lifecycle.needs_sign_in(self.state) and self.reason:
             words = self.reason
         raise UpstreamUnavailable(f"upstream '{self.alias}' {words}")
 
     def _set_state(self, state: UpstreamState, reason: str = "") -> None:
-        changed = state != self.state
-        self.state, self.reason = state, reason
+        changed = state != self._state
+        self._state, self.reason = lifecycle.move(self.alias, self._state, state), reason
         if changed:
             self._on_change(self)
 

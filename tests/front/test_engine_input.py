@@ -11,6 +11,8 @@ from typing import Any
 import anyio
 import pytest
 
+from tests.conftest import await_event
+
 pytestmark = pytest.mark.e2e
 
 # (line, expected code, id echoed in the error)
@@ -160,11 +162,13 @@ async def test_cancellation_reaches_the_upstream_and_no_answer_follows(raw_sidec
         rid = await sc.send_request("tools/call", {"name": "f__sleep", "arguments": {"seconds": 0.6, "nonce": "late"}})
         await sc.request("ping")
         await sc.notify("notifications/cancelled", {"requestId": rid, "reason": "user pressed stop"})
-        with anyio.fail_after(5):
-            while "cancel" not in record.read_text():
-                await anyio.sleep(0.02)
-        await anyio.sleep(1.0)  # the upstream answers late on purpose; it must be dropped
-        await sc.request("ping")
+        await await_event(record, lambda e: e["event"] == "cancelled", timeout=5, what="the cancellation")
+        call = await await_event(record, lambda e: e["event"] == "call" and e["tool"] == "sleep", what="the call")
+        # the upstream answers late on purpose; it must be dropped
+        await await_event(record, lambda e: e["event"] == "sent" and e["id"] == call["id"], what="the late answer")
+        # the upstream's answers come back in order: when this one is here, the late one was read
+        after = await sc.call("f__echo", {"nonce": "after"})
+        assert after["result"]["structuredContent"]["nonce"] == "after"
         assert sc.responses_to(rid) == []
 
 

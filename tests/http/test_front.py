@@ -16,7 +16,7 @@ from typing import Any
 import aiohttp
 import anyio
 import pytest
-from tests.conftest import REPO, child_env
+from tests.conftest import REPO, await_event, child_env, wait_until
 from http_support import TOKEN, HttpSidecar, free_port, http_sidecar  # noqa: F401 - fixture
 
 pytestmark = pytest.mark.timeout(120)
@@ -188,9 +188,9 @@ async def test_2026_07_28_requests_are_judged_on_the_body(http_sidecar, empty_co
 
 
 async def test_sigterm_drains_calls_in_flight_then_exits(http_sidecar, sdk_server_entry, tmp_path: Path):
-    config = tmp_path / "sidecar.json"
+    config, events = tmp_path / "sidecar.json", tmp_path / "events.jsonl"
     config.write_text(json.dumps({"bot": {"id": "t"}, "face": {"listWaitSeconds": 20},
-                                  "mcpServers": {"sdk": sdk_server_entry("sdk", "p_")}}))
+                                  "mcpServers": {"sdk": sdk_server_entry("sdk", "p_", events)}}))
     async with http_sidecar(config) as sc:
         ident = await initialize(sc)
         session = {"Mcp-Session-Id": ident}
@@ -206,11 +206,16 @@ async def test_sigterm_drains_calls_in_flight_then_exits(http_sidecar, sdk_serve
 
         async with anyio.create_task_group() as group:
             group.start_soon(slow_call)
-            await anyio.sleep(0.5)
+            await await_event(events, lambda e: e["event"] == "call" and e["tool"] == "p_slow", what="the slow call")
             os.kill(sc.process.pid, signal.SIGTERM)
-            await anyio.sleep(0.2)
-            refused, _, _ = await post(sc, {"jsonrpc": "2.0", "id": 4, "method": "tools/list"}, **session)
-            assert refused == 503
+
+            async def refused() -> bool:
+                status, _, _ = await post(sc, {"jsonrpc": "2.0", "id": 4, "method": "tools/list"}, **session)
+                return status == 503
+
+            # new work is refused while the slow call (1.5 s) still runs
+            await wait_until(refused, timeout=1.0, every=0.02, what="a 503 while draining")
+            assert "status" not in outcome
         with anyio.fail_after(20):
             await sc.process.wait()
     assert outcome["status"] == 200 and "result" in json.loads(outcome["body"]), outcome

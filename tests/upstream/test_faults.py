@@ -14,6 +14,8 @@ from typing import Any
 import anyio
 import pytest
 
+from tests.conftest import wait_until
+
 pytestmark = pytest.mark.e2e
 
 
@@ -100,10 +102,16 @@ async def test_a_crash_mid_call_is_not_retried(raw_sidecar, write_config, fault_
         await sc.wait_for_tools(["c__echo"])
         response = await sc.call("c__echo", {"nonce": "boom"})
         assert response["result"]["isError"] is True
-        await anyio.sleep(1.0)  # room for a wrong retry to happen, if there were one
-        calls = [e for e in map(json.loads, record.read_text().splitlines())
-                 if e["event"] == "recv" and "boom" in e.get("raw", "")]
-        assert len(calls) == 1
+
+        async def a_later_call_reached_the_restarted_child() -> bool:
+            return "is restarting" not in text_of(await sc.call("c__echo", {"nonce": "after"}))
+
+        # a wrong retry would reach the restarted child first, as soon as it is ready
+        await wait_until(a_later_call_reached_the_restarted_child, timeout=10, every=0.05,
+                         what="a call served by the restarted upstream")
+        received = [e.get("raw", "") for e in map(json.loads, record.read_text().splitlines()) if e["event"] == "recv"]
+        assert sum("boom" in raw for raw in received) == 1
+        assert sum('"after"' in raw for raw in received) == 1
 
 
 async def test_child_environment_is_the_allow_list_plus_its_own(raw_sidecar, write_config, fault_server_entry) -> None:
