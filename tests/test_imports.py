@@ -96,16 +96,16 @@ def test_sign_in_costs_the_start_path_nothing() -> None:
 
 
 def test_the_selection_cut_before_the_early_start_stays_light() -> None:
-    """The CLI asks `servers.selection` which servers to start early, before the rest of
+    """The CLI asks `sidecar.mounts.reach` which servers to start early, before the rest of
     the sidecar loads: it must not pull in the gate, the upstream pool or the fronts."""
-    code = "import sys, sidecar.servers.selection; print(' '.join(sorted(sys.modules)))"
+    code = "import sys, sidecar.mounts.reach; print(' '.join(sorted(sys.modules)))"
     loaded = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split())
     assert not {m for m in loaded if m.split(".")[:2] in (["sidecar", "gate"], ["sidecar", "upstream"], ["sidecar", "front"])}
 
 
 def test_confirmation_and_review_paths_load_no_redis_without_a_store() -> None:
     """Shared spent states and pins (sidecar.gate.shared_trust) load redis only with store.url."""
-    code = ("import sys, sidecar.gate.confirm, sidecar.gate.store, sidecar.gate.sealed, sidecar.servers.commands; "
+    code = ("import sys, sidecar.gate.confirm, sidecar.gate.store, sidecar.gate.sealed, sidecar_admin.commands; "
             "print(' '.join(sorted(sys.modules)))")
     loaded = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split())
     assert not {m for m in loaded if m.split(".")[0] == "redis"}

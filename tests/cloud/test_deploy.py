@@ -15,8 +15,8 @@ import yaml
 
 from sidecar.cli import _serve_parser
 from sidecar.config import parse_config
-from sidecar.servers.bots import for_bot
-from sidecar.servers.health import plan_mounts
+from sidecar.config.bots import for_bot
+from sidecar.mounts.plan import plan_mounts
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 MANIFESTS = sorted((DEPLOY / "k8s").glob("*.yaml"))

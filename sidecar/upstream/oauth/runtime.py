@@ -168,6 +168,6 @@ class StoredTokens:
         config, _ = where.current()
         log.warning("upstream '%s': %s", self._server.alias, words)
         if isinstance(config, SidecarConfig):
-            from sidecar.servers.health import record_start
+            from sidecar.mounts.health import record_start
 
             record_start(config, self._server, ok=False, reason=words)

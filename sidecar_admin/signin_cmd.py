@@ -19,6 +19,7 @@ from typing import Any
 
 from sidecar.config import ServerConfig, parse_server
 from sidecar.errors import ConfigError
+from sidecar.mounts.health import CheckResult
 from sidecar.redact import Redactor
 from sidecar.upstream.oauth import runtime
 from sidecar.upstream.oauth.choices import (
@@ -80,7 +81,7 @@ def signin(session: Any) -> int:
     except KeyboardInterrupt:
         say("Not signed in: the sign-in was cancelled")
         return 1
-    from sidecar.servers.commands import check_and_apply
+    from sidecar_admin.commands import check_and_apply
 
     result = check_and_apply(session, name, say=False)
     if result.ok:
@@ -122,7 +123,7 @@ def _scopes(server: ServerConfig, found: Found, previous: dict[str, Any] | None)
 
 async def _browser_flow(session: Any, server: ServerConfig, token_file: TokenFile, found: Found,
                         scope: str | None, http: OAuthHttp, say: Say) -> None:
-    from sidecar.servers.signin_listen import Callback, PortTaken, open_callback
+    from sidecar_admin.signin_listen import Callback, PortTaken, open_callback
 
     oauth = server.oauth
     configured = oauth.client_id if oauth else None
@@ -220,8 +221,6 @@ def signout(session: Any) -> int:
 
 def _left_out(session: Any, server: ServerConfig, words: str) -> None:
     """The health record says the server needs sign-in, so faces leave it out."""
-    from sidecar.servers.check import CheckResult
-
     health = session.health()
     if health is not None:
         health.record(server, CheckResult(name=server.alias, outcome="refused", reason=words, sign_in=True))

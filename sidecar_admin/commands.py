@@ -39,12 +39,14 @@ import msgspec
 
 from sidecar.config import ServerConfig, SidecarConfig, parse_config, parse_server
 from sidecar.errors import ConfigError
+from sidecar.logs import setup_logging
 from sidecar.redact import Redactor, url_credentials
-from sidecar.servers import views
-from sidecar.servers.check import CheckResult, check_server, refused, tool_caps
-from sidecar.servers.health import HealthFile, fingerprint, health_file_for, recheck_due
-from sidecar.servers.importer import import_paste
-from sidecar.servers.store import ConfigFile, edit_form, merge_write_only
+from sidecar.mounts.health import HealthFile, fingerprint, health_file_for
+from sidecar_admin import views
+from sidecar_admin.check import CheckResult, check_server, refused, tool_caps
+from sidecar_admin.health import recheck_due
+from sidecar_admin.importer import import_paste
+from sidecar_admin.store import ConfigFile, edit_form, merge_write_only
 
 __all__ = ["main"]
 
@@ -134,7 +136,7 @@ def _add(session: _Session) -> int:
 
 
 def _import(session: _Session) -> int:
-    from sidecar.servers import homes
+    from sidecar_admin import homes
 
     try:
         sources = homes.choose_sources(session.args.sources)
@@ -233,7 +235,7 @@ def _list(session: _Session) -> int:
 def _sign_in_words(session: _Session, name: str, entry: dict[str, Any], view: dict[str, Any],
                    records: dict[str, Any]) -> None:
     if isinstance(entry.get("url"), str):
-        from sidecar.servers.signin_cmd import sign_in_view
+        from sidecar_admin.signin_cmd import sign_in_view
 
         record = records.get(name)
         view.update(sign_in_view(session, name, entry, bool(record and not record.ok and ("sign-in" in record.reason or "omb-sidecar signin" in record.reason))))
@@ -319,7 +321,7 @@ def _drop_tokens(session: _Session, entry: object) -> None:
     """Forget the sign-in tokens of an entry's address (removed, or its address changed)."""
     url = entry.get("url") if isinstance(entry, dict) else None
     if isinstance(url, str):
-        from sidecar.servers.signin_cmd import forget_address
+        from sidecar_admin.signin_cmd import forget_address
 
         forget_address(session, url)
 
@@ -360,7 +362,7 @@ def _shared_pins(session: _Session) -> Any:
 
 
 def _review(session: _Session) -> int:
-    from sidecar.servers.review import review_lines
+    from sidecar_admin.review import review_lines
 
     server, result, known = _listed_now(session)
     if not result.ok:
@@ -372,7 +374,7 @@ def _review(session: _Session) -> int:
 
 
 def _approve(session: _Session) -> int:
-    from sidecar.servers.review import approved_pins
+    from sidecar_admin.review import approved_pins
 
     server, result, known = _listed_now(session)
     health = session.health()
@@ -396,13 +398,13 @@ def _approve(session: _Session) -> int:
 
 
 def _signin(session: _Session) -> int:
-    from sidecar.servers.signin_cmd import signin
+    from sidecar_admin.signin_cmd import signin
 
     return signin(session)
 
 
 def _signout(session: _Session) -> int:
-    from sidecar.servers.signin_cmd import signout
+    from sidecar_admin.signin_cmd import signout
 
     return signout(session)
 
@@ -490,12 +492,6 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _setup_logging(level: str, redactor: Redactor) -> None:
-    from sidecar.cli import setup_logging
-
-    setup_logging(level, redactor)
-
-
 def main(argv: list[str]) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
@@ -503,7 +499,7 @@ def main(argv: list[str]) -> int:
     if not getattr(args, "config", None):
         parser.error("--config PATH is required")
     redactor = Redactor()
-    _setup_logging(getattr(args, "log_level", "WARNING"), redactor)
+    setup_logging(getattr(args, "log_level", "WARNING"), redactor)
     try:
         session = _Session(args, redactor)
         handler: Handler = args.handler
