@@ -8,8 +8,9 @@ entries), `homes` (the servers the engines on this machine already use), `store`
 config file, written atomically and 0600; write-only values), `check` and `signin` (one
 bounded handshake and listing; RFC 9728 hints on a refusal), `health` (when checks come
 due) and `health_schedule` (the same beside a live face), `review` (what changed since
-approval), `signin_cmd` and `signin_listen` (the browser sign-in), `views` and
-`commands` (what is printed, and argv). The rules an entry must pass are the config's
+approval), `signin_cmd` and `signin_listen` (the browser sign-in), `session` (one
+command's config file, redactor and output; the check that turns an entry on), `views`
+and `commands` (what is printed, and argv). The rules an entry must pass are the config's
 (`sidecar.config.rules`); the records and the mount plan are the runtime's
 (`sidecar.mounts`).
 """
