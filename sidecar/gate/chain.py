@@ -170,7 +170,7 @@ class Gate:
         return self.catalog.tool(name)
 
     async def _resolve_through(self, call: ToolCall, call_next: Next) -> ToolCall:
-        from sidecar.catalog.search import resolve_meta_call
+        from sidecar.catalog.answers import resolve_meta_call
 
         asked = call.arguments.get("name")
         call.via, call.asked_for = call.name, asked if isinstance(asked, str) else ""

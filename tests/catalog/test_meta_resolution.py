@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from sidecar.catalog import META_NAMES, Catalog, UpstreamListing, UpstreamTraits, build_catalog, build_listing
 from sidecar.catalog.layouts import LayoutPlan, Listing
-from sidecar.catalog.search import answer_meta, resolve_meta_call
+from sidecar.catalog.answers import answer_meta, resolve_meta_call
 from sidecar.config import ConfigError, parse_config
 from sidecar.config.rules import check_name
 
