@@ -139,7 +139,7 @@ def share_store(face: Face, config: SidecarConfig) -> None:
     """Held results of the face's stateless callers go to `store.url` (shared by replicas
     serving the same bot; each caller identity keeps its own)."""
     from sidecar.errors import ConfigError
-    from sidecar.gate.store import share_held
+    from sidecar.store.share import share_held
 
     try:
         share_held(face.gate, config.store, f"{config.bot.id}/{face.name}")

@@ -24,10 +24,11 @@ from sidecar.config import ServerConfig, SidecarConfig, rules
 from sidecar.errors import SidecarError, UpstreamError, UpstreamUnavailable
 from sidecar.mounts.health import CheckResult, Outcome
 from sidecar.redact import Redactor
-from sidecar.upstream.channel import Channel, open_channel
+from sidecar.upstream.channel import Channel
 from sidecar.upstream.connection import Connection
 from sidecar.upstream.handshake import handshake, read_listing
 from sidecar.upstream.stdio import ChildProcess, spawn_child
+from sidecar.upstream.transports import open_channel
 from sidecar.wire import UpstreamFrame
 
 __all__ = ["CHECK_SECONDS", "READ_CAP", "CheckResult", "Outcome", "check_server", "poison_warnings", "refused",

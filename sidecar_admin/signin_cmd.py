@@ -36,6 +36,7 @@ from sidecar.upstream.oauth.flow import FLOW_SECONDS, PendingFlow, SignInError, 
 from sidecar.upstream.oauth.grants import client_credentials, new_entry, proof_for, revocation_proof
 from sidecar.upstream.oauth.locate import Found, locate
 from sidecar.upstream.oauth.sealed import TokenFile, TokenFileError, entry_secrets
+from sidecar.upstream.webclient import sign_in_words
 from sidecar_admin.session import Session, check_and_apply
 
 __all__ = ["forget_address", "signin", "signout", "sign_in_view"]
@@ -213,7 +214,7 @@ def signout(session: Session) -> int:
     session.redactor.add(entry_secrets(entry))
     revoked = asyncio.run(_revoke(server, entry))
     token_file.forget([resource])
-    _left_out(session, server, runtime.sign_in_words(name, "signed out"))
+    _left_out(session, server, sign_in_words(name, "signed out"))
     say(f"Signed out of '{name}': {revoked}.")
     return 0
 

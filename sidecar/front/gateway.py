@@ -29,10 +29,10 @@ from sidecar.front.http.admission import HostRule, caller_identity
 from sidecar.front.http.listener import FrontSettings, Listener
 from sidecar.front.http.routes import HttpFront, _refuse
 from sidecar.front.http.sessions import SessionTable
-from sidecar.gate.store import share_held
 from sidecar.hub.face import Face
 from sidecar.mounts.plan import mountable
 from sidecar.redact import Redactor
+from sidecar.store.share import share_held
 
 __all__ = ["Gateway", "HealthWatch", "WatchHealth", "serve_gateway"]
 
