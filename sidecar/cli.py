@@ -156,9 +156,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"omb-sidecar: {missing_module_words('--http', 'aiohttp')}", file=sys.stderr)
         return 2
     log_missing()
+    from sidecar.mounts.health import record_start
     from sidecar.upstream.oauth import where
 
     where.use(config, redactor)  # a signed-in URL server's tokens join the redactor when read
+    where.keep_refusals(record_start)  # a refused sign-in leaves the server out of the next start
     try:
         if not args.http:
             from sidecar.mounts.plan import mountable

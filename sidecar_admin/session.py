@@ -22,8 +22,9 @@ import msgspec
 
 from sidecar.config import ServerConfig, SidecarConfig, parse_config, parse_server
 from sidecar.errors import ConfigError
-from sidecar.mounts.health import CheckResult, HealthFile, fingerprint, health_file_for
+from sidecar.mounts.health import CheckResult, HealthFile, fingerprint, health_file_for, record_start
 from sidecar.redact import Redactor, url_credentials
+from sidecar.upstream.oauth import where
 from sidecar_admin import views
 from sidecar_admin.check import check_server, refused, tool_caps
 from sidecar_admin.store import ConfigFile
@@ -39,9 +40,8 @@ class Session:
         self.file = ConfigFile(args.config)
         self.redactor = redactor  # the same one the log handler uses
         self.config = self.reload()
-        from sidecar.upstream.oauth import where
-
         where.use(self.config, redactor)  # a signed-in server is checked with its tokens
+        where.keep_refusals(record_start)
 
     def reload(self) -> SidecarConfig:
         document = self.file.read()

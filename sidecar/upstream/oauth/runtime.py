@@ -163,7 +163,6 @@ class StoredTokens:
         """The next start leaves the server out until a person signs in."""
         config, _ = where.current()
         log.warning("upstream '%s': %s", self._server.alias, words)
-        if isinstance(config, SidecarConfig):
-            from sidecar.mounts.health import record_start
-
-            record_start(config, self._server, ok=False, reason=words)
+        keeper = where.refusal_keeper()
+        if isinstance(config, SidecarConfig) and keeper is not None:
+            keeper(config, self._server, ok=False, reason=words)
