@@ -215,6 +215,18 @@ def test_only_the_cli_imports_the_admin_package_and_only_inside_a_function() -> 
     assert all(a.lazy for a in reaching), [str(a) for a in reaching if not a.lazy]
 
 
+def test_the_health_schedule_loads_the_admin_package_only_when_it_is_on() -> None:
+    """`health.schedule: false`: the HTTP front gets no schedule and `sidecar_admin` stays
+    unloaded; on (the default), the CLI hands over `HealthSchedule`."""
+    code = ("import sys; from sidecar.cli import _health_schedule; from sidecar.config import parse_config; "
+            "off = _health_schedule(parse_config({'health': {'schedule': False}}, {})); "
+            "loaded = [m for m in sys.modules if m.startswith('sidecar_admin')]; "
+            "on = _health_schedule(parse_config({}, {})); "
+            "print(off, len(loaded), on.__module__, on.__name__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["None", "0", "sidecar_admin.health_schedule", "HealthSchedule"]
+
+
 def test_nothing_imports_front_or_app_but_the_root() -> None:
     for module, arrows in graph().items():
         if part_of(module) in ("front", "app", "cli", "__main__", "sidecar_admin"):
