@@ -17,8 +17,8 @@ from sidecar.concurrency import Jobs, finish
 from sidecar.config import SidecarConfig
 from sidecar.front import Dispatcher, open_stdout, serve_stdio
 from sidecar.hub import EngineSession, Face
-from sidecar.redact import Redactor
 from sidecar.mounts.plan import mountable
+from sidecar.redact import Redactor
 from sidecar.upstream.spawn import discard_early
 
 if TYPE_CHECKING:

@@ -26,8 +26,6 @@ from sidecar.redact import Redactor
 
 if TYPE_CHECKING:
     from sidecar.front.gateway import WatchHealth
-
-if TYPE_CHECKING:
     from sidecar.front.http.listener import FrontSettings
 
 __all__ = ["main", "setup_logging", "run_async"]
