@@ -17,11 +17,12 @@ from sidecar.concurrency import Jobs, finish
 from sidecar.config import SidecarConfig
 from sidecar.front import Dispatcher, open_stdout, serve_stdio
 from sidecar.hub import EngineSession, Face
+from sidecar.mounts.plan import mountable
 from sidecar.redact import Redactor
-from sidecar.servers.health import mountable
 from sidecar.upstream.spawn import discard_early
 
 if TYPE_CHECKING:
+    from sidecar.front.gateway import WatchHealth
     from sidecar.front.http.listener import FrontSettings
 
 __all__ = ["run_http", "run_stdio"]
@@ -71,8 +72,10 @@ async def run_stdio(config: SidecarConfig, redactor: Redactor) -> None:
         tracing.shutdown()
 
 
-async def run_http(config: SidecarConfig, settings: FrontSettings, redactor: Redactor) -> None:
-    """Serve Streamable HTTP (`--http HOST:PORT`) until SIGTERM or SIGINT, then drain and stop."""
+async def run_http(config: SidecarConfig, settings: FrontSettings, redactor: Redactor,
+                   watch_health: WatchHealth | None = None) -> None:
+    """Serve Streamable HTTP (`--http HOST:PORT`) until SIGTERM or SIGINT, then drain and stop.
+    `watch_health` (given when `health.schedule` is set) watches each face's servers."""
     import anyio
 
     from sidecar.front.http.listener import Listener
@@ -85,7 +88,7 @@ async def run_http(config: SidecarConfig, settings: FrontSettings, redactor: Red
     if config.gateway.bots:
         from sidecar.front.gateway import serve_gateway
 
-        return await serve_gateway(config, redactor, settings, _wait_for_signal)
+        return await serve_gateway(config, redactor, settings, _wait_for_signal, watch_health)
     face = Face(mountable(config))
     front = HttpFront(face, redactor, settings)
     if config.store.url:
@@ -103,10 +106,8 @@ async def run_http(config: SidecarConfig, settings: FrontSettings, redactor: Red
     async with anyio.create_task_group() as group:
         group.start_soon(face.pool.run, name="upstream pool")
         group.start_soon(front.expire_idle, name="idle sessions")
-        if config.health.schedule:
-            from sidecar.front.health_schedule import HealthSchedule
-
-            group.start_soon(HealthSchedule(face, config).run, name="health schedule")
+        if watch_health is not None and config.health.schedule:
+            group.start_soon(watch_health(face, config).run, name="health schedule")
         try:
             await _wait_for_signal()
             await front.drain()
@@ -138,7 +139,7 @@ def share_store(face: Face, config: SidecarConfig) -> None:
     """Held results of the face's stateless callers go to `store.url` (shared by replicas
     serving the same bot; each caller identity keeps its own)."""
     from sidecar.errors import ConfigError
-    from sidecar.gate.store import share_held
+    from sidecar.store.share import share_held
 
     try:
         share_held(face.gate, config.store, f"{config.bot.id}/{face.name}")

@@ -13,7 +13,6 @@ from a terminal, it prints that help rather than wait for an engine on stdin.
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import sys
 from collections.abc import Callable, Coroutine, Sequence
@@ -22,9 +21,11 @@ from typing import TYPE_CHECKING, Any
 from sidecar.config import SidecarConfig, load_config
 from sidecar.errors import ConfigError
 from sidecar.features import installed, log_missing, missing_module_words
-from sidecar.redact import RedactingFilter, Redactor
+from sidecar.logs import setup_logging
+from sidecar.redact import Redactor
 
 if TYPE_CHECKING:
+    from sidecar.front.gateway import WatchHealth
     from sidecar.front.http.listener import FrontSettings
 
 __all__ = ["main", "setup_logging", "run_async"]
@@ -75,15 +76,6 @@ def _serve_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def setup_logging(level: str, redactor: Redactor) -> None:
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("omb-sidecar %(levelname)s %(name)s: %(message)s"))
-    handler.addFilter(RedactingFilter(redactor))
-    root = logging.getLogger()
-    root.handlers[:] = [handler]
-    root.setLevel(level)
-
-
 def run_async(factory: Callable[[], Coroutine[Any, Any, None]]) -> None:
     """Run a coroutine factory on asyncio, with uvloop where it is installed."""
     try:
@@ -123,12 +115,22 @@ def _stdin_is_a_terminal() -> bool:
         return False
 
 
+def _health_schedule(config: SidecarConfig) -> WatchHealth | None:
+    """The health schedule for the HTTP front, only when `health.schedule` is set: the
+    admin package loads here, never on the proxy's own path."""
+    if not config.health.schedule:
+        return None
+    from sidecar_admin.health_schedule import HealthSchedule
+
+    return HealthSchedule
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in SERVER_COMMANDS:
-        from sidecar.servers.commands import main as servers_main  # type: ignore[import-not-found,unused-ignore]
+        from sidecar_admin.commands import main as servers_main
 
-        return int(servers_main(argv))
+        return servers_main(argv)
     if not argv and _stdin_is_a_terminal():
         sys.stdout.write(_serve_parser().format_help())  # a person typed it: no engine will write to stdin
         return 0
@@ -152,13 +154,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"omb-sidecar: {missing_module_words('--http', 'aiohttp')}", file=sys.stderr)
         return 2
     log_missing()
+    from sidecar.mounts.health import record_start
     from sidecar.upstream.oauth import where
 
     where.use(config, redactor)  # a signed-in URL server's tokens join the redactor when read
+    where.keep_refusals(record_start)  # a refused sign-in leaves the server out of the next start
     try:
         if not args.http:
-            from sidecar.servers.health import mountable
-            from sidecar.servers.selection import reaches
+            from sidecar.mounts.plan import mountable
+            from sidecar.mounts.reach import reaches
             from sidecar.upstream.spawn import start_early
 
             config = mountable(config)
@@ -168,7 +172,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from sidecar.app import run_http
 
             settings = _http_settings(args)
-            run_async(lambda: run_http(config, settings, redactor))
+            watch_health = _health_schedule(config)
+            run_async(lambda: run_http(config, settings, redactor, watch_health))
         else:
             from sidecar.app import run_stdio
 

@@ -1,4 +1,4 @@
-"""mypy --strict over sidecar/ and shims/ (pyproject's [tool.mypy]) stays clean."""
+"""mypy --strict over sidecar/, sidecar_admin/ and shims/ (pyproject's [tool.mypy]) stays clean."""
 
 import subprocess
 import sys

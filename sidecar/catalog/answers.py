@@ -13,14 +13,14 @@ A tool the bot may not see is reported exactly as an unknown one.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 
-if TYPE_CHECKING:  # types only: `search` re-exports this module, and layouts import `search`
-    from sidecar.catalog.layouts.full import Listing, MetaTool
-    from sidecar.catalog.merge import Catalog, CatalogEntry
-    from sidecar.catalog.search.index import SearchIndex
+from sidecar.catalog.layouts.full import Listing, MetaTool
+from sidecar.catalog.layouts.trio import areas
+from sidecar.catalog.merge import Catalog, CatalogEntry
+from sidecar.catalog.search.index import SearchIndex
 
 __all__ = ["answer_meta", "resolve_meta_call", "unknown_tool_text", "FIND_LIMIT", "SEARCH_LIMIT"]
 
@@ -75,8 +75,6 @@ def _found(entry: CatalogEntry, full: bool) -> dict[str, Any]:
 def _areas(index: SearchIndex) -> str:
     """What the searched tools cover, area by area (worked out once per index)."""
     if index.summary is None:
-        from sidecar.catalog.layouts.trio import areas  # layouts import this module's package
-
         index.summary = areas(index.entries, AREAS_SHOWN)
     return index.summary
 

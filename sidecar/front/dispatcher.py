@@ -22,10 +22,10 @@ from sidecar.errors import (
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     CallCancelled,
-    EngineInputError,
     SidecarError,
 )
 from sidecar.features import missing_module_words
+from sidecar.front.methods import METHODS
 from sidecar.gate.route import scrub_answer
 from sidecar.hub.face import Face
 from sidecar.hub.session import EngineSession
@@ -41,7 +41,7 @@ from sidecar.wire import (
     encode_result,
 )
 
-__all__ = ["Dispatcher", "Handler", "MethodTable", "Result", "text_param", "unexpected_fault"]
+__all__ = ["Dispatcher", "Handler", "MethodTable", "Result", "unexpected_fault"]
 
 log = logging.getLogger(__name__)
 
@@ -49,13 +49,6 @@ Result = bytes | msgspec.Raw | dict[str, Any]
 Handler = Callable[["Dispatcher", Request], Awaitable[Result]]
 MethodTable = Mapping[str, Handler]
 _EMPTY = b"{}"
-
-
-def text_param(req: Request, key: str) -> str:
-    value = req.params.get(key)
-    if not isinstance(value, str):
-        raise EngineInputError(f"params.{key} must be a string")
-    return value
 
 
 def unexpected_fault(method: str, exc: Exception) -> str:
@@ -79,8 +72,6 @@ class Dispatcher:
         methods: MethodTable | None = None,
     ) -> None:
         if methods is None:  # the MCP methods of this revision, unless a caller brings its own
-            from sidecar.front.methods import METHODS
-
             methods = METHODS
         self.methods = methods
         self.face = face

@@ -1,7 +1,7 @@
 """A shared gateway: one HTTP listener, one face per bot, nothing shared by accident.
 
 Owns the composition: for each bot of `gateway.bots`, its own config cut
-(`sidecar.servers.bots.for_bot`), its own face (pool, catalog, gate, held results), its
+(`sidecar.config.bots.for_bot`), its own face (pool, catalog, gate, held results), its
 own HTTP front at `/bots/<id>/mcp` admitting only that bot's bearer; beside them
 `/health`, and `/metrics` (when on) behind the operator's token, labelled by bot id. A
 bot's upstream children are its own (started once for each bot that uses them), so one
@@ -17,32 +17,43 @@ import dataclasses
 import logging
 import os
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 from aiohttp import web
 
 from sidecar.config import SidecarConfig, tracing_wanted
+from sidecar.config.bots import bot_token, for_bot
 from sidecar.errors import ConfigError
-from sidecar.front.health_schedule import HealthSchedule
 from sidecar.front.http.admission import HostRule, caller_identity
 from sidecar.front.http.listener import FrontSettings, Listener
 from sidecar.front.http.routes import HttpFront, _refuse
 from sidecar.front.http.sessions import SessionTable
-from sidecar.gate.store import share_held
 from sidecar.hub.face import Face
+from sidecar.mounts.plan import mountable
 from sidecar.redact import Redactor
-from sidecar.servers.bots import bot_token, for_bot
-from sidecar.servers.health import mountable
+from sidecar.store.share import share_held
 
-__all__ = ["Gateway", "serve_gateway"]
+__all__ = ["Gateway", "HealthWatch", "WatchHealth", "serve_gateway"]
 
 log = logging.getLogger(__name__)
 
 
+class HealthWatch(Protocol):
+    """Watches one face's servers until cancelled (`sidecar_admin.health_schedule`)."""
+
+    async def run(self) -> None: ...
+
+
+# Given by the CLI only when `health.schedule` is set: the runtime never imports the admin package.
+WatchHealth = Callable[[Face, SidecarConfig], HealthWatch]
+
+
 class Gateway:
-    def __init__(self, config: SidecarConfig, redactor: Redactor, settings: FrontSettings) -> None:
+    def __init__(self, config: SidecarConfig, redactor: Redactor, settings: FrontSettings,
+                 watch_health: WatchHealth | None = None) -> None:
         self.settings = settings
+        self.watch_health = watch_health
         self.rule = HostRule(settings.host, settings.allowed_hosts)
         self.fronts: dict[str, HttpFront] = {}
         self.configs: dict[str, SidecarConfig] = {}
@@ -105,8 +116,8 @@ class Gateway:
             for bot, front in self.fronts.items():
                 group.start_soon(front.face.pool.run, name=f"upstream pool of {bot}")
                 group.start_soon(front.expire_idle, name=f"idle sessions of {bot}")
-                if self.configs[bot].health.schedule:
-                    group.start_soon(HealthSchedule(front.face, self.configs[bot]).run, name=f"health of {bot}")
+                if self.watch_health is not None and self.configs[bot].health.schedule:
+                    group.start_soon(self.watch_health(front.face, self.configs[bot]).run, name=f"health of {bot}")
 
     async def drain(self) -> None:
         async with anyio.create_task_group() as group:
@@ -123,11 +134,12 @@ def _counter(table: SessionTable) -> Callable[[], int]:
     return lambda: len(table.sessions)
 
 
-async def serve_gateway(config: SidecarConfig, redactor: Redactor, settings: FrontSettings, until: Callable[[], Awaitable[None]]) -> None:
+async def serve_gateway(config: SidecarConfig, redactor: Redactor, settings: FrontSettings,
+                        until: Callable[[], Awaitable[None]], watch_health: WatchHealth | None = None) -> None:
     """Serve every bot of `gateway.bots` until `until` returns (a signal), then drain and stop."""
     redactor.add(config.secrets())
     try:
-        gateway = Gateway(config, redactor, settings)
+        gateway = Gateway(config, redactor, settings, watch_health)
     except ConfigError as exc:
         raise SystemExit(f"omb-sidecar: {exc.message}") from None
     tracing = None

@@ -10,7 +10,7 @@ upstream that owns them. Refuses bad params with -32602 naming the parameter.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sidecar import __version__
 from sidecar.errors import (
@@ -20,7 +20,6 @@ from sidecar.errors import (
     UpstreamUnavailable,
 )
 from sidecar.front.confirming import confirmer_for
-from sidecar.front.dispatcher import Dispatcher, Handler, Result, text_param
 from sidecar.gate import ToolCall
 from sidecar.gate.route import tool_error
 from sidecar.hub.face import Face, decode_cursor
@@ -28,9 +27,19 @@ from sidecar.upstream import Connection, lifecycle
 from sidecar.wire import Request
 from sidecar.wire.versions import HANDSHAKE_VERSIONS
 
+if TYPE_CHECKING:  # the dispatcher imports this table; the handlers only name its types
+    from sidecar.front.dispatcher import Dispatcher, Handler, Result
+
 __all__ = ["METHODS", "server_capabilities"]
 
 _EMPTY = b"{}"
+
+
+def text_param(req: Request, key: str) -> str:
+    value = req.params.get(key)
+    if not isinstance(value, str):
+        raise EngineInputError(f"params.{key} must be a string")
+    return value
 
 
 async def initialize(d: Dispatcher, req: Request) -> Result:

@@ -170,7 +170,7 @@ class Gate:
         return self.catalog.tool(name)
 
     async def _resolve_through(self, call: ToolCall, call_next: Next) -> ToolCall:
-        from sidecar.catalog.search import resolve_meta_call
+        from sidecar.catalog.answers import resolve_meta_call
 
         asked = call.arguments.get("name")
         call.via, call.asked_for = call.name, asked if isinstance(asked, str) else ""
@@ -347,7 +347,7 @@ def _pin_store(config: SidecarConfig) -> Any:
     """Pins live in the health file beside the config (none for a config never read from disk)."""
     if not any(s.pinning_policy != "off" for s in config.servers):
         return None
-    from sidecar.servers.health import HealthPins, health_file_for
+    from sidecar.mounts.health import HealthPins, health_file_for
 
     health = health_file_for(config)
     return HealthPins(health, config.servers) if health is not None else None

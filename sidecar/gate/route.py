@@ -81,7 +81,7 @@ async def answer_locally(
 ) -> ToolCall:
     if call.local == "query_result":
         return call.complete(await _query(call, held, limits))
-    from sidecar.catalog.search import answer_meta
+    from sidecar.catalog.answers import answer_meta
 
     def answer() -> dict[str, Any]:
         result: dict[str, Any] = answer_meta(listing, catalog, call.name, call.arguments, allowed)

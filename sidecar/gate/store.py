@@ -4,7 +4,8 @@ Owns the `Backend` protocol a shared store implements (`put`, `get`: async, each
 in time, raising `StoreUnavailable` when the store cannot answer), the owner name a caller
 has on every replica (`owner_of_identity`: the face's bot and name with the caller's
 identity, hashed; never a session object), and `SharedHeldStore`, which the gate uses in
-place of the in-process `HeldStore` when `store.url` is set.
+place of the in-process `HeldStore` when `store.url` is set (`sidecar.store.share`
+puts it there).
 
 What goes where: results held for a `CallerScope` (the 2026-07-28 stateless requests of
 one caller identity) go to the backend, so a `query_result` on any replica finds them,
@@ -25,10 +26,10 @@ import secrets
 from typing import Protocol
 
 from sidecar.config import Store
-from sidecar.errors import ConfigError, SidecarError
+from sidecar.errors import SidecarError
 from sidecar.gate.held import CallerScope, HeldResult, HeldStore, TooBigToHold
 
-__all__ = ["Backend", "SharedHeldStore", "StoreUnavailable", "owner_of_identity", "share_held"]
+__all__ = ["Backend", "SharedHeldStore", "StoreUnavailable", "owner_of_identity"]
 
 
 class StoreUnavailable(SidecarError):
@@ -104,24 +105,3 @@ class SharedHeldStore:
 
     def drop_session(self, session: object) -> None:
         self.local.drop_session(session)
-
-
-def share_held(gate: object, settings: Store, namespace: str) -> None:
-    """Give `gate` a held store backed by `settings.url`, for the stateless callers of the
-    face `namespace` names. Loads the Redis client only now."""
-    from sidecar.gate.chain import Gate
-
-    assert isinstance(gate, Gate)
-    try:
-        from sidecar.store.redis_backend import RedisBackend
-
-        backend = RedisBackend(settings)
-    except ImportError:
-        raise ConfigError("store.url", "a shared store needs the redis package (the [store] extra)") from None
-    except ValueError as exc:  # its words may repeat the URL and its password: not shown
-        raise ConfigError("store.url", f"not a Redis URL ({type(exc).__name__})") from None
-    local = gate.held.local if isinstance(gate.held, SharedHeldStore) else gate.held
-    gate.held = SharedHeldStore(local, backend, namespace)
-    from sidecar.gate.shared_trust import share_trust
-
-    share_trust(gate, settings, namespace)  # confirmation states and pins, shared the same way

@@ -35,7 +35,7 @@ from sidecar.errors import INVALID_PARAMS, METHOD_NOT_FOUND, EngineInputError
 from sidecar.features import listable
 from sidecar.gate import QUERY_RESULT_TOOL, Gate
 from sidecar.hub.session import CAPABILITY_OF_REQUEST, EngineSession
-from sidecar.servers.selection import reachable
+from sidecar.mounts.reach import reachable
 from sidecar.upstream import Connection, Pool, Upstream, lifecycle
 from sidecar.wire import UpstreamFrame
 

@@ -1,1 +1,2 @@
-"""Shared stores for replicas: the Redis backend of held results (`store.url`)."""
+"""Shared stores for replicas (`store.url`): the Redis backend of held results, and the
+wiring that shares a gate's held results, confirmation states and pins (`share`)."""

@@ -20,7 +20,7 @@ from sidecar.concurrency import Jobs, finish
 from sidecar.config import ServerConfig
 from sidecar.errors import SidecarError, UpstreamUnavailable
 from sidecar.upstream import lifecycle
-from sidecar.upstream.channel import Channel, open_channel
+from sidecar.upstream.channel import Channel
 from sidecar.upstream.connection import Connection, PeerHandler
 from sidecar.upstream.handshake import (
     BIG_START_SECONDS,
@@ -31,6 +31,7 @@ from sidecar.upstream.handshake import (
     read_listing,
 )
 from sidecar.upstream.lifecycle import UpstreamState
+from sidecar.upstream.transports import open_channel
 from sidecar.wire import UpstreamFrame
 from sidecar.wire.salvage import DroppedFrame
 

@@ -31,7 +31,8 @@ from sidecar.upstream.redirects import (
     origin_of,
 )
 
-__all__ = ["BROKE_OFF", "CONNECT_SECONDS", "UNREACHABLE", "SignInNeeded", "TokenSource", "WebClient", "credential_parts", "refusal_words", "scrubber_for", "server_secrets"]
+__all__ = ["BROKE_OFF", "CONNECT_SECONDS", "UNREACHABLE", "SignInNeeded", "TokenSource", "WebClient", "credential_parts", "refusal_words", "scrubber_for", "server_secrets",
+           "sign_in_words"]
 
 CONNECT_SECONDS = 10.0
 UNREACHABLE = "could not be reached"
@@ -85,6 +86,11 @@ def credential_scrubber(server: ServerConfig) -> Redactor:
 
 class SignInNeeded(UpstreamUnavailable):
     """The server wants a person to sign in (again); the words name the command."""
+
+
+def sign_in_words(alias: str, why: str = "needs sign-in") -> str:
+    """The words of a `SignInNeeded`: what happened, and the command a person runs."""
+    return f"{why}: a person must run `omb-sidecar signin {alias}`"
 
 
 class TokenSource(Protocol):

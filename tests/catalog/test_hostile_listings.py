@@ -142,7 +142,7 @@ async def test_one_tools_size_is_capped_with_a_marker(raw_sidecar, write_config,
 
 async def test_check_reports_the_tools_over_the_caps(tmp_path: Path) -> None:
     from sidecar.config import ServerConfig
-    from sidecar.servers.check import check_server
+    from sidecar_admin.check import check_server
 
     lists = tmp_path / "lists"
     lists.mkdir()

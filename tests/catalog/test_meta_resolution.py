@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 
 from sidecar.catalog import META_NAMES, Catalog, UpstreamListing, UpstreamTraits, build_catalog, build_listing
 from sidecar.catalog.layouts import LayoutPlan, Listing
-from sidecar.catalog.search import answer_meta, resolve_meta_call
+from sidecar.catalog.answers import answer_meta, resolve_meta_call
 from sidecar.config import ConfigError, parse_config
-from sidecar.servers.rules import check_name
+from sidecar.config.rules import check_name
 
 ALIASES = ["github", "evil", "git", "hub", "gh", "files"]
 BASE_TOOLS = ["create_issue", "delete_repo", "read_file", "search"]

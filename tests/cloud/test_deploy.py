@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +16,8 @@ import yaml
 
 from sidecar.cli import _serve_parser
 from sidecar.config import parse_config
-from sidecar.servers.bots import for_bot
-from sidecar.servers.health import plan_mounts
+from sidecar.config.bots import for_bot
+from sidecar.mounts.plan import plan_mounts
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 MANIFESTS = sorted((DEPLOY / "k8s").glob("*.yaml"))
@@ -59,6 +60,10 @@ def test_the_image_copies_what_exists_and_uses_real_options() -> None:
     for line in re.findall(r"^COPY (?!--from)(.+)$", text, re.MULTILINE):
         for source in line.split()[:-1]:
             assert (root / source).exists(), source
+    copied = {line.split()[0] for line in re.findall(r"^COPY (?!--from)(.+)$", text, re.MULTILINE)}
+    packed = {p.rstrip("*") for p in tomllib.loads((root / "pyproject.toml").read_text())
+              ["tool"]["setuptools"]["packages"]["find"]["include"]}
+    assert packed <= copied, "the image builds its wheel from every package: " + ", ".join(sorted(packed - copied))
     options = {o for action in _serve_parser()._actions for o in action.option_strings}
     for argv in re.findall(r"^CMD (\[.+\])$", text, re.MULTILINE):
         assert {a for a in json.loads(argv) if a.startswith("--")} <= options

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from sidecar.config import Grants, Selection, parse_config
 from sidecar.gate.grants import Grant
-from sidecar.servers.selection import reaches
+from sidecar.mounts.reach import reaches
 from tests.conftest import read_event_file
 
 pytestmark = pytest.mark.timeout(180)

@@ -27,7 +27,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 # What the wheel is built from: everything else in the checkout must not matter.
-SOURCES = ("pyproject.toml", "README.md", "sidecar", "shims")
+SOURCES = ("pyproject.toml", "README.md", "sidecar", "sidecar_admin", "shims")
 PIP_SECONDS = 600.0  # a cold venv downloads aiohttp, cryptography and friends once
 
 

@@ -65,7 +65,7 @@ def test_the_wheel_holds_every_file_of_the_packages(installed: CleanInstall) -> 
               if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"}
     held = set(zipfile.ZipFile(installed.wheel).namelist())
     assert not wanted - held
-    assert {"sidecar/examples/demo.json", "shims/pi/omb-sidecar.ts"} <= held
+    assert {"sidecar/examples/demo.json", "shims/pi/omb-sidecar.ts", "sidecar_admin/commands.py"} <= held
 
 
 def test_the_package_comes_from_the_wheel_not_the_checkout(installed: CleanInstall, outside: Path) -> None:

@@ -19,7 +19,7 @@ import anyio
 import pytest
 
 from sidecar.config import ServerConfig, parse_server
-from sidecar.servers.check import check_server, tool_warnings
+from sidecar_admin.check import check_server, tool_warnings
 
 
 def _imports(module: str) -> bool:

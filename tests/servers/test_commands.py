@@ -18,7 +18,7 @@ from typing import Any
 import anyio
 import pytest
 
-from sidecar.servers.store import ConfigFile, edit_form, merge_write_only
+from sidecar_admin.store import ConfigFile, edit_form, merge_write_only
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -13,22 +13,10 @@ import msgspec
 import pytest
 
 from sidecar.config import ServerConfig, SidecarConfig, load_config, parse_config, parse_server
-from sidecar.servers.check import CheckResult
-from sidecar.servers.health import (
-    HEALTH_FILE,
-    RECHECK_STARTED_SECONDS,
-    RETRY_FAILED_SECONDS,
-    HealthFile,
-    HealthRecord,
-    due,
-    fingerprint,
-    health_file_for,
-    keep_checking,
-    leave_out,
-    plan_mounts,
-    recheck_due,
-    record_start,
-)
+from sidecar_admin.check import CheckResult
+from sidecar.mounts.plan import leave_out, plan_mounts
+from sidecar.mounts.health import HEALTH_FILE, HealthFile, HealthRecord, fingerprint, health_file_for, record_start
+from sidecar_admin.health import RECHECK_STARTED_SECONDS, RETRY_FAILED_SECONDS, due, keep_checking, recheck_due
 
 NOW = 1_800_000_000.0
 

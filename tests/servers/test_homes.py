@@ -18,7 +18,7 @@ from typing import Any
 import anyio
 import pytest
 
-from sidecar.servers.homes import SOURCES, choose_sources, import_homes
+from sidecar_admin.homes import SOURCES, choose_sources, import_homes
 
 REPO = Path(__file__).resolve().parents[2]
 CANARY = "sk-live-canary-7f3a9c1e5b"

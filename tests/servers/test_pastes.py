@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sidecar.config import Organization, parse_server
-from sidecar.servers.importer import import_paste
-from sidecar.servers.rules import NEEDS_VALUE
+from sidecar_admin.importer import import_paste
+from sidecar.config.rules import NEEDS_VALUE
 
 EXISTING: dict[str, Any] = {
     "notes": {"command": "npx", "args": ["-y", "@example/notes-mcp"], "env": {"TOKEN": "t"}},

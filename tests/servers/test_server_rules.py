@@ -9,8 +9,8 @@ import pytest
 
 from sidecar.config import parse_config
 from sidecar.errors import ConfigError
-from sidecar.servers import rules
-from sidecar.servers.jsonish import JSONProblem, loads
+from sidecar.config import rules
+from sidecar_admin.jsonish import JSONProblem, loads
 
 
 @pytest.mark.parametrize("name", ["notes", "a", "my-notes_2", "x" * 32, "mcp-browser"])

@@ -4,11 +4,11 @@
 tokens, `shapes` of argument values and a small `lexicon`) blended, when the optional
 `[semantic]` extra is installed, with a sentence model's similarity (`semantic`, whose
 vectors `vectors` caches on disk). The local answers built on it (`answer_meta`,
-`resolve_meta_call`) live in `sidecar.catalog.answers` and are re-exported here.
+`resolve_meta_call`) live in `sidecar.catalog.answers`, above the layouts that import
+this package.
 """
 
-from sidecar.catalog.answers import answer_meta, resolve_meta_call
 from sidecar.catalog.search.index import SearchIndex
 from sidecar.catalog.search.text import query_terms, stem, words
 
-__all__ = ["SearchIndex", "answer_meta", "query_terms", "resolve_meta_call", "stem", "words"]
+__all__ = ["SearchIndex", "query_terms", "stem", "words"]

@@ -17,7 +17,7 @@ from sidecar.config import ServerConfig
 from sidecar.upstream.oauth.choices import AuthServer, token_auth_method
 from sidecar.upstream.oauth.exchange import ClientProof, OAuthHttp, TokenRefused, Tokens
 from sidecar.upstream.oauth.flow import SignInError
-from sidecar.upstream.webclient import SignInNeeded
+from sidecar.upstream.webclient import SignInNeeded, sign_in_words
 
 __all__ = ["client_credentials", "new_entry", "proof_for", "refresh_entry", "revocation_proof", "server_of"]
 
@@ -102,7 +102,6 @@ async def refresh_entry(server: ServerConfig, resource: str, servers: dict[str, 
     the server has tokens again). Network trouble raises UpstreamUnavailable instead:
     the tokens may still be good."""
     from sidecar.errors import UpstreamUnavailable
-    from sidecar.upstream.oauth.runtime import sign_in_words
 
     unattended = server.oauth is not None and server.oauth.grant == "client_credentials"
     http = OAuthHttp()

@@ -23,7 +23,7 @@ from sidecar.redact import Redactor
 from sidecar.upstream.oauth import where
 from sidecar.upstream.oauth.discovery import canonical_resource, parse_challenge, union_scopes
 from sidecar.upstream.oauth.sealed import TokenFile, TokenFileError, entry_secrets, token_file_for
-from sidecar.upstream.webclient import SignInNeeded
+from sidecar.upstream.webclient import SignInNeeded, sign_in_words
 
 __all__ = ["EARLY_SECONDS", "StoredTokens", "app_key", "entry_usable", "source_for", "use"]
 
@@ -61,10 +61,6 @@ def app_key(server: ServerConfig) -> str:
 def entry_usable(server: ServerConfig, entry: dict[str, Any] | None) -> bool:
     return bool(entry and entry.get("appKey") == app_key(server) and entry.get("state") == "signed-in"
                 and isinstance(entry.get("accessToken"), str))
-
-
-def sign_in_words(alias: str, why: str = "needs sign-in") -> str:
-    return f"{why}: a person must run `omb-sidecar signin {alias}`"
 
 
 def source_for(server: ServerConfig) -> StoredTokens | None:
@@ -167,7 +163,6 @@ class StoredTokens:
         """The next start leaves the server out until a person signs in."""
         config, _ = where.current()
         log.warning("upstream '%s': %s", self._server.alias, words)
-        if isinstance(config, SidecarConfig):
-            from sidecar.servers.health import record_start
-
-            record_start(config, self._server, ok=False, reason=words)
+        keeper = where.refusal_keeper()
+        if isinstance(config, SidecarConfig) and keeper is not None:
+            keeper(config, self._server, ok=False, reason=words)

@@ -125,7 +125,7 @@ class TokenFile:
     def _write(self, servers: dict[str, dict[str, Any]]) -> None:
         from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-        from sidecar.servers.store import write_private
+        from sidecar.private_files import write_private
 
         key = self._key(create=True)
         assert key is not None

@@ -19,6 +19,7 @@ from typing import Any
 
 from sidecar.config import ServerConfig, parse_server
 from sidecar.errors import ConfigError
+from sidecar.mounts.health import CheckResult
 from sidecar.redact import Redactor
 from sidecar.upstream.oauth import runtime
 from sidecar.upstream.oauth.choices import (
@@ -35,6 +36,8 @@ from sidecar.upstream.oauth.flow import FLOW_SECONDS, PendingFlow, SignInError, 
 from sidecar.upstream.oauth.grants import client_credentials, new_entry, proof_for, revocation_proof
 from sidecar.upstream.oauth.locate import Found, locate
 from sidecar.upstream.oauth.sealed import TokenFile, TokenFileError, entry_secrets
+from sidecar.upstream.webclient import sign_in_words
+from sidecar_admin.session import Session, check_and_apply
 
 __all__ = ["forget_address", "signin", "signout", "sign_in_view"]
 
@@ -50,7 +53,7 @@ class Say:
         sys.stdout.flush()
 
 
-def _server(session: Any, name: str) -> tuple[ServerConfig, TokenFile]:
+def _server(session: Session, name: str) -> tuple[ServerConfig, TokenFile]:
     entry = session.file.servers().get(name)
     if not isinstance(entry, dict):
         raise ConfigError("", f"there is no server named '{name}'")
@@ -66,7 +69,7 @@ def _server(session: Any, name: str) -> tuple[ServerConfig, TokenFile]:
 # -- signin ---------------------------------------------------------------------------------
 
 
-def signin(session: Any) -> int:
+def signin(session: Session) -> int:
     """The command: 0 signed in and connected, 1 not signed in, 2 a usage error."""
     say = Say(session.redactor)
     name = session.args.name
@@ -80,8 +83,6 @@ def signin(session: Any) -> int:
     except KeyboardInterrupt:
         say("Not signed in: the sign-in was cancelled")
         return 1
-    from sidecar.servers.commands import check_and_apply
-
     result = check_and_apply(session, name, say=False)
     if result.ok:
         say(f"Signed in: '{name}' is connected with {result.tools} tool{'' if result.tools == 1 else 's'}.")
@@ -90,7 +91,7 @@ def signin(session: Any) -> int:
     return 1
 
 
-async def _sign_in(session: Any, server: ServerConfig, token_file: TokenFile, say: Say) -> None:
+async def _sign_in(session: Session, server: ServerConfig, token_file: TokenFile, say: Say) -> None:
     http = OAuthHttp()
     try:
         found = await locate(server, http)
@@ -120,9 +121,9 @@ def _scopes(server: ServerConfig, found: Found, previous: dict[str, Any] | None)
     return union_scopes(chosen, previous.get("wantScope"), " ".join(wider) if wider else None) or None
 
 
-async def _browser_flow(session: Any, server: ServerConfig, token_file: TokenFile, found: Found,
+async def _browser_flow(session: Session, server: ServerConfig, token_file: TokenFile, found: Found,
                         scope: str | None, http: OAuthHttp, say: Say) -> None:
-    from sidecar.servers.signin_listen import Callback, PortTaken, open_callback
+    from sidecar_admin.signin_listen import Callback, PortTaken, open_callback
 
     oauth = server.oauth
     configured = oauth.client_id if oauth else None
@@ -185,7 +186,7 @@ async def _trade(server: ServerConfig, auth: AuthServer, flow: PendingFlow, code
     return await http.token(auth, form, proof, flow.scope)
 
 
-def _keep(session: Any, server: ServerConfig, token_file: TokenFile, auth: AuthServer, client_id: str,
+def _keep(session: Session, server: ServerConfig, token_file: TokenFile, auth: AuthServer, client_id: str,
           issued: str | None, tokens: Tokens, client_auth: str | None) -> None:
     entry = new_entry(alias=server.alias, auth=auth, client_id=client_id, issued_secret=issued, tokens=tokens,
                       app=runtime.app_key(server), client_auth=client_auth)
@@ -197,7 +198,7 @@ def _keep(session: Any, server: ServerConfig, token_file: TokenFile, auth: AuthS
 # -- signout --------------------------------------------------------------------------------
 
 
-def signout(session: Any) -> int:
+def signout(session: Session) -> int:
     say = Say(session.redactor)
     name = session.args.name
     server, token_file = _server(session, name)
@@ -213,15 +214,13 @@ def signout(session: Any) -> int:
     session.redactor.add(entry_secrets(entry))
     revoked = asyncio.run(_revoke(server, entry))
     token_file.forget([resource])
-    _left_out(session, server, runtime.sign_in_words(name, "signed out"))
+    _left_out(session, server, sign_in_words(name, "signed out"))
     say(f"Signed out of '{name}': {revoked}.")
     return 0
 
 
-def _left_out(session: Any, server: ServerConfig, words: str) -> None:
+def _left_out(session: Session, server: ServerConfig, words: str) -> None:
     """The health record says the server needs sign-in, so faces leave it out."""
-    from sidecar.servers.check import CheckResult
-
     health = session.health()
     if health is not None:
         health.record(server, CheckResult(name=server.alias, outcome="refused", reason=words, sign_in=True))
@@ -251,7 +250,7 @@ async def _revoke(server: ServerConfig, entry: dict[str, Any]) -> str:
     return "the server did not confirm the revocation; its tokens were forgotten here"
 
 
-def forget_address(session: Any, url: str) -> None:
+def forget_address(session: Session, url: str) -> None:
     """Drop the tokens kept for this address (no revocation: the server is gone from the config)."""
     token_file = runtime.use(session.config, session.redactor)
     if token_file is not None:
@@ -264,7 +263,7 @@ def forget_address(session: Any, url: str) -> None:
 # -- what `servers list/show` say -----------------------------------------------------------
 
 
-def sign_in_view(session: Any, name: str, entry: dict[str, Any], last_sign_in: bool) -> dict[str, Any]:
+def sign_in_view(session: Session, name: str, entry: dict[str, Any], last_sign_in: bool) -> dict[str, Any]:
     """The sign-in words for one URL entry: needs sign-in, signed in (expires in ...), or
     sign-in refused; and the fixed redirect URI of a configured app."""
     try:

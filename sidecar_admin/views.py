@@ -10,11 +10,10 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from sidecar.servers import rules
-from sidecar.servers.check import CheckResult
-from sidecar.servers.health import HealthRecord
-from sidecar.servers.importer import Added, ImportResult
-from sidecar.servers.store import masked_args
+from sidecar.config import rules
+from sidecar.mounts.health import CheckResult, HealthRecord
+from sidecar_admin.importer import Added, ImportResult
+from sidecar_admin.store import masked_args
 
 __all__ = ["import_lines", "import_json", "check_lines", "server_view", "server_lines"]
 

@@ -16,8 +16,8 @@ import re
 import tomllib
 from typing import Any
 
-from sidecar.servers import jsonish
-from sidecar.servers.shell import Candidate, Unreadable, logical_lines, read_line
+from sidecar_admin import jsonish
+from sidecar_admin.shell import Candidate, Unreadable, logical_lines, read_line
 
 __all__ = ["read_paste", "ENTRY_KEYS"]
 

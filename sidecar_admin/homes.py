@@ -35,10 +35,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sidecar.config import Organization
-from sidecar.servers import jsonish, rules
-from sidecar.servers.importer import Added, Dropped, ImportResult, import_paste
-from sidecar.servers.views import import_lines, server_view
+from sidecar.config import Organization, rules
+from sidecar_admin import jsonish
+from sidecar_admin.importer import Added, Dropped, ImportResult, import_paste
+from sidecar_admin.views import import_lines, server_view
 
 __all__ = ["Source", "SOURCES", "Skipped", "SourceResult", "import_homes", "choose_sources", "source_files",
            "result_lines", "result_json"]

@@ -20,9 +20,8 @@ from pathlib import Path
 
 import msgspec
 
-from sidecar.config import Data, GatewayBot, ServerConfig, SidecarConfig
+from sidecar.config import Data, GatewayBot, ServerConfig, SidecarConfig, rules
 from sidecar.errors import ConfigError
-from sidecar.servers import rules
 
 __all__ = ["bot_token", "for_bot", "foreign_folder"]
 

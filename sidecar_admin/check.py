@@ -13,21 +13,22 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import urlsplit
 
 import anyio
 import msgspec
 
 from sidecar.catalog.sanitize import ToolCaps, cap_tool
-from sidecar.config import ServerConfig, SidecarConfig
+from sidecar.config import ServerConfig, SidecarConfig, rules
 from sidecar.errors import SidecarError, UpstreamError, UpstreamUnavailable
+from sidecar.mounts.health import CheckResult, Outcome
 from sidecar.redact import Redactor
-from sidecar.servers import rules
-from sidecar.upstream.channel import Channel, open_channel
+from sidecar.upstream.channel import Channel
 from sidecar.upstream.connection import Connection
 from sidecar.upstream.handshake import handshake, read_listing
 from sidecar.upstream.stdio import ChildProcess, spawn_child
+from sidecar.upstream.transports import open_channel
 from sidecar.wire import UpstreamFrame
 
 __all__ = ["CHECK_SECONDS", "READ_CAP", "CheckResult", "Outcome", "check_server", "poison_warnings", "refused",
@@ -39,35 +40,8 @@ CHECK_SECONDS = {"stdio": 8.0, "http": 30.0, "sse": 30.0}
 READ_CAP = 32 * 1024 * 1024
 STOP_GRACE = 0.5  # a check owes a child no patience once it is done with it
 PROBE_SECONDS = 5.0
-Outcome = Literal["connected", "refused", "unreachable", "timed-out", "failed", "needs-values", "not-allowed"]
 _REFUSAL = re.compile(r"HTTP (40[13])\b")
 _UNREACHABLE = re.compile(r"could not be reached|timed out")
-
-
-class CheckResult(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
-    """What one check found; `headline` is the sentence a person reads."""
-
-    name: str
-    outcome: Outcome
-    tools: int = 0
-    tool_names: list[str] = []
-    reason: str = ""
-    warnings: list[str] = []
-    sign_in: bool = False
-    cut_tools: list[str] = []  # tools over the per-tool size caps (cut in every listing)
-    definitions: list[dict[str, Any]] = []  # the tools as listed, for pinning (never printed)
-
-    @property
-    def ok(self) -> bool:
-        return self.outcome == "connected"
-
-    @property
-    def headline(self) -> str:
-        if self.ok:
-            return f"Connected: {self.tools} tool{'' if self.tools == 1 else 's'}"
-        if self.sign_in:
-            return f"Needs sign-in: {self.reason}"
-        return f"Not connected: {self.reason}"
 
 
 def refused(name: str, outcome: Outcome, reason: str) -> CheckResult:
@@ -185,7 +159,7 @@ async def _session(server: ServerConfig, limit: float, read_cap: int, probe: boo
             info = await handshake(conn, probe=server.type == "http")  # as the pool opens it
             listing = await read_listing(conn, info.capabilities, frozenset({"tools"}))
             if probe:
-                from sidecar.servers.signin import calls_refused
+                from sidecar_admin.signin import calls_refused
 
                 refusal = await calls_refused(conn, listing.tools)
                 if refusal:
@@ -287,7 +261,7 @@ async def _points_to_sign_in(server: ServerConfig) -> bool:
     protected resource metadata document at its well-known address (RFC 9728)."""
     if server.url is None:
         return False
-    from sidecar.servers.signin import find_sign_in
+    from sidecar_admin.signin import find_sign_in
 
     with anyio.move_on_after(PROBE_SECONDS):
         return await find_sign_in(server)

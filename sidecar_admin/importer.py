@@ -18,11 +18,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sidecar.config import Organization, ServerConfig, parse_server
+from sidecar.config import Organization, ServerConfig, parse_server, rules
 from sidecar.errors import ConfigError
-from sidecar.servers import rules
-from sidecar.servers.forms import read_paste
-from sidecar.servers.shell import Candidate, Unreadable, name_from_entry
+from sidecar_admin.forms import read_paste
+from sidecar_admin.shell import Candidate, Unreadable, name_from_entry
 
 __all__ = ["Added", "Dropped", "ImportResult", "Need", "import_paste", "blank_reason"]
 

@@ -1,29 +1,28 @@
 """The config file as the server commands change it: read, edit under a lock, and write
 atomically with 0600 permissions (it holds header and environment values in plain text).
 
-Owns: the raw document (key order and unknown keys kept), the lock beside it, the atomic
-replace, write-only updates of env and header values (a blank keeps the saved value, a
-missing name deletes it), and the edit form that shows names with blank values and
-credential arguments masked (a masked argument sent back keeps the saved one). Refuses
-to write anything but a JSON object, and to follow the file's symlink away from its
-target.
+Owns: the raw document (key order and unknown keys kept), edited under the lock beside
+it and replaced atomically (`sidecar.private_files`), write-only updates of env and
+header values (a blank keeps the saved value, a missing name deletes it), and the edit
+form that shows names with blank values and credential arguments masked (a masked
+argument sent back keeps the saved one). Refuses to write anything but a JSON object,
+and to follow the file's symlink away from its target.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import re
-import secrets
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from sidecar.errors import ConfigError
+from sidecar.private_files import lock_beside, write_private
 
-__all__ = ["ConfigFile", "MASK", "SECRET_BLOCKS", "edit_form", "masked_args", "merge_write_only", "write_private"]
+__all__ = ["ConfigFile", "MASK", "SECRET_BLOCKS", "edit_form", "masked_args", "merge_write_only"]
 
 SECRET_BLOCKS = ("env", "headers")
 MASK = "[hidden]"
@@ -44,28 +43,6 @@ def masked_args(args: list[Any]) -> list[str]:
             shown.append(arg)
         hide_next = bool(_CREDENTIAL_FLAG.match(arg)) and not has_value
     return shown
-
-
-def write_private(path: Path, data: bytes) -> None:
-    """Replace `path` with `data` in one step; the file is 0600 from its first byte."""
-    temporary = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
-    with contextlib.suppress(OSError):
-        directory = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(directory)
-        finally:
-            os.close(directory)
 
 
 class ConfigFile:
@@ -96,23 +73,13 @@ class ConfigFile:
     @contextlib.contextmanager
     def edit(self) -> Iterator[dict[str, Any]]:
         """Lock, read, let the caller change the document, write it back if it changed."""
-        with self._locked():
+        with lock_beside(self.path):
             document = self.read()
             before = json.dumps(document, sort_keys=True)
             yield document
             if json.dumps(document, sort_keys=True) != before:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 write_private(self.path, (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode())
-
-    @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path.with_name(f".{self.path.name}.lock"), os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            yield
-        finally:
-            os.close(fd)
 
 
 def merge_write_only(saved: dict[str, Any], edited: dict[str, Any]) -> dict[str, Any]:

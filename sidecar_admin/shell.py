@@ -17,7 +17,7 @@ import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any
 
-from sidecar.servers import jsonish
+from sidecar_admin import jsonish
 
 __all__ = ["Candidate", "Unreadable", "read_line", "logical_lines", "name_from_entry", "RUNNERS"]
 

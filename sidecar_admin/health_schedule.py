@@ -1,4 +1,5 @@
-"""The health schedule, run by a long-lived front (the HTTP one).
+"""The health schedule, run beside a long-lived front (the HTTP one) when `health.schedule`
+is set: the CLI hands `HealthSchedule` to `sidecar.app.run_http` as its `watch_health`.
 
 Owns, for each configured server of one face, when it is next looked at and what
 happens then. A server that failed is tried again on its own every
@@ -23,16 +24,14 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from sidecar.config import ServerConfig, SidecarConfig
+from sidecar.errors import SidecarError
 from sidecar.hub.face import Face
-from sidecar.servers.health import HealthFile, health_file_for
+from sidecar.mounts.health import CheckResult, HealthFile, health_file_for
 from sidecar.upstream import Upstream, lifecycle
 from sidecar.upstream.lifecycle import UpstreamState
-
-if TYPE_CHECKING:
-    from sidecar.servers.check import CheckResult
+from sidecar_admin.check import check_server
 
 __all__ = ["HealthSchedule"]
 
@@ -106,8 +105,6 @@ class HealthSchedule:
             else:
                 await self._leave(alias, reason)
             return
-        from sidecar.servers.check import check_server
-
         result = await check_server(server, tool_cap=self.tool_cap)
         self._store(server, result)
         if result.ok:
@@ -119,8 +116,6 @@ class HealthSchedule:
 
     async def _ping(self, upstream: Upstream) -> str | None:
         """None when the live connection answers `ping` in time; else why not."""
-        from sidecar.errors import SidecarError
-
         try:
             conn = upstream.ready_connection()
             await conn.request("ping", {}, deadline=upstream.start_timeout)
@@ -138,8 +133,6 @@ class HealthSchedule:
         self.next[alias] = self.clock() + self.retry
 
     def _record(self, server: ServerConfig, ok: bool, reason: str) -> None:
-        from sidecar.servers.check import CheckResult
-
         upstream = self.face.pool.upstreams.get(server.alias)
         names = [str(t.get("name")) for t in upstream.listing.tools] if upstream and ok else []
         self._store(server, CheckResult(name=server.alias, outcome="connected" if ok else "failed",

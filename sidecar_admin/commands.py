@@ -28,96 +28,41 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import anyio
-import msgspec
 
-from sidecar.config import ServerConfig, SidecarConfig, parse_config, parse_server
+from sidecar.config import ServerConfig, parse_server
 from sidecar.errors import ConfigError
-from sidecar.redact import Redactor, url_credentials
-from sidecar.servers import views
-from sidecar.servers.check import CheckResult, check_server, refused, tool_caps
-from sidecar.servers.health import HealthFile, fingerprint, health_file_for, recheck_due
-from sidecar.servers.importer import import_paste
-from sidecar.servers.store import ConfigFile, edit_form, merge_write_only
+from sidecar.logs import setup_logging
+from sidecar.mounts.health import CheckResult
+from sidecar.redact import Redactor
+from sidecar_admin import views
+from sidecar_admin.check import check_server
+from sidecar_admin.health import recheck_due
+from sidecar_admin.importer import import_paste
+from sidecar_admin.session import Session, all_values, check_and_apply, other_tools
+from sidecar_admin.store import edit_form, merge_write_only
 
 __all__ = ["main"]
 
 log = logging.getLogger(__name__)
 
 
-class _Session:
-    """One command's config file, parsed config, redactor and output."""
-
-    def __init__(self, args: argparse.Namespace, redactor: Redactor) -> None:
-        self.args = args
-        self.file = ConfigFile(args.config)
-        self.redactor = redactor  # the same one the log handler uses
-        self.config = self.reload()
-        from sidecar.upstream.oauth import where
-
-        where.use(self.config, redactor)  # a signed-in server is checked with its tokens
-
-    def reload(self) -> SidecarConfig:
-        document = self.file.read()
-        self.redactor.add(_all_values(document))
-        config = parse_config(document, os.environ)
-        self.config = _with_source(config, str(self.file.path))
-        return self.config
-
-    def say(self, lines: Sequence[str]) -> None:
-        sys.stdout.write(self.redactor("\n".join(lines)) + "\n")
-
-    def say_json(self, value: object) -> None:
-        sys.stdout.write(self.redactor(json.dumps(value, indent=2)) + "\n")
-
-    def answer(self, lines: Sequence[str], value: object) -> None:
-        """Sentences, or the JSON value with `--json`."""
-        if self.args.json:
-            self.say_json(value)
-        else:
-            self.say(lines)
-
-    def health(self) -> HealthFile | None:
-        return health_file_for(self.config)
-
-
-def _with_source(config: SidecarConfig, source: str) -> SidecarConfig:
-    return msgspec.structs.replace(config, source=source)
-
-
-def _all_values(document: dict[str, Any]) -> list[str]:
-    found: list[str] = []
-    block = document.get("mcpServers")
-    for entry in (block or {}).values() if isinstance(block, dict) else ():
-        for key in ("env", "headers"):
-            values = entry.get(key) if isinstance(entry, dict) else None
-            if isinstance(values, dict):
-                found += [v for v in values.values() if isinstance(v, str) and v]
-        url = entry.get("url") if isinstance(entry, dict) else None
-        found += url_credentials(url) if isinstance(url, str) else []  # `?key=...`, user:password@
-        oauth = entry.get("oauth") if isinstance(entry, dict) else None
-        if isinstance(oauth, dict) and isinstance(oauth.get("clientSecret"), str) and oauth["clientSecret"]:
-            found.append(oauth["clientSecret"])
-    return found
-
-
 # -- the commands ---------------------------------------------------------------------------
 
 
-def _add(session: _Session) -> int:
+def _add(session: Session) -> int:
     paste = " ".join(session.args.paste) if session.args.paste else sys.stdin.read()
     with session.file.edit() as document:
         servers = document.setdefault("mcpServers", {})
         if not isinstance(servers, dict):
             raise ConfigError("mcpServers", "must be an object of alias -> server entry")
         result = import_paste(paste, servers, session.config.organization)
-        session.redactor.add(_all_values({"mcpServers": {a.name: a.entry for a in result.added}}))
+        session.redactor.add(all_values({"mcpServers": {a.name: a.entry for a in result.added}}))
         for added in result.added:
             servers[added.name] = added.entry
     log.info("%s: %d entries added, %d not", session.file.path, len(result.added), len(result.dropped))
@@ -127,14 +72,14 @@ def _add(session: _Session) -> int:
     if not session.args.no_check:
         for added in result.added:
             if not added.needs:
-                checks[added.name] = _check_and_apply(session, added.name, say=not session.args.json)
+                checks[added.name] = check_and_apply(session, added.name, say=not session.args.json)
     if session.args.json:
         session.say_json(views.import_json(result, checks))
     return 0 if result.added else 1
 
 
-def _import(session: _Session) -> int:
-    from sidecar.servers import homes
+def _import(session: Session) -> int:
+    from sidecar_admin import homes
 
     try:
         sources = homes.choose_sources(session.args.sources)
@@ -149,69 +94,19 @@ def _import(session: _Session) -> int:
         results = homes.import_homes(home, dict(servers), sources, organization=session.config.organization,
                                      home_given=bool(session.args.home))
         added = [a for r in results for a in r.added]
-        session.redactor.add(_all_values({"mcpServers": {a.name: a.entry for a in added}}))
+        session.redactor.add(all_values({"mcpServers": {a.name: a.entry for a in added}}))
         if saved:
             servers.update((a.name, a.entry) for a in added)
     session.answer(homes.result_lines(results, home, saved=saved), homes.result_json(results, saved=saved))
     return 1 if any(r.failed for r in results) else 0
 
 
-def _check(session: _Session) -> int:
-    result = _check_and_apply(session, session.args.name)
+def _check(session: Session) -> int:
+    result = check_and_apply(session, session.args.name)
     return 0 if result.ok else 1
 
 
-def _check_and_apply(session: _Session, name: str, say: bool = True) -> CheckResult:
-    """Check one entry, keep the result, turn the entry on when it passed and is unchanged."""
-    entry = session.file.servers().get(name)
-    if entry is None:
-        raise ConfigError("", f"there is no server named '{name}'")
-    server = parse_server(name, entry)
-    was_on = entry.get("enabled", True) is not False
-    if not session.config.organization.admits(server):
-        org = session.config.organization.name or "the organization"
-        result = refused(name, "not-allowed", f"'{name}' is not on {org}'s approved list")
-    else:
-        others = _others(session, name)
-        caps = tool_caps(session.config)
-        result = anyio.run(lambda: check_server(server, tool_cap=session.config.budgets.tool_cap, others=others, caps=caps,
-                                                probe_calls=True))
-    now_on = _apply(session, server, result, was_on)
-    if say:
-        session.answer(views.check_lines(result, was_on, now_on),
-                       {**views.check_json(result), "name": name, "enabled": now_on})
-    return result
-
-
-check_and_apply = _check_and_apply  # signin checks the server with its new tokens
-
-
-def _others(session: _Session, name: str) -> dict[str, list[str]]:
-    health = session.health()
-    records = health.load() if health is not None else {}
-    return {alias: r.tool_names for alias, r in records.items() if r.ok and alias != name}
-
-
-def _apply(session: _Session, checked: ServerConfig, result: CheckResult, was_on: bool) -> bool:
-    health = session.health()
-    if health is not None and result.outcome not in ("needs-values", "not-allowed"):
-        health.record(checked, result)
-    if not result.ok:
-        return was_on
-    with session.file.edit() as document:
-        entry = document.get("mcpServers", {}).get(checked.alias)
-        if not isinstance(entry, dict):
-            return False
-        try:
-            unchanged = fingerprint(parse_server(checked.alias, entry)) == fingerprint(checked)
-        except ConfigError:
-            unchanged = False
-        if unchanged:
-            entry.pop("enabled", None)
-        return unchanged
-
-
-def _list(session: _Session) -> int:
+def _list(session: Session) -> int:
     health = session.health()
     records = health.load() if health is not None else {}
     skipped = dict(session.config.skipped)
@@ -230,10 +125,10 @@ def _list(session: _Session) -> int:
     return 0
 
 
-def _sign_in_words(session: _Session, name: str, entry: dict[str, Any], view: dict[str, Any],
+def _sign_in_words(session: Session, name: str, entry: dict[str, Any], view: dict[str, Any],
                    records: dict[str, Any]) -> None:
     if isinstance(entry.get("url"), str):
-        from sidecar.servers.signin_cmd import sign_in_view
+        from sidecar_admin.signin_cmd import sign_in_view
 
         record = records.get(name)
         view.update(sign_in_view(session, name, entry, bool(record and not record.ok and ("sign-in" in record.reason or "omb-sidecar signin" in record.reason))))
@@ -250,7 +145,7 @@ def _state(name: str, entry: dict[str, Any], skipped: dict[str, str]) -> tuple[s
     return ("off" if entry.get("enabled") is False else "on"), ""
 
 
-def _show(session: _Session) -> int:
+def _show(session: Session) -> int:
     entry = session.file.servers().get(session.args.name)
     if not isinstance(entry, dict):
         raise ConfigError("", f"there is no server named '{session.args.name}'")
@@ -261,7 +156,7 @@ def _show(session: _Session) -> int:
     return 0
 
 
-def _edit(session: _Session) -> int:
+def _edit(session: Session) -> int:
     name = session.args.name
     try:
         edited = json.loads(sys.stdin.read())
@@ -275,7 +170,7 @@ def _edit(session: _Session) -> int:
         if not isinstance(saved, dict):
             raise ConfigError("", f"there is no server named '{name}'")
         merged = merge_write_only(saved, edited)
-        session.redactor.add(_all_values({"mcpServers": {name: merged}}))
+        session.redactor.add(all_values({"mcpServers": {name: merged}}))
         parse_server(name, merged)  # the rules, before anything is written
         merged["enabled"] = False
         servers[name] = merged
@@ -287,10 +182,10 @@ def _edit(session: _Session) -> int:
     session.answer([f"Saved '{name}': off until it passes a check."], {"name": name, "saved": True})
     if session.args.no_check:
         return 0
-    return 0 if _check_and_apply(session, name).ok else 1
+    return 0 if check_and_apply(session, name).ok else 1
 
 
-def _off(session: _Session) -> int:
+def _off(session: Session) -> int:
     with session.file.edit() as document:
         entry = document.get("mcpServers", {}).get(session.args.name)
         if not isinstance(entry, dict):
@@ -300,7 +195,7 @@ def _off(session: _Session) -> int:
     return 0
 
 
-def _remove(session: _Session) -> int:
+def _remove(session: Session) -> int:
     with session.file.edit() as document:
         servers = document.get("mcpServers", {})
         if not isinstance(servers, dict) or session.args.name not in servers:
@@ -315,18 +210,18 @@ def _remove(session: _Session) -> int:
     return 0
 
 
-def _drop_tokens(session: _Session, entry: object) -> None:
+def _drop_tokens(session: Session, entry: object) -> None:
     """Forget the sign-in tokens of an entry's address (removed, or its address changed)."""
     url = entry.get("url") if isinstance(entry, dict) else None
     if isinstance(url, str):
-        from sidecar.servers.signin_cmd import forget_address
+        from sidecar_admin.signin_cmd import forget_address
 
         forget_address(session, url)
 
 
-def _health(session: _Session) -> int:
+def _health(session: Session) -> int:
     if session.args.all:
-        results = [_check_and_apply(session, s.alias) for s in session.config.servers]
+        results = [check_and_apply(session, s.alias) for s in session.config.servers]
         return 0 if all(r.ok for r in results) else 1
     results = anyio.run(lambda: recheck_due(session.config))
     session.answer([f"{r.name}: {r.headline}" for r in results] or ["No check is due."],
@@ -334,13 +229,13 @@ def _health(session: _Session) -> int:
     return 0 if all(r.ok for r in results) else 1
 
 
-def _listed_now(session: _Session) -> tuple[ServerConfig, CheckResult, dict[str, Any]]:
+def _listed_now(session: Session) -> tuple[ServerConfig, CheckResult, dict[str, Any]]:
     """Start the server as `check` does and read its tools, for review and approval."""
     entry = session.file.servers().get(session.args.name)
     if not isinstance(entry, dict):
         raise ConfigError("", f"there is no server named '{session.args.name}'")
     server = parse_server(session.args.name, entry)
-    others = _others(session, server.alias)
+    others = other_tools(session, server.alias)
     result = anyio.run(lambda: check_server(server, tool_cap=session.config.budgets.tool_cap, others=others))
     health = session.health()
     record = health.load().get(server.alias) if health is not None else None
@@ -351,7 +246,7 @@ def _listed_now(session: _Session) -> tuple[ServerConfig, CheckResult, dict[str,
     return server, result, {"pins": pins, "others": others}
 
 
-def _shared_pins(session: _Session) -> Any:
+def _shared_pins(session: Session) -> Any:
     if not session.config.store.url:
         return None
     from sidecar.gate.shared_trust import cli_pins
@@ -359,8 +254,8 @@ def _shared_pins(session: _Session) -> Any:
     return cli_pins(session.config)
 
 
-def _review(session: _Session) -> int:
-    from sidecar.servers.review import review_lines
+def _review(session: Session) -> int:
+    from sidecar_admin.review import review_lines
 
     server, result, known = _listed_now(session)
     if not result.ok:
@@ -371,8 +266,8 @@ def _review(session: _Session) -> int:
     return 0
 
 
-def _approve(session: _Session) -> int:
-    from sidecar.servers.review import approved_pins
+def _approve(session: Session) -> int:
+    from sidecar_admin.review import approved_pins
 
     server, result, known = _listed_now(session)
     health = session.health()
@@ -395,21 +290,21 @@ def _approve(session: _Session) -> int:
     return 0
 
 
-def _signin(session: _Session) -> int:
-    from sidecar.servers.signin_cmd import signin
+def _signin(session: Session) -> int:
+    from sidecar_admin.signin_cmd import signin
 
     return signin(session)
 
 
-def _signout(session: _Session) -> int:
-    from sidecar.servers.signin_cmd import signout
+def _signout(session: Session) -> int:
+    from sidecar_admin.signin_cmd import signout
 
     return signout(session)
 
 
 # -- argv -----------------------------------------------------------------------------------
 
-Handler = Callable[[_Session], int]
+Handler = Callable[[Session], int]
 # Each command's `--help` ends with one example.
 EXAMPLES = {
     "add": "omb-sidecar add --config sidecar.json 'npx -y @modelcontextprotocol/server-memory'",
@@ -490,12 +385,6 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _setup_logging(level: str, redactor: Redactor) -> None:
-    from sidecar.cli import setup_logging
-
-    setup_logging(level, redactor)
-
-
 def main(argv: list[str]) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
@@ -503,9 +392,9 @@ def main(argv: list[str]) -> int:
     if not getattr(args, "config", None):
         parser.error("--config PATH is required")
     redactor = Redactor()
-    _setup_logging(getattr(args, "log_level", "WARNING"), redactor)
+    setup_logging(getattr(args, "log_level", "WARNING"), redactor)
     try:
-        session = _Session(args, redactor)
+        session = Session(args, redactor)
         handler: Handler = args.handler
         return handler(session)
     except ConfigError as exc:

@@ -4,6 +4,9 @@ Owns: reading the file, checking every key with its path, the environment overri
 (`OMB_MCP_RESULT_BUDGET`, `OMB_AGENTS_TOOL_BRIDGE`), and the list of secret values the
 log redactor must hide. Refuses: unknown keys (reported, ignored), bad values (fatal in
 the top-level sections, a skipped entry under `mcpServers`).
+
+Beside it: `rules` (the pure checks a server entry must pass wherever a config is read,
+imported or edited) and `bots` (a gateway config cut for one bot).
 """
 
 from __future__ import annotations
@@ -18,8 +21,8 @@ from urllib.parse import urlsplit
 
 import msgspec
 
+from sidecar.config import rules
 from sidecar.errors import ConfigError
-from sidecar.servers import rules
 
 __all__ = [
     "Audit",
@@ -397,7 +400,7 @@ def _parse_servers(
 
 
 def parse_server(alias: str, entry: object) -> ServerConfig:
-    """One `mcpServers` entry, checked by the rules of `sidecar.servers.rules`."""
+    """One `mcpServers` entry, checked by the rules of `sidecar.config.rules`."""
     path = f"mcpServers.{alias}"
     rules.check_name(alias, path, builtin=isinstance(entry, dict) and entry.get("builtin") is True)
     if not isinstance(entry, dict):

@@ -1,0 +1,200 @@
+"""Server health on disk: each server's last check, kept in `<data>/mcp-health.json`.
+
+Owns the health file (locked, written atomically, 0600), its records (`HealthRecord`: the
+outcome, the tools listed, the connection's fingerprint, whether a face already said it
+leaves the server out, the approved tool definitions) and the `CheckResult` a record is
+made from. A record counts only while the entry keeps the same connection (its
+fingerprint: command, arguments, address, and the names, never the values, of its env
+and headers). A face's own start counts as a check (`record_start`); the file is also
+the gate's `PinStore` (`HealthPins`). When checks come due is the admin's business
+(`sidecar_admin.health`); which servers a face leaves out is `sidecar.mounts.plan`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import msgspec
+
+from sidecar.catalog.pins import Pin, digest_of, pin_tools
+from sidecar.config import ServerConfig, SidecarConfig
+from sidecar.private_files import lock_beside, write_private
+
+__all__ = [
+    "HEALTH_FILE",
+    "CheckResult",
+    "HealthFile",
+    "HealthPins",
+    "HealthRecord",
+    "Outcome",
+    "fingerprint",
+    "health_file_for",
+    "record_start",
+]
+
+log = logging.getLogger(__name__)
+
+HEALTH_FILE = "mcp-health.json"
+Outcome = Literal["connected", "refused", "unreachable", "timed-out", "failed", "needs-values", "not-allowed"]
+
+
+class CheckResult(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+    """What one check found; `headline` is the sentence a person reads."""
+
+    name: str
+    outcome: Outcome
+    tools: int = 0
+    tool_names: list[str] = []
+    reason: str = ""
+    warnings: list[str] = []
+    sign_in: bool = False
+    cut_tools: list[str] = []  # tools over the per-tool size caps (cut in every listing)
+    definitions: list[dict[str, Any]] = []  # the tools as listed, for pinning (never printed)
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome == "connected"
+
+    @property
+    def headline(self) -> str:
+        if self.ok:
+            return f"Connected: {self.tools} tool{'' if self.tools == 1 else 's'}"
+        if self.sign_in:
+            return f"Needs sign-in: {self.reason}"
+        return f"Not connected: {self.reason}"
+
+
+class HealthRecord(msgspec.Struct, rename="camel", kw_only=True):
+    ok: bool
+    checked_at: float
+    outcome: str
+    reason: str = ""
+    tools: int = 0
+    tool_names: list[str] = []
+    fingerprint: str = ""
+    announced: bool = False  # a face already said it leaves this server out
+    pins: dict[str, Pin] | None = None  # tool name -> its approved definition (None: never pinned)
+
+
+_records = msgspec.json.Decoder(dict[str, HealthRecord])
+
+
+def fingerprint(server: ServerConfig) -> str:
+    shape = [server.type, server.command, server.args, server.cwd, server.url, sorted(server.env),
+             sorted(h.lower() for h in server.headers)]
+    return hashlib.sha256(msgspec.json.encode(shape)).hexdigest()[:32]
+
+
+class HealthFile:
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+
+    def load(self) -> dict[str, HealthRecord]:
+        try:
+            return _records.decode(self.path.read_bytes())
+        except FileNotFoundError:
+            return {}
+        except (OSError, msgspec.DecodeError) as exc:
+            log.warning("server health file %s could not be read (%s); starting afresh", self.path, type(exc).__name__)
+            return {}
+
+    @contextlib.contextmanager
+    def edit(self) -> Iterator[dict[str, HealthRecord]]:
+        with lock_beside(self.path):
+            records = self.load()
+            yield records
+            write_private(self.path, msgspec.json.format(msgspec.json.encode(records), indent=2) + b"\n")
+
+    def record(self, server: ServerConfig, result: CheckResult, now: float | None = None) -> HealthRecord:
+        with self.edit() as records:
+            before = records.get(server.alias)
+            same_failure = (before is not None and not before.ok and not result.ok
+                            and before.fingerprint == fingerprint(server))
+            record = HealthRecord(
+                ok=result.ok, checked_at=time.time() if now is None else now, outcome=result.outcome,
+                reason=result.reason, tools=result.tools, tool_names=result.tool_names,
+                fingerprint=fingerprint(server), announced=same_failure and before is not None and before.announced,
+                pins=_pins_after(before, result),
+            )
+            records[server.alias] = record
+        return record
+
+    def save_pins(self, server: ServerConfig, pins: dict[str, Pin]) -> None:
+        """Keep `pins` as the server's approved definitions (a record is made if none exists:
+        the face started it, which counts as a check)."""
+        with self.edit() as records:
+            before = records.get(server.alias)
+            if before is None:
+                before = HealthRecord(ok=True, checked_at=time.time(), outcome="connected", tools=len(pins),
+                                      tool_names=list(pins), fingerprint=fingerprint(server))
+            records[server.alias] = msgspec.structs.replace(before, pins=dict(pins))
+
+    def forget(self, alias: str) -> None:
+        with self.edit() as records:
+            records.pop(alias, None)
+
+
+def _pins_after(before: HealthRecord | None, result: CheckResult) -> dict[str, Pin] | None:
+    """A passed check pins what it listed (a definition a person reviewed stays reviewed);
+    anything else keeps the pins there were."""
+    kept = before.pins if before is not None else None
+    if result.ok and result.definitions:
+        from sidecar.catalog.poison import scan_tools
+
+        named = [t for t in result.definitions if isinstance(t.get("name"), str) and t.get("name")]
+        found = dict(zip((digest_of(t) for t in named), scan_tools(named)))
+        return pin_tools(named, before=kept, findings=found)
+    return kept
+
+
+class HealthPins:
+    """The `PinStore` on the health file, for the servers of one config."""
+
+    def __init__(self, health: HealthFile, servers: Iterable[ServerConfig]) -> None:
+        self.health = health
+        self.servers = {s.alias: s for s in servers}
+
+    def version(self) -> int:
+        """Changes whenever the health file is written (another process approved, say)."""
+        try:
+            return self.health.path.stat().st_mtime_ns
+        except OSError:
+            return 0
+
+    def load_pins(self, alias: str) -> dict[str, Pin] | None:
+        record = self.health.load().get(alias)
+        return record.pins if record is not None else None
+
+    def save_pins(self, alias: str, pins: Mapping[str, Pin]) -> None:
+        server = self.servers.get(alias)
+        if server is not None:
+            with contextlib.suppress(OSError):
+                self.health.save_pins(server, dict(pins))
+
+
+def record_start(config: SidecarConfig, server: ServerConfig, *, ok: bool, reason: str = "",
+                 tool_names: Sequence[str] = ()) -> None:
+    """A face's own start of a server counts as a check (so it is not started twice to check)."""
+    health = health_file_for(config)
+    if health is None:
+        return
+    outcome: Outcome = "connected" if ok else "failed"
+    result = CheckResult(name=server.alias, outcome=outcome, tools=len(tool_names), tool_names=list(tool_names),
+                         reason=reason)
+    with contextlib.suppress(OSError):
+        health.record(server, result)
+
+
+def health_file_for(config: SidecarConfig) -> HealthFile | None:
+    """`data.folder`, else the config file's own folder; None for a config never read from disk."""
+    if config.data.folder:
+        return HealthFile(Path(config.data.folder).expanduser() / HEALTH_FILE)
+    if config.source:
+        return HealthFile(Path(config.source).resolve().parent / HEALTH_FILE)
+    return None

@@ -1,0 +1,92 @@
+"""Which servers a face mounts, and each one it leaves out with its reason, said once.
+
+Owns the mount plan (`plan_mounts`, pure: blanks still to fill, a duplicate of an earlier
+entry, a failed last check), the face's question (`leave_out`, which marks each failure
+as said in the health file, so the next face or process leaves it out quietly) and
+`mountable`, the config a face is built from. Refuses nothing: a left-out server is
+logged, never an error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Sequence
+
+import msgspec
+
+from sidecar.config import ServerConfig, SidecarConfig, rules
+from sidecar.mounts.health import HealthRecord, fingerprint, health_file_for
+
+__all__ = ["LeftOut", "MountPlan", "leave_out", "mountable", "plan_mounts"]
+
+log = logging.getLogger(__name__)
+
+
+class LeftOut(msgspec.Struct, frozen=True):
+    alias: str
+    reason: str
+    announce: bool  # say it now; False once it was said for this failure
+
+
+class MountPlan(msgspec.Struct, frozen=True):
+    mounted: tuple[ServerConfig, ...]
+    left_out: tuple[LeftOut, ...]
+
+
+def plan_mounts(servers: Sequence[ServerConfig], records: dict[str, HealthRecord]) -> MountPlan:
+    """Pure: every server that may start, and each one left out with its reason."""
+    mounted: list[ServerConfig] = []
+    left_out: list[LeftOut] = []
+    first_of: dict[tuple[object, ...], str] = {}
+    for server in servers:
+        reason, announce = _why_left_out(server, records.get(server.alias), first_of)
+        if reason is None:
+            mounted.append(server)
+        else:
+            left_out.append(LeftOut(server.alias, reason, announce))
+    return MountPlan(tuple(mounted), tuple(left_out))
+
+
+def _why_left_out(
+    server: ServerConfig, record: HealthRecord | None, first_of: dict[tuple[object, ...], str]
+) -> tuple[str | None, bool]:
+    needs = rules.missing_values(server.command, server.args, server.env, server.headers)
+    if needs:
+        return "it still needs a value for " + ", ".join(needs), True
+    key = rules.mount_key(server.command, server.args, server.env, server.cwd, server.url, server.headers)
+    if key in first_of:
+        same = "address and headers" if server.url is not None else "command, arguments and environment"
+        return f"it is the same server as '{first_of[key]}' (same {same}), mounted once", True
+    first_of[key] = server.alias
+    if record is not None and not record.ok and record.fingerprint == fingerprint(server):
+        why = f": {record.reason}" if record.reason else ""
+        return f"it failed its last check{why}; it is tried again every 30 minutes", not record.announced
+    return None, False
+
+
+def leave_out(config: SidecarConfig) -> MountPlan:
+    """The face's question: which servers to start. Marks each failure as said, so the next
+    face (or the next process) leaves it out quietly."""
+    health = health_file_for(config)
+    if health is None:
+        return plan_mounts(config.servers, {})
+    plan = plan_mounts(config.servers, health.load())
+    fresh = {item.alias for item in plan.left_out if item.announce}
+    if fresh:
+        with contextlib.suppress(OSError), health.edit() as records:
+            for alias in fresh:
+                if alias in records and not records[alias].ok:
+                    records[alias].announced = True
+    return plan
+
+
+def mountable(config: SidecarConfig) -> SidecarConfig:
+    """The config less the servers this face leaves out (unfilled, duplicate, failed its
+    last check), each said once."""
+    plan = leave_out(config)
+    for alias, reason in config.skipped:
+        log.warning("upstream '%s' is missing from this face: %s", alias, reason)
+    for left in plan.left_out:
+        (log.warning if left.announce else log.info)("upstream '%s' is left out: %s", left.alias, left.reason)
+    return msgspec.structs.replace(config, servers=plan.mounted)

@@ -1,0 +1,53 @@
+"""Private files: the config, the health records and the token file hold values a person
+must not leak, so each is written whole, in one step, 0600 from its first byte.
+
+Owns the atomic replace (`write_private`: a temporary file beside the target, fsynced,
+renamed over it, the folder fsynced) and the lock beside a file (`lock_beside`: an
+exclusive `flock` on `.<name>.lock`, so two processes editing one file take turns).
+Refuses nothing: an `OSError` is the caller's to report.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import secrets
+from collections.abc import Iterator
+from pathlib import Path
+
+__all__ = ["lock_beside", "write_private"]
+
+
+def write_private(path: Path, data: bytes) -> None:
+    """Replace `path` with `data` in one step; the file is 0600 from its first byte."""
+    temporary = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+    with contextlib.suppress(OSError):
+        directory = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(directory)
+        finally:
+            os.close(directory)
+
+
+@contextlib.contextmanager
+def lock_beside(path: Path) -> Iterator[None]:
+    """Hold the exclusive lock on `.<name>.lock` beside `path` (its folder made if need be)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path.with_name(f".{path.name}.lock"), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)

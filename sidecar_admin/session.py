@@ -1,0 +1,134 @@
+"""One admin command's session, and the check that turns an entry on.
+
+Owns what every `omb-sidecar add | import | check | servers | signin` run shares: the
+config file named by `--config`, the config parsed from it (its source set, so the
+health file sits beside it), the redactor that holds every configured env, header and
+client secret value, and the output (sentences, or JSON with `--json`). `check_and_apply`
+is the "Test" as the commands run it: check one entry, keep the result in the health
+file, and turn the entry on when it passed and was not changed meanwhile.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import anyio
+import msgspec
+
+from sidecar.config import ServerConfig, SidecarConfig, parse_config, parse_server
+from sidecar.errors import ConfigError
+from sidecar.mounts.health import CheckResult, HealthFile, fingerprint, health_file_for, record_start
+from sidecar.redact import Redactor, url_credentials
+from sidecar.upstream.oauth import where
+from sidecar_admin import views
+from sidecar_admin.check import check_server, refused, tool_caps
+from sidecar_admin.store import ConfigFile
+
+__all__ = ["Session", "all_values", "check_and_apply", "other_tools"]
+
+
+class Session:
+    """One command's config file, parsed config, redactor and output."""
+
+    def __init__(self, args: argparse.Namespace, redactor: Redactor) -> None:
+        self.args = args
+        self.file = ConfigFile(args.config)
+        self.redactor = redactor  # the same one the log handler uses
+        self.config = self.reload()
+        where.use(self.config, redactor)  # a signed-in server is checked with its tokens
+        where.keep_refusals(record_start)
+
+    def reload(self) -> SidecarConfig:
+        document = self.file.read()
+        self.redactor.add(all_values(document))
+        config = parse_config(document, os.environ)
+        self.config = _with_source(config, str(self.file.path))
+        return self.config
+
+    def say(self, lines: Sequence[str]) -> None:
+        sys.stdout.write(self.redactor("\n".join(lines)) + "\n")
+
+    def say_json(self, value: object) -> None:
+        sys.stdout.write(self.redactor(json.dumps(value, indent=2)) + "\n")
+
+    def answer(self, lines: Sequence[str], value: object) -> None:
+        """Sentences, or the JSON value with `--json`."""
+        if self.args.json:
+            self.say_json(value)
+        else:
+            self.say(lines)
+
+    def health(self) -> HealthFile | None:
+        return health_file_for(self.config)
+
+
+def _with_source(config: SidecarConfig, source: str) -> SidecarConfig:
+    return msgspec.structs.replace(config, source=source)
+
+
+def all_values(document: dict[str, Any]) -> list[str]:
+    found: list[str] = []
+    block = document.get("mcpServers")
+    for entry in (block or {}).values() if isinstance(block, dict) else ():
+        for key in ("env", "headers"):
+            values = entry.get(key) if isinstance(entry, dict) else None
+            if isinstance(values, dict):
+                found += [v for v in values.values() if isinstance(v, str) and v]
+        url = entry.get("url") if isinstance(entry, dict) else None
+        found += url_credentials(url) if isinstance(url, str) else []  # `?key=...`, user:password@
+        oauth = entry.get("oauth") if isinstance(entry, dict) else None
+        if isinstance(oauth, dict) and isinstance(oauth.get("clientSecret"), str) and oauth["clientSecret"]:
+            found.append(oauth["clientSecret"])
+    return found
+
+
+def check_and_apply(session: Session, name: str, say: bool = True) -> CheckResult:
+    """Check one entry, keep the result, turn the entry on when it passed and is unchanged."""
+    entry = session.file.servers().get(name)
+    if entry is None:
+        raise ConfigError("", f"there is no server named '{name}'")
+    server = parse_server(name, entry)
+    was_on = entry.get("enabled", True) is not False
+    if not session.config.organization.admits(server):
+        org = session.config.organization.name or "the organization"
+        result = refused(name, "not-allowed", f"'{name}' is not on {org}'s approved list")
+    else:
+        others = other_tools(session, name)
+        caps = tool_caps(session.config)
+        result = anyio.run(lambda: check_server(server, tool_cap=session.config.budgets.tool_cap, others=others, caps=caps,
+                                                probe_calls=True))
+    now_on = _apply(session, server, result, was_on)
+    if say:
+        session.answer(views.check_lines(result, was_on, now_on),
+                       {**views.check_json(result), "name": name, "enabled": now_on})
+    return result
+
+
+def other_tools(session: Session, name: str) -> dict[str, list[str]]:
+    health = session.health()
+    records = health.load() if health is not None else {}
+    return {alias: r.tool_names for alias, r in records.items() if r.ok and alias != name}
+
+
+def _apply(session: Session, checked: ServerConfig, result: CheckResult, was_on: bool) -> bool:
+    health = session.health()
+    if health is not None and result.outcome not in ("needs-values", "not-allowed"):
+        health.record(checked, result)
+    if not result.ok:
+        return was_on
+    with session.file.edit() as document:
+        entry = document.get("mcpServers", {}).get(checked.alias)
+        if not isinstance(entry, dict):
+            return False
+        try:
+            unchanged = fingerprint(parse_server(checked.alias, entry)) == fingerprint(checked)
+        except ConfigError:
+            unchanged = False
+        if unchanged:
+            entry.pop("enabled", None)
+        return unchanged
