@@ -4,8 +4,9 @@ itself (find_tool, a trio's search/describe, query_result).
 The upstream route relays progress and cancellation, honours a per-call deadline
 (none by default, as engines set their own) and redacts every configured secret from
 the answer before anything else sees it (the budget, the held store, the engine); an
-upstream's JSON-RPC error keeps its error object, redacted the same way. Local answers run off the event loop and
-are bounded: two minutes for search work, the query limits for query_result.
+upstream's JSON-RPC error keeps its error object, redacted the same way. Local answers
+run off the event loop and are bounded: two minutes for search work, the query limits
+for query_result.
 """
 
 from __future__ import annotations
