@@ -2,9 +2,10 @@
 
 Every call ends in exactly one of `completed` or `failed`; `complete`/`fail` refuse a
 second ending (a stage that tries is a bug: it raises). The chain (`Gate.run`) makes
-sure every call ends and overrules an ending a broken stage left behind. The record carries what the audit line and the debug log need: the
-tool that really ran (never `use_tool` or a trio's call tool), each stage's decision,
-sizes, whether the result was held, timings and the kind of error.
+sure every call ends and overrules an ending a broken stage left behind. The record
+carries what the audit line and the debug log need: the tool that really ran (never
+`use_tool` or a trio's call tool), each stage's decision, sizes, whether the result was
+held, timings and the kind of error.
 """
 
 from __future__ import annotations
