@@ -49,11 +49,15 @@ class EngineInputError(SidecarError):
 
 
 class UpstreamError(SidecarError):
-    """An upstream answered with an error; its code and words are kept (addresses removed)."""
+    """An upstream answered with an error; its code and words are kept (addresses removed).
+    An error the upstream sent as a JSON-RPC error object keeps that object's bytes
+    (`raw`), so a tools/call passes it on to the engine as it came, `data` and all."""
 
-    def __init__(self, message: str, *, code: int = INTERNAL_ERROR, data: object = None) -> None:
+    def __init__(self, message: str, *, code: int = INTERNAL_ERROR, data: object = None,
+                 raw: bytes | None = None) -> None:
         super().__init__(message, code=code)
         self.data = data
+        self.raw = raw
 
 
 class UpstreamUnavailable(SidecarError):

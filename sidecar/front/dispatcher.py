@@ -26,6 +26,7 @@ from sidecar.errors import (
 )
 from sidecar.features import missing_module_words
 from sidecar.front.methods import METHODS
+from sidecar.gate.answer import error_body
 from sidecar.gate.route import scrub_answer
 from sidecar.hub.face import Face
 from sidecar.hub.session import EngineSession
@@ -38,6 +39,7 @@ from sidecar.wire import (
     Response,
     decode_engine_frame,
     encode_error,
+    encode_error_raw,
     encode_result,
 )
 
@@ -116,7 +118,7 @@ class Dispatcher:
         except CallCancelled:
             return
         except SidecarError as exc:
-            frame = encode_error(req.id, exc.code, self.redact(exc.message))
+            frame = encode_error_raw(req.id, error_body(exc, self.redact))
         except Exception as exc:
             frame = encode_error(req.id, INTERNAL_ERROR, self.redact(unexpected_fault(req.method, exc)))
         if self.session.in_flight.pop(req.id, False) is not False:

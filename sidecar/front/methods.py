@@ -13,15 +13,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from sidecar import __version__
-from sidecar.errors import (
-    INVALID_PARAMS,
-    EngineInputError,
-    SidecarError,
-    UpstreamUnavailable,
-)
+from sidecar.errors import INVALID_PARAMS, EngineInputError
 from sidecar.front.confirming import confirmer_for
 from sidecar.gate import ToolCall
-from sidecar.gate.route import tool_error
+from sidecar.gate.answer import call_answer
 from sidecar.hub.face import Face, decode_cursor
 from sidecar.upstream import Connection, lifecycle
 from sidecar.wire import Request
@@ -98,12 +93,7 @@ async def tools_call(d: Dispatcher, req: Request) -> Result:
     )
     call.confirmer = confirmer_for(d.session, req)
     await d.face.gate.run(call)
-    if call.outcome == "completed" and call.result is not None:
-        return call.result
-    error = call.error or SidecarError("the call ended without a result")
-    if isinstance(error, UpstreamUnavailable):
-        return tool_error(d.redact(error.message))
-    raise error
+    return call_answer(call, d.redact)
 
 
 async def resources_list(d: Dispatcher, req: Request) -> Result:

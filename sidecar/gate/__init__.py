@@ -1,4 +1,5 @@
-"""The gate: the ToolCall record and the ordered stages every call passes."""
+"""The gate: the ToolCall record, the ordered stages every call passes, and the one
+mapping of a call's outcome to the wire."""
 
 from sidecar.gate.call import ToolCall
 from sidecar.gate.chain import QUERY_RESULT, QUERY_RESULT_TOOL, Gate, Next, Stage

@@ -14,7 +14,7 @@ from typing import Any, Literal
 import msgspec
 
 from sidecar.gate.held import TooBigToHold
-from sidecar.gate.shape import cut_text, open_level, shaped_view
+from sidecar.gate.shape import Deep, Level, cut_text, open_payload, shaped_view
 
 __all__ = ["Charge", "charge_result", "text_result"]
 
@@ -64,8 +64,9 @@ def _binary_of(block: Any) -> tuple[str | None, str]:
     return None, ""
 
 
-def visible_chars(result: dict[str, Any]) -> int:
-    """Characters the model reads: text blocks and embedded texts, or the structured content."""
+def visible_chars(result: dict[str, Any], structured_json: bytes | None = None) -> int:
+    """Characters the model reads: text blocks and embedded texts, or the structured content
+    (`structured_json`: its encoding, when the caller has it)."""
     chars = 0
     for block in result.get("content") or []:
         if not isinstance(block, dict):
@@ -77,24 +78,31 @@ def visible_chars(result: dict[str, Any]) -> int:
             chars += len(resource["text"])
     structured = result.get("structuredContent")
     if structured is not None:  # often a copy of the text: the larger of the two counts
-        chars = max(chars, len(msgspec.json.encode(structured).decode("utf-8", "replace")))
+        encoded = structured_json if structured_json is not None else msgspec.json.encode(structured)
+        chars = max(chars, len(encoded.decode("utf-8", "replace")))
     return chars
 
 
-def _json_payload(result: dict[str, Any]) -> bytes | None:
-    """The bytes worth holding: structuredContent, or the largest text block that is JSON."""
+def _structured_json(result: dict[str, Any]) -> bytes | None:
+    """structuredContent encoded once, for both the count and the payload held."""
     structured = result.get("structuredContent")
-    if isinstance(structured, (dict, list)):
-        return msgspec.json.encode(structured)
+    return None if structured is None else msgspec.json.encode(structured)
+
+
+def _json_payload(result: dict[str, Any], structured_json: bytes | None) -> tuple[bytes, Level | Deep | None] | None:
+    """The bytes worth holding, with their top level when it was opened to find them:
+    structuredContent, or the largest text block that is JSON."""
+    if isinstance(result.get("structuredContent"), (dict, list)) and structured_json is not None:
+        return structured_json, None
     texts = [b["text"] for b in result.get("content") or [] if isinstance(b, dict) and isinstance(b.get("text"), str)]
     for text in sorted(texts, key=len, reverse=True):
         if text.lstrip()[:1] in ("{", "["):
             payload: bytes = text.encode()
             try:
-                open_level(payload)  # parses it all, keeping only one level of views
+                level = open_payload(payload)  # parses it all, once: the shape reads what it opened
             except msgspec.DecodeError:
                 continue
-            return payload
+            return payload, level
     return None
 
 
@@ -125,21 +133,26 @@ def charge_result(raw: bytes, budget: int, binary_cap: int, hold: Callable[[byte
     if trimmed:
         result = {**result, "content": content}
         raw = msgspec.json.encode(result)
-    chars = visible_chars(result)
+    structured_json = _structured_json(result)
+    chars = visible_chars(result, structured_json)
     if chars <= budget:
         return Charge("binary" if trimmed else "pass", msgspec.Raw(raw), size)
-    return _over_budget(result, chars, budget, hold, size)
+    return _over_budget(result, chars, budget, hold, size, structured_json)
 
 
-def _over_budget(result: dict[str, Any], chars: int, budget: int, hold: Callable[[bytes], str], size: int) -> Charge:
-    payload = _json_payload(result)
-    if payload is None:
+def _over_budget(result: dict[str, Any], chars: int, budget: int, hold: Callable[[bytes], str], size: int,
+                 structured_json: bytes | None) -> Charge:
+    """The result decoded once (by the caller); the payload found in it opened once,
+    its levels shared by the shape and the records shown (`sidecar.gate.shape.Opened`)."""
+    found = _json_payload(result, structured_json)
+    if found is None:
         return Charge("cut", msgspec.Raw(msgspec.json.encode(_cut_all(result, budget, chars))), size)
+    payload, level = found
     try:
         handle = hold(payload)
     except TooBigToHold as exc:
         message = f"{exc}. Ask the tool for less (a narrower query or a smaller page)."
         return Charge("too_big", msgspec.Raw(msgspec.json.encode(text_result(message, True))), size)
-    view = shaped_view(payload, handle, len(payload), budget)
+    view = shaped_view(payload, handle, len(payload), budget, level)
     shaped = text_result(view, bool(result.get("isError")))
     return Charge("shaped", msgspec.Raw(msgspec.json.encode(shaped)), size, handle)

@@ -1,9 +1,11 @@
 """The ToolCall record: one per `tools/call`, from request to outcome.
 
 Every call ends in exactly one of `completed` or `failed`; `complete`/`fail` refuse a
-second ending. The record carries what the audit line and the debug log need: the
-tool that really ran (never `use_tool` or a trio's call tool), each stage's decision,
-sizes, whether the result was held, timings and the kind of error.
+second ending (a stage that tries is a bug: it raises). The chain (`Gate.run`) makes
+sure every call ends and overrules an ending a broken stage left behind. The record
+carries what the audit line and the debug log need: the tool that really ran (never
+`use_tool` or a trio's call tool), each stage's decision, sizes, whether the result was
+held, timings and the kind of error.
 """
 
 from __future__ import annotations
@@ -17,10 +19,19 @@ import msgspec
 from sidecar.catalog import CatalogEntry
 from sidecar.errors import SidecarError
 
-__all__ = ["ToolCall", "Outcome", "LocalKind"]
+__all__ = ["ToolCall", "Outcome", "LocalKind", "StageFault"]
 
 Outcome = Literal["completed", "failed"]
 LocalKind = Literal["find_tool", "search_tools", "describe_tool", "query_result"]
+
+
+class StageFault(SidecarError):
+    """A stage raised what no stage expected (a bug): the call fails with it, and the
+    engine gets the same internal error any unexpected exception gets (`cause`)."""
+
+    def __init__(self, cause: Exception) -> None:
+        super().__init__(f"tools/call failed: an unexpected {type(cause).__name__} inside the sidecar")
+        self.cause = cause
 
 
 class ToolCall(msgspec.Struct, kw_only=True):
@@ -54,6 +65,14 @@ class ToolCall(msgspec.Struct, kw_only=True):
     def fail(self, error: SidecarError) -> ToolCall:
         self.error = error
         return self._finish("failed")
+
+    def overrule(self, fault: StageFault) -> ToolCall:
+        """A stage broke after the call had ended: what it left cannot be trusted (a
+        result perhaps not charged), so the call is failed with the fault instead. Only
+        the chain does this, once; the ending's time stays."""
+        assert self.outcome is not None, "a call that has not ended is failed, not overruled"
+        self.result, self.error, self.outcome = None, fault, "failed"
+        return self
 
     def decide(self, stage: str, action: str, reason: str = "") -> None:
         self.decisions.append((stage, action, reason))

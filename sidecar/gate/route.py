@@ -3,8 +3,10 @@ itself (find_tool, a trio's search/describe, query_result).
 
 The upstream route relays progress and cancellation, honours a per-call deadline
 (none by default, as engines set their own) and redacts every configured secret from
-the answer before anything else sees it (the budget, the held store, the engine). Local answers run off the event loop and
-are bounded: two minutes for search work, the query limits for query_result.
+the answer before anything else sees it (the budget, the held store, the engine); an
+upstream's JSON-RPC error keeps its error object, redacted the same way. Local answers
+run off the event loop and are bounded: two minutes for search work, the query limits
+for query_result.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import msgspec
 
 from sidecar.catalog import Catalog, Listing
 from sidecar.config import SidecarConfig
-from sidecar.errors import EngineInputError, SidecarError, UpstreamUnavailable
+from sidecar.errors import EngineInputError, SidecarError, UpstreamError, UpstreamUnavailable
 from sidecar.gate.budget import text_result
 from sidecar.gate.call import ToolCall
 from sidecar.gate.held import HeldStore
@@ -48,7 +50,12 @@ async def route_upstream(call: ToolCall, pool: Pool, deadline: float | None, scr
         rest = {k: v for k, v in call.meta.items() if k != "progressToken"}
         if rest:
             params["_meta"] = rest
-    answer = await conn.request("tools/call", params, call.progress, call.on_sent, deadline)
+    try:
+        answer = await conn.request("tools/call", params, call.progress, call.on_sent, deadline)
+    except UpstreamError as exc:
+        if scrub and exc.raw is not None:  # the upstream's error object, as redacted as its results
+            exc.raw = scrub.json(exc.raw)
+        raise
     if scrub and len(answer) > SCRUB_IN_THREAD:
         return call.complete(await asyncio.to_thread(scrub_answer, answer, scrub))
     return call.complete(scrub_answer(answer, scrub) if scrub else answer)

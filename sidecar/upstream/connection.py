@@ -303,4 +303,5 @@ def upstream_error(raw: msgspec.Raw) -> UpstreamError:
         message if isinstance(message, str) else "the upstream reported an error",
         code=code if type(code) is int else INTERNAL_ERROR,
         data=error.get("data"),
+        raw=bytes(raw),
     )

@@ -92,12 +92,12 @@ async def test_metrics_off_means_no_route_and_no_library(tmp_path: Path) -> None
             assert response.status in (404, 405)
 
 
-def test_the_record_stage_joins_the_chain_only_when_watched() -> None:
+def test_a_gate_records_calls_only_when_watched() -> None:
     from sidecar.config import SidecarConfig
     from sidecar.hub.face import Face
 
     face = Face(SidecarConfig())
-    assert face.gate.record not in face.gate.stages()  # no audit file, no watcher: nothing to pay
+    assert not face.gate.recording  # no audit file, no watcher: nothing to pay
     seen: list[str] = []
     face.gate.observe(lambda call: seen.append(call.name))
-    assert face.gate.record in face.gate.stages()
+    assert face.gate.recording

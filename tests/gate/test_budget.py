@@ -84,3 +84,31 @@ def test_cut_text_and_shaped_view_fit_their_budget() -> None:
     assert len(cut_text("q" * 100_000, 500)) <= 500
     huge_keys = msgspec.json.encode({f"key_{i}": i for i in range(10_000)})
     assert len(shaped_view(huge_keys, "h_x", 10**6, 600)) <= 600
+
+
+@pytest.mark.parametrize("where", ["text", "structuredContent"])
+def test_an_over_budget_payload_is_parsed_once(where: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the decode of the result that carries it, the payload is opened once: the
+    shape and the records shown read the levels that one parse left (it was five times)."""
+    import sidecar.gate.shape as shape
+
+    records = [{"id": i, "name": f"n{i}", "tags": ["a"]} for i in range(3000)]
+    payload = json.dumps({"items": records, "total": len(records)})
+    raw = result(text(payload)) if where == "text" else result(text("see below"), structuredContent=json.loads(payload))
+    parsed: list[int] = []
+
+    class Counted:
+        def __init__(self, inner: msgspec.json.Decoder) -> None:
+            self.inner = inner
+
+        def decode(self, data: bytes) -> object:
+            parsed.append(len(data))
+            return self.inner.decode(data)
+
+    real = msgspec.json.decode
+    monkeypatch.setattr(shape, "_one_level", Counted(shape._one_level))
+    monkeypatch.setattr(shape, "_two_levels", Counted(shape._two_levels))
+    monkeypatch.setattr(msgspec.json, "decode", lambda data, *a, **k: (parsed.append(len(data)), real(data, *a, **k))[1])
+    charged = charge_result(raw, 8000, 1 << 20, holder(HeldStore(64 << 20)))
+    assert charged.kind == "shaped"
+    assert len(raw) <= sum(parsed) < len(raw) + 1.2 * len(payload)  # the result once, then the payload once

@@ -139,3 +139,15 @@ async def test_large_text_is_cut_and_the_budget_env_wins(raw_sidecar, write_conf
         await sc.wait_for_tools(["f__big"])
         shown = text_of(await sc.call("f__big", {"bytes": 50_000}))
         assert len(shown) <= 1000 and "characters left out" in shown
+
+
+async def test_an_upstream_error_reaches_the_engine_with_its_code_message_and_data(
+        raw_sidecar, write_config, fault_server_entry) -> None:
+    config = write_config({"f": fault_server_entry(env={"SECRET_TOKEN": CANARY_ENV})})
+    data = {"retryAfter": 30, "fields": ["a", "b"], "echo": f"sent {CANARY_ENV}"}
+    async with raw_sidecar(config) as sc:
+        await sc.initialize()
+        await sc.wait_for_tools(["f__error"])
+        response = await sc.call("f__error", {"code": -32042, "message": f"quota spent for {CANARY_ENV}", "data": data})
+    assert response["error"] == {"code": -32042, "message": "quota spent for [redacted]",
+                                 "data": {**data, "echo": "sent [redacted]"}}

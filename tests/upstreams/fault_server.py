@@ -30,7 +30,7 @@ Tools (arguments in braces; all are listed by tools/list):
     ask {method, params?}      send a request to the client, answer with its reply (JSON text)
     notify {method, params?}   send a notification to the client, then answer "sent"
     change_tools {names}       set the extra tools, send notifications/tools/list_changed
-    error {code?, message?}    a JSON-RPC error answer
+    error {code?, message?, data?}  a JSON-RPC error answer (with `data` as given)
     tool_error {message?}      an isError result
     pid {}                     this process's pid
     spew {method, count, bytes?, per_second?, nonce?}   (listed with the `spew` option)
@@ -260,7 +260,7 @@ class FaultServer:
             ("ask", "Send a request to the client.", obj({"method": st, "params": {"type": "object"}}, ["method"])),
             ("notify", "Send a notification.", obj({"method": st, "params": {"type": "object"}}, ["method"])),
             ("change_tools", "Set the extra tools.", obj({"names": {"type": "array", "items": st}}, ["names"])),
-            ("error", "A JSON-RPC error.", obj({"code": integer, "message": st})),
+            ("error", "A JSON-RPC error.", obj({"code": integer, "message": st, "data": {}})),
             ("tool_error", "An isError result.", obj({"message": st})),
             ("pid", "This process's pid.", obj({})),
         ]
@@ -596,7 +596,8 @@ class FaultServer:
             self.notify("notifications/tools/list_changed")
             return self.text(json.dumps(self.extra_tools))
         if name == "error":
-            return {"error": {"code": int(args.get("code", -32000)), "message": str(args.get("message", "tool failed"))}}
+            error = {"code": int(args.get("code", -32000)), "message": str(args.get("message", "tool failed"))}
+            return {"error": {**error, "data": args["data"]} if "data" in args else error}
         if name == "tool_error":
             return self.text(str(args.get("message", "tool failed")), isError=True)
         if name == "pid":

@@ -1,0 +1,11 @@
+"""The gate's stages, one object each, in chain order: resolve, the checks (grant,
+policy), the charge (budget) and the terminal run; `Gate` (`sidecar.gate.chain`) binds
+them once and owns the call's ending."""
+
+from sidecar.gate.stages.base import Current, Next, Stage
+from sidecar.gate.stages.charge import ChargeResult
+from sidecar.gate.stages.checks import CheckGrant, CheckPolicy
+from sidecar.gate.stages.resolve import Resolve
+from sidecar.gate.stages.terminal import RunCall
+
+__all__ = ["ChargeResult", "CheckGrant", "CheckPolicy", "Current", "Next", "Resolve", "RunCall", "Stage"]

@@ -1,0 +1,34 @@
+"""What every stage shares: the shape of a stage, and the tables the face swaps in.
+
+A stage is any `async (call, call_next) -> ToolCall` (a stage object's `__call__`, or a
+plain function such as the tracer's client span). It passes the call on with
+`await call_next(call)`, or ends it by finishing the record (`complete`/`fail`) and
+returning it, never by raising on purpose.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from sidecar.catalog import EMPTY_CATALOG, Catalog, Listing, full_layout
+from sidecar.gate.call import ToolCall
+from sidecar.gate.held import HeldStore
+from sidecar.gate.store import SharedHeldStore
+
+__all__ = ["Current", "Next", "Stage"]
+
+Next = Callable[[ToolCall], Awaitable[ToolCall]]
+Stage = Callable[[ToolCall, Next], Awaitable[ToolCall]]
+
+
+class Current:
+    """The catalog, the listing and the held store as they are now. The face swaps the
+    catalog and listing in as upstreams change, a shared store may replace the held store
+    at start-up; every stage that reads them holds this one object, so a swap reaches all."""
+
+    __slots__ = ("catalog", "listing", "held")
+
+    def __init__(self, held: HeldStore | SharedHeldStore) -> None:
+        self.catalog: Catalog = EMPTY_CATALOG
+        self.listing: Listing = full_layout(EMPTY_CATALOG)
+        self.held = held

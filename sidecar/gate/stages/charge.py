@@ -1,0 +1,75 @@
+"""The budget stage: it wraps the terminal, so it charges whatever came back.
+
+Reads a completed call's `result` (nothing else: a failed call passes untouched). Under
+every budget the result is not decoded or copied (`charge` = pass). Over budget it sets
+`result` to what the model may see (`sidecar.gate.budget`), `charge`, `bytes_in`,
+`bytes_out` and, for a held JSON payload, `handle`. A shared held store writes the
+payload before the call returns; when it cannot, the result becomes a clear tool error
+(the payload is never shown whole). It never ends a call: the terminal did.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from sidecar.config import Budgets, ServerConfig
+from sidecar.gate.budget import charge_result
+from sidecar.gate.call import ToolCall
+from sidecar.gate.route import tool_error
+from sidecar.gate.stages.base import Current, Next
+
+__all__ = ["ChargeResult", "LARGE_RESULT"]
+
+LARGE_RESULT = 1 << 20  # charged in a worker thread above this size
+
+
+class ChargeResult:
+    def __init__(self, current: Current, servers: dict[str, ServerConfig], budgets: Budgets) -> None:
+        self.current = current
+        self.servers = servers
+        self.budgets = budgets
+        self.smallest = min([budgets.result_chars, *(s.result_chars for s in servers.values() if s.result_chars)])
+
+    async def __call__(self, call: ToolCall, call_next: Next) -> ToolCall:
+        await call_next(call)
+        if call.outcome != "completed" or call.result is None:
+            return call
+        size = len(call.result)
+        if size <= self.smallest:  # under every budget: untouched, undecoded, uncopied
+            call.charge, call.bytes_in, call.bytes_out = "pass", size, size
+            return call
+        await self._charge(call)
+        if call.handle is not None:
+            await self._settle(call)
+        return call
+
+    async def _charge(self, call: ToolCall) -> None:
+        assert call.result is not None
+        raw = bytes(call.result)
+        alias = call.target.alias if call.target is not None else call.held_under
+        server = self.servers.get(alias)
+        budget = (server.result_chars if server and server.result_chars else None) or self.budgets.result_chars
+        held, session, name = self.current.held, call.session, call.ran
+
+        def hold(payload: bytes) -> str:
+            return held.hold(session, alias or "sidecar", name, payload)
+
+        if len(raw) > LARGE_RESULT:
+            charged = await asyncio.to_thread(charge_result, raw, budget, self.budgets.binary_bytes, hold)
+        else:
+            charged = charge_result(raw, budget, self.budgets.binary_bytes, hold)
+        call.result, call.charge, call.handle = charged.result, charged.kind, charged.handle
+        call.bytes_in, call.bytes_out = charged.bytes_in, charged.bytes_out
+
+    async def _settle(self, call: ToolCall) -> None:
+        """A shared store writes the held payload now; when it cannot, the model gets a
+        clear error in place of the shape (the payload is never shown whole)."""
+        from sidecar.gate.store import StoreUnavailable
+
+        assert call.handle is not None
+        try:
+            await self.current.held.settle(call.handle)
+        except StoreUnavailable as exc:
+            call.handle, call.charge = None, "store_down"
+            call.result = tool_error(f"The result was too large to show and could not be held: {exc.message}")
+            call.bytes_out = len(call.result)

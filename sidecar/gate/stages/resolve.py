@@ -1,0 +1,106 @@
+"""The resolve stage: which tool a call really names.
+
+Reads `call.name` and `call.arguments`. Sets `asked_for`, and one of `target` (a catalog
+tool to run upstream) or `local` (a question the sidecar answers); through a meta-tool
+(`use_tool`, a trio's call tool) it also sets `via` and replaces `arguments` with the
+inner ones. Ends the call when nothing by that name may run: a held tool the bot may
+use is answered with how to review it, a server waiting for a sign-in says so, a refused
+meta-call says why (tool errors, completed), and every other name fails as one unknown
+tool, so the model cannot probe for hidden ones.
+"""
+
+from __future__ import annotations
+
+from sidecar.catalog import CatalogEntry
+from sidecar.gate.call import ToolCall
+from sidecar.gate.grants import Grant
+from sidecar.gate.route import tool_error, unknown_tool
+from sidecar.gate.stages.base import Current, Next
+from sidecar.gate.trust import Trust
+from sidecar.upstream import Pool
+
+__all__ = ["QUERY_RESULT", "Resolve"]
+
+QUERY_RESULT = "query_result"
+_META_CALLS = ("use_tool", "call_tool")
+
+
+class Resolve:
+    def __init__(self, current: Current, pool: Pool, trust: Trust, grant: Grant) -> None:
+        self.current = current
+        self.pool = pool
+        self.trust = trust
+        self.grant = grant
+
+    async def __call__(self, call: ToolCall, call_next: Next) -> ToolCall:
+        call.asked_for = call.name
+        if call.name == QUERY_RESULT:
+            call.local = "query_result"
+            return await call_next(call)
+        meta = self.current.listing.meta.get(call.name)
+        if meta is None:
+            entry = self.current.catalog.tool(call.name) or await self._after_first_start(call.name)
+            if entry is None:
+                return self._held_or_unknown(call, call.name)
+            call.target = entry
+            return await call_next(call)
+        if meta.kind not in _META_CALLS:
+            call.local = meta.kind  # type: ignore[assignment]
+            return await call_next(call)
+        return await self._resolve_through(call, call_next)
+
+    async def _after_first_start(self, name: str) -> CatalogEntry | None:
+        """A name of an upstream still on its first start: wait for it, then look again."""
+        alias = name.split("__", 1)[0]
+        if "__" not in name or not self.pool.starting(alias):
+            return None
+        await self.pool.wait_first_start(alias)
+        return self.current.catalog.tool(name)
+
+    async def _resolve_through(self, call: ToolCall, call_next: Next) -> ToolCall:
+        from sidecar.catalog.answers import resolve_meta_call
+
+        listing, catalog = self.current.listing, self.current.catalog
+        asked = call.arguments.get("name")
+        call.via, call.asked_for = call.name, asked if isinstance(asked, str) else ""
+        resolved = resolve_meta_call(listing, call.name, call.arguments)
+        meta = listing.meta[call.name]
+        exposed = meta.targets.get(call.asked_for)
+        if exposed is None or catalog.tool(exposed) is None:
+            return self._held_or_unknown(call, call.asked_for, call.name)
+        if isinstance(resolved, str):
+            call.decide("resolve", "refuse", resolved)
+            return call.complete(tool_error(resolved))
+        target_name, inner = resolved
+        call.target = catalog.tool(target_name)
+        if call.target is None:
+            return call.fail(unknown_tool(call.asked_for))
+        call.arguments = inner
+        return await call_next(call)
+
+    def _held_or_unknown(self, call: ToolCall, name: str, via: str = "") -> ToolCall:
+        """A held tool the bot may use is answered with how to review it; else unknown.
+        Through an upstream's own `<alias>__call_tool`, its own tool names count too."""
+        alias = via[: -len("__call_tool")] if via.endswith("__call_tool") else ""
+        held_as = next((n for n in (name, f"{alias}__{name}" if alias else "") if self.trust.held_target(n)), name)
+        held = self.trust.held_target(held_as)
+        if held is not None and self.grant.allows(*held):
+            words = self.trust.held_answer(held_as) or ""
+            call.decide("trust", "hold", words)
+            return call.complete(tool_error(words))
+        signin = self._needs_sign_in(name)
+        if signin:
+            call.decide("resolve", "refuse", signin)
+            return call.complete(tool_error(signin))
+        return call.fail(unknown_tool(name))
+
+    def _needs_sign_in(self, name: str) -> str:
+        """Words for a call to a tool of a server that left the list to wait for a sign-in:
+        the server by its alias prefix, only when the bot may use that server at all."""
+        alias = name.partition("__")[0]
+        upstream = self.pool.upstreams.get(alias) if "__" in name else None
+        if upstream is None or upstream.state != "needs-sign-in":
+            return ""
+        if self.grant.servers is not None and alias not in self.grant.servers:
+            return ""
+        return f"upstream '{alias}' needs sign-in: a person runs `omb-sidecar signin {alias}`"
