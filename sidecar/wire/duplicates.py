@@ -46,7 +46,7 @@ def has_duplicate_key(text: bytes, decoded: object) -> bool:
     colons = text.count(b":")
     if not colons:
         return False  # not a single object member
-    if b"\\u003a" in text or b"\\u003A" in text:
+    if b"\\u003" in text and (b"\\u003a" in text or b"\\u003A" in text):
         return _repeats_exactly(text)
     return _encode(decoded).count(b":") != colons
 
