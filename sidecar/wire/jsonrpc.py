@@ -192,9 +192,10 @@ def _id_bytes(ident: RequestId | None) -> bytes:
 
 
 def encode_result(ident: RequestId, result: bytes | msgspec.Raw | Any) -> bytes:
-    """A success response; `result` given as bytes/Raw is spliced in without parsing."""
+    """A success response; `result` given as bytes/Raw is spliced in without parsing
+    (joined, one copy: `%` formatting of a large body costs many times more)."""
     body = result if isinstance(result, (bytes, msgspec.Raw)) else _encode(result)
-    return b'{"jsonrpc":"2.0","id":%b,"result":%b}\n' % (_id_bytes(ident), bytes(body))
+    return b"".join((b'{"jsonrpc":"2.0","id":', _id_bytes(ident), b',"result":', body, b"}\n"))
 
 
 def encode_error(
@@ -208,7 +209,7 @@ def encode_error(
 
 def encode_error_raw(ident: RequestId, error: bytes | msgspec.Raw) -> bytes:
     """Pass an upstream's error object through under the engine's id."""
-    return b'{"jsonrpc":"2.0","id":%b,"error":%b}\n' % (_id_bytes(ident), bytes(error))
+    return b"".join((b'{"jsonrpc":"2.0","id":', _id_bytes(ident), b',"error":', error, b"}\n"))
 
 
 def encode_request(ident: RequestId, method: str, params: Any = None) -> bytes:
