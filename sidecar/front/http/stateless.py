@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -133,7 +132,6 @@ def discover_result(capabilities: dict[str, Any]) -> dict[str, Any]:
 _STAMP: dict[str, Any] = {"resultType": "complete"}
 _CACHE_STAMP: dict[str, Any] = {**_STAMP, "ttlMs": 0, "cacheScope": "private"}
 _BLANK = b" \t\r\n"
-_ESCAPED_LETTER = re.compile(rb"\\u00[4-7]")
 
 
 class _StampKeys(msgspec.Struct):
@@ -150,40 +148,38 @@ _stamp_keys = msgspec.json.Decoder(_StampKeys)
 def stamp_answer(method: str, answer: Answer) -> bytes:
     """The answer's frame with `resultType` (and caching hints where cacheable) in its
     result, unless the result has them already. A result the sidecar built is a dict;
-    one an upstream sent stays bytes, and the fields are spliced in before its last
-    brace: nothing is parsed, except, when a field's name appears somewhere in it,
-    the result's top-level keys (every value skipped)."""
+    one an upstream sent stays bytes: its top-level keys are read (every value skipped,
+    nothing built) and the missing fields spliced in before its last brace."""
     stamps = _CACHE_STAMP if method in CACHEABLE else _STAMP
     if isinstance(answer.result, dict):
         return encode_result(answer.id, {**answer.result, **{k: v for k, v in stamps.items() if k not in answer.result}})
-    return _spliced(answer.id, bytes(answer.result), stamps)
+    return _spliced(answer.id, answer.result, stamps)
 
 
-def _spliced(ident: RequestId, raw: bytes, stamps: dict[str, Any]) -> bytes:
-    end = len(raw)
-    while end and raw[end - 1] in _BLANK:
-        end -= 1
-    missing = _missing(raw, stamps) if end >= 2 and raw[end - 1] == ord("}") else {}
+def _spliced(ident: RequestId, result: bytes | msgspec.Raw, stamps: dict[str, Any]) -> bytes:
+    raw = memoryview(result)
+    missing = _missing(raw, stamps)
     if not missing:  # stamped already, or not an object: passed as it came
-        return encode_result(ident, raw)
+        return encode_result(ident, result)
+    end = len(raw)
+    while raw[end - 1] in _BLANK:
+        end -= 1
     inner = end - 1  # the last brace; what comes before it tells an empty object
     while raw[inner - 1] in _BLANK:
         inner -= 1
     members = msgspec.json.encode(missing)[1:-1]
     comma = b"" if raw[inner - 1] == ord("{") else b","
     return b"".join((b'{"jsonrpc":"2.0","id":', msgspec.json.encode(ident), b',"result":',
-                     memoryview(raw)[:end - 1], comma, members, b"}}\n"))
+                     raw[:end - 1], comma, members, b"}}\n"))
 
 
-def _missing(raw: bytes, stamps: dict[str, Any]) -> dict[str, Any]:
-    """The stamps the result does not carry at its top level. Only a result that names
-    one somewhere (or spells a letter as an escape, as a name could be) is read."""
-    if not any(b'"%s"' % key.encode() in raw for key in stamps) and _ESCAPED_LETTER.search(raw) is None:
-        return stamps
+def _missing(raw: memoryview, stamps: dict[str, Any]) -> dict[str, Any]:
+    """The stamps the result does not carry at its top level; none for a result that is
+    not an object."""
     try:
         present = _stamp_keys.decode(raw)
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        return {}  # not readable as an object: passed as it came
+    except msgspec.DecodeError:  # ValidationError too: not an object
+        return {}
     return {key: value for key, value in stamps.items() if getattr(present, key) is msgspec.UNSET}
 
 
