@@ -5,8 +5,9 @@ baseline, nowhere else).
 Rows, each the fastest of repeated runs (on a shared machine, the least disturbed):
 - an engine frame, `decode_engine_frame` (one msgspec decode, the repeated-key count on
   one re-encoding) against the baseline (msgspec to validate, then the standard
-  library with a pairs hook to refuse repeated keys), for a small `tools/call` and a
-  672 KB one; and the repeated-key check alone;
+  library with a pairs hook to refuse repeated keys; the same depth check and envelope
+  rules on both sides), for a small `tools/call` and two of about 670 KB (many records;
+  one long text); msgspec's decode alone and the repeated-key check alone beside them;
 - a 2026-07-28 answer with a 3.6 MB upstream result: `stamp_answer` (fields spliced in)
   against the baseline (the whole answer decoded, stamped, re-encoded);
 - an answer routed by an HTTP session: the baseline decoded the head of every frame
@@ -24,7 +25,9 @@ import msgspec
 
 from sidecar.front.http.stateless import stamp_answer
 from sidecar.wire import Answer, decode_engine_frame, encode_event, encode_result
+from sidecar.wire.depth import too_deep
 from sidecar.wire.duplicates import has_duplicate_key
+from sidecar.wire.jsonrpc import _envelope
 
 
 def _small_call() -> bytes:
@@ -38,6 +41,12 @@ def _large_call() -> bytes:
             for i in range(3900)]
     return json.dumps({"jsonrpc": "2.0", "id": 18, "method": "tools/call", "params": {
         "name": "shop__import_products", "arguments": {"rows": rows}}}).encode()
+
+
+def _large_text_call() -> bytes:
+    text = "".join(f"line {i}: a \"quoted\" word, a tab\t and more text to fill it\n" for i in range(11_000))
+    return json.dumps({"jsonrpc": "2.0", "id": 20, "method": "tools/call", "params": {
+        "name": "fs__write_file", "arguments": {"path": "/tmp/notes.txt", "content": text}}}).encode()
 
 
 def _large_result() -> bytes:
@@ -64,6 +73,13 @@ _strict = json.JSONDecoder(object_pairs_hook=_no_repeats)
 def _two_pass_decode(line: bytes) -> Any:
     _validator.decode(line)
     return _strict.decode(line.decode())
+
+
+def _two_pass_frame(line: bytes) -> object:
+    """The whole of the old engine-frame read: the same depth check and envelope rules."""
+    if too_deep(line):
+        return None
+    return _envelope(_two_pass_decode(line))
 
 
 class _Answer(msgspec.Struct):
@@ -100,40 +116,44 @@ def _route_by_event(event: Answer) -> object:
 
 # -- the run ------------------------------------------------------------------------------
 
-def _fastest_of(job: Callable[[], object], budget: float) -> float:
-    """The fastest of repeated runs: on a shared machine, the least disturbed one."""
-    times: list[float] = []
+def _fastest_of(jobs: tuple[Callable[[], object], ...], budget: float) -> list[float]:
+    """The fastest of repeated runs of each job, the jobs taking turns (on a shared
+    machine the least disturbed run, and both sides see the same disturbances)."""
+    times: list[list[float]] = [[] for _ in jobs]
     deadline = time.perf_counter() + budget
-    while time.perf_counter() < deadline or len(times) < 7:
-        started = time.perf_counter()
-        job()
-        times.append(time.perf_counter() - started)
-    return min(times)
+    while time.perf_counter() < deadline or len(times[0]) < 7:
+        for job, taken in zip(jobs, times):
+            started = time.perf_counter()
+            job()
+            taken.append(time.perf_counter() - started)
+    return [min(taken) for taken in times]
 
 
-def rows(budget: float = 0.4) -> list[tuple[str, float, float]]:
+def rows(budget: float = 0.6) -> list[tuple[str, float, float]]:
     """(what, decoded once in seconds, the baseline in seconds or 0) for each case; each
-    figure runs for about `budget` seconds."""
+    pair runs for about `budget` seconds."""
 
-    def _fastest(job: Callable[[], object]) -> float:
-        return _fastest_of(job, budget)
+    def pair(now: Callable[[], object], before: Callable[[], object] | None = None) -> tuple[float, float]:
+        if before is None:
+            return _fastest_of((now,), budget)[0], 0.0
+        fast, slow = _fastest_of((now, before), budget)
+        return fast, slow
 
     found: list[tuple[str, float, float]] = []
     for name, frame in (("tools/call, %d B" % len(_small_call()), _small_call()),
-                        ("tools/call, %d KB" % (len(_large_call()) // 1000), _large_call())):
-        found.append((f"engine frame: {name}", _fastest(lambda: decode_engine_frame(frame)),
-                      _fastest(lambda: _two_pass_decode(frame))))
+                        ("tools/call, %d KB of records" % (len(_large_call()) // 1000), _large_call()),
+                        ("tools/call, %d KB of text" % (len(_large_text_call()) // 1000), _large_text_call())):
+        found.append((f"engine frame: {name}", *pair(lambda: decode_engine_frame(frame), lambda: _two_pass_frame(frame))))
         obj = msgspec.json.decode(frame)
-        found.append(("  msgspec's decode alone (the floor)", _fastest(lambda: _floor.decode(frame)), 0.0))
-        found.append(("  the repeated-key check alone", _fastest(lambda: has_duplicate_key(frame, obj)), 0.0))
+        found.append(("  msgspec's decode alone (the floor)", *pair(lambda: _floor.decode(frame))))
+        found.append(("  the repeated-key check alone", *pair(lambda: has_duplicate_key(frame, obj))))
     result = _large_result()
     answer = Answer(19, msgspec.Raw(result))
     framed = encode_result(19, result)
-    found.append((f"stateless answer, {len(result) / 1e6:.1f} MB result", _fastest(lambda: stamp_answer("tools/call", answer)),
-                  _fastest(lambda: _reencoded_stamp(framed))))
-    found.append(("HTTP session: route that answer", _fastest(lambda: _route_by_event(answer)),
-                  _fastest(lambda: _route_by_head(framed))))
-    found.append(("  and encode it (stdio, sessions)", _fastest(lambda: encode_event(answer)), 0.0))
+    found.append((f"stateless answer, {len(result) / 1e6:.1f} MB result",
+                  *pair(lambda: stamp_answer("tools/call", answer), lambda: _reencoded_stamp(framed))))
+    found.append(("HTTP session: route that answer", *pair(lambda: _route_by_event(answer), lambda: _route_by_head(framed))))
+    found.append(("  and encode it (stdio, sessions)", *pair(lambda: encode_event(answer))))
     return found
 
 

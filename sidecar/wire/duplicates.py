@@ -11,8 +11,8 @@ re-encoding count fewer. The one way a string can spell a colon without writing 
 the escape `\\u003a`: a text containing it is read again, exactly, by the standard
 library with a hook that sees every member (rare, and linear in the text).
 
-Costs one re-encoding and two `bytes.count` calls, C speed and bounded by the text's
-size; never recurses beyond what the decode did. Refuses nothing itself.
+Costs one re-encoding and two counts, at C speed and bounded by the text's size; never
+recurses beyond what the decode did. Refuses nothing itself.
 """
 
 from __future__ import annotations
@@ -43,12 +43,18 @@ _exact = json.JSONDecoder(object_pairs_hook=_unique_members)
 
 def has_duplicate_key(text: bytes, decoded: object) -> bool:
     """True if `text` (already decoded to `decoded` by msgspec) repeats a key."""
-    colons = text.count(b":")
+    colons = _colons(text)
     if not colons:
         return False  # not a single object member
-    if b"\\u003" in text and (b"\\u003a" in text or b"\\u003A" in text):
+    if b"\\" in text and b"\\u003" in text and (b"\\u003a" in text or b"\\u003A" in text):  # memchr first
         return _repeats_exactly(text)
-    return _encode(decoded).count(b":") != colons
+    return _colons(_encode(decoded)) != colons
+
+
+def _colons(text: bytes) -> int:
+    # `replace` finds what it removes at memchr speed; `count` of one byte walks the text
+    # a byte at a time, several times slower on large texts.
+    return len(text) - len(text.replace(b":", b""))
 
 
 def _repeats_exactly(text: bytes) -> bool:
