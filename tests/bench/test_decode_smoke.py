@@ -20,7 +20,7 @@ from sidecar.wire import Answer, decode_engine_frame  # noqa: E402
 def test_every_row_is_measured() -> None:
     found = decode.rows(budget=0.0)
     assert len(found) == 12 and all(now > 0 for _, now, _ in found)
-    assert sum(1 for _, _, before in found if before > 0) == 5
+    assert sum(1 for _, _, before in found if before > 0) == 6
 
 
 def test_the_paths_measured_agree_with_their_baselines() -> None:
