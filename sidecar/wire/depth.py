@@ -51,7 +51,7 @@ def _openers(text: bytes) -> int:
 
 def _structure(text: bytes) -> bytes:
     """Only the brackets of `text` that are outside strings, in order."""
-    if b'\\"' in text:  # else no quote is escaped, and the quotes alone mark the strings
+    if b"\\" in text and b'\\"' in text:  # else no quote is escaped, and the quotes alone mark the strings
         # Backslashes pair left to right inside a string: `\\` is one escaped backslash,
         # then `\"` is an escaped quote. Removing both leaves every real quote in place.
         text = text.replace(b"\\\\", b"").replace(b'\\"', b"")
