@@ -127,7 +127,7 @@ def _fastest_of(jobs: tuple[Callable[[], object], ...], budget: float) -> list[f
     machine the least disturbed run, and both sides see the same disturbances)."""
     times: list[list[float]] = [[] for _ in jobs]
     deadline = time.perf_counter() + budget
-    while time.perf_counter() < deadline or len(times[0]) < 7:
+    while time.perf_counter() < deadline or len(times[0]) < 15:
         for job, taken in zip(jobs, times):
             started = time.perf_counter()
             job()
