@@ -51,9 +51,10 @@ class Notice(msgspec.Struct, frozen=True):
     params: Any = None
 
     @property
-    def progress_token(self) -> object:
-        params = self.params
-        return params.get("progressToken") if isinstance(params, dict) else None
+    def progress_token(self) -> int | str | None:
+        """The token a progress notification carries (an integer or a string), else None."""
+        token = self.params.get("progressToken") if isinstance(self.params, dict) else None
+        return token if type(token) is int or type(token) is str else None
 
 
 class Relayed(msgspec.Struct, frozen=True):

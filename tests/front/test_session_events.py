@@ -126,3 +126,19 @@ def test_a_spliced_stamp_means_what_a_reencoded_one_did(result: dict[str, Any], 
 def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     assert len({k for k, _ in pairs}) == len(pairs), f"a key spliced in twice: {pairs}"
     return dict(pairs)
+
+
+def test_a_progress_token_that_is_not_an_id_routes_like_no_token() -> None:
+    async def run() -> None:
+        session = HttpSession(_face(), Redactor(), "s")
+        owner = session.begin(["a"], [1])
+        newest = session.begin(["b"], [None])
+        owner.streaming = newest.streaming = True
+        for token in (["x"], {"k": 1}, True, 1.0):  # unhashable, or equal to 1 without being it
+            session.deliver(Notice("notifications/progress", {"progressToken": token}))
+        session.deliver(Notice("notifications/progress", {"progressToken": 1}))
+        assert [f["params"]["progressToken"] for f in _drain(owner.frames)] == [1]
+        assert [f["params"]["progressToken"] for f in _drain(newest.frames)] == [["x"], {"k": 1}, True, 1.0]
+        await session.close()
+
+    asyncio.run(run())
