@@ -52,7 +52,7 @@ async def run_stdio(config: SidecarConfig, redactor: Redactor) -> None:
     async with asyncio.TaskGroup() as group:
         pool = group.create_task(face.pool.run(), name="upstream pool")
         stdout = await open_stdout()
-        session = EngineSession(stdout.write, stdout.admits)
+        session = EngineSession(emit=stdout.emit, admit=stdout.admits)
         face.sessions.append(session)
         jobs = Jobs()
         dispatcher = Dispatcher(face, session, jobs.spawn, redactor)

@@ -14,7 +14,7 @@ from typing import Any, cast
 
 from sidecar.gate.confirm import Asker, Confirmer
 from sidecar.hub.session import EngineSession
-from sidecar.wire import Request, encode_request
+from sidecar.wire import Relayed, Request
 from sidecar.wire.versions import MODERN_VERSION
 
 __all__ = ["confirmer_for"]
@@ -40,7 +40,7 @@ def session_asker(session: EngineSession) -> Asker:
     async def ask(params: dict[str, Any], seconds: float) -> Any:
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         ident = session.relayed.allocate((cast(Any, _Answer(future)), 0))
-        session.send(encode_request(ident, "elicitation/create", params))
+        session.emit(Relayed(ident, "elicitation/create", params))
         try:
             async with asyncio.timeout(seconds):
                 return await future

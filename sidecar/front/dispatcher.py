@@ -33,14 +33,15 @@ from sidecar.hub.session import EngineSession
 from sidecar.redact import Redactor
 from sidecar.upstream import Upstream
 from sidecar.wire import (
+    Answer,
+    EngineMessage,
+    ErrorAnswer,
+    Event,
     FrameRejected,
     Notification,
     Request,
     Response,
     decode_engine_frame,
-    encode_error,
-    encode_error_raw,
-    encode_result,
 )
 
 __all__ = ["Dispatcher", "Handler", "MethodTable", "Result", "unexpected_fault"]
@@ -84,7 +85,11 @@ class Dispatcher:
     # -- frames in ----------------------------------------------------------------
 
     def feed(self, line: bytes) -> None:
-        message = decode_engine_frame(line)
+        """One frame's bytes, decoded here (the one decode of an engine frame)."""
+        self.take(decode_engine_frame(line))
+
+    def take(self, message: EngineMessage | FrameRejected) -> None:
+        """One frame a front decoded already (HTTP reads the body before routing it)."""
         if type(message) is Request:
             self._request(message)
         elif type(message) is Notification:
@@ -93,19 +98,19 @@ class Dispatcher:
             self._engine_answer(message)
         else:
             assert isinstance(message, FrameRejected)
-            self.session.send(encode_error(message.id, message.code, message.message))
+            self.session.emit(ErrorAnswer(message.id, message.code, message.message))
 
     def _request(self, req: Request) -> None:
         session = self.session
         if req.method == "ping":
-            session.send(encode_result(req.id, _EMPTY))
+            session.emit(Answer(req.id, _EMPTY))
             return
         if req.id in session.in_flight:
-            session.send(encode_error(req.id, INVALID_REQUEST, f"id {req.id!r} is already in use by a request in flight"))
+            session.emit(ErrorAnswer(req.id, INVALID_REQUEST, f"id {req.id!r} is already in use by a request in flight"))
             return
         handler = self.methods.get(req.method)
         if handler is None:
-            session.send(encode_error(req.id, METHOD_NOT_FOUND, f"method not found: {req.method}"))
+            session.emit(ErrorAnswer(req.id, METHOD_NOT_FOUND, f"method not found: {req.method}"))
             return
         session.in_flight[req.id] = None
         if self.face.tracer is not None:
@@ -113,16 +118,18 @@ class Dispatcher:
         self.spawn(self._serve(handler, req))
 
     async def _serve(self, handler: Handler, req: Request) -> None:
+        answer: Event
         try:
-            frame = encode_result(req.id, await handler(self, req))
+            answer = Answer(req.id, await handler(self, req))
         except CallCancelled:
             return
         except SidecarError as exc:
-            frame = encode_error_raw(req.id, error_body(exc, self.redact))
+            answer = ErrorAnswer(req.id, exc.code, self.redact(exc.message),
+                                 raw=msgspec.Raw(error_body(exc, self.redact)))  # an upstream's own, as it came
         except Exception as exc:
-            frame = encode_error(req.id, INTERNAL_ERROR, self.redact(unexpected_fault(req.method, exc)))
+            answer = ErrorAnswer(req.id, INTERNAL_ERROR, self.redact(unexpected_fault(req.method, exc)))
         if self.session.in_flight.pop(req.id, False) is not False:
-            self.session.send(frame)
+            self.session.emit(answer)
             if req.method == "initialize":
                 self.session.announced = True
 

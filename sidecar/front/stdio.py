@@ -1,7 +1,8 @@
 """The stdio front: newline-delimited JSON-RPC on the process's stdin and stdout.
 
-Owns the two pipes. Reads are pushed straight into the dispatcher (no task per line);
-writes go to the stdout transport's buffer. Returns when stdin reaches EOF.
+Owns the two pipes. Reads are pushed straight into the dispatcher (no task per line),
+which decodes each line once; the session's events are encoded here, one NDJSON line
+each, and go to the stdout transport's buffer. Returns when stdin reaches EOF.
 
 An engine that stops reading stdout cannot grow the sidecar: what the stdout buffer
 holds decides whether a notification or relayed request still goes (`Shedding`), and
@@ -18,7 +19,7 @@ import stat
 import sys
 from collections.abc import Callable
 
-from sidecar.wire import LineFramer, encode_notification
+from sidecar.wire import Event, LineFramer, encode_event, encode_notification
 from sidecar.wire.outbox import HARD_BYTES, Outbox, Shedding
 
 __all__ = ["serve_stdio", "open_stdout", "EngineStdout", "ENGINE_LINE_CAP"]
@@ -86,7 +87,8 @@ class _StdoutFlow(asyncio.Protocol):
 
 
 class EngineStdout:
-    """What the session writes to: every frame, and whether a notification may go now."""
+    """What the session writes to: every event, encoded here as one NDJSON line, and
+    whether a notification may go now."""
 
     def __init__(self, write: Callable[[bytes], None], buffered: Callable[[], int],
                  flow: _StdoutFlow | None = None) -> None:
@@ -100,6 +102,9 @@ class EngineStdout:
 
     def __call__(self, frame: bytes) -> None:
         self.write(frame)
+
+    def emit(self, event: Event) -> None:
+        self.write(encode_event(event))
 
     def admits(self, method: str | None) -> bool:
         if self.shedding.admits(method, self.buffered()):

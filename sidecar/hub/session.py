@@ -3,7 +3,8 @@ requests upstreams asked it to answer.
 
 Owns the engine side of id routing: engine ids of calls in flight (for cancellation),
 and fresh ids for requests relayed to the engine (sampling, elicitation, roots), mapped
-back to (upstream connection, upstream id).
+back to (upstream connection, upstream id). What it sends are typed events
+(`sidecar.wire.events`); the front that owns the session encodes them at its edge.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ import msgspec
 
 from sidecar.errors import INTERNAL_ERROR
 from sidecar.upstream import Connection
-from sidecar.wire import IdAllocator, RequestId, encode_notification, encode_request
+from sidecar.wire import IdAllocator, RequestId
+from sidecar.wire.events import Event, Notice, Relayed, encode_event
 
 __all__ = ["EngineSession", "CAPABILITY_OF_REQUEST"]
 
@@ -31,14 +33,26 @@ def _always(method: str | None) -> bool:
     return True
 
 
-class EngineSession:
-    """`send` takes every frame toward the engine; `admit(method)` (None: a request) says
-    whether a notification or relayed request may go now, or the sink is too full and it
-    is dropped (notifications) or refused to the upstream (requests). Answers are never
-    asked about: they always go."""
+def _encoding_for(send: Callable[[bytes], None]) -> Callable[[Event], None]:
+    def emit(event: Event) -> None:
+        send(encode_event(event))
 
-    def __init__(self, send: Callable[[bytes], None], admit: Callable[[str | None], bool] = _always) -> None:
-        self.send = send
+    return emit
+
+
+class EngineSession:
+    """`emit` takes every event toward the engine (given `send` instead, each event is
+    encoded as its JSON-RPC frame and handed to it); `admit(method)` (None: a request)
+    says whether a notification or relayed request may go now, or the sink is too full
+    and it is dropped (notifications) or refused to the upstream (requests). Answers are
+    never asked about: they always go."""
+
+    def __init__(self, send: Callable[[bytes], None] | None = None, admit: Callable[[str | None], bool] = _always,
+                 *, emit: Callable[[Event], None] | None = None) -> None:
+        if emit is None:
+            assert send is not None, "an engine session needs emit (events) or send (frames)"
+            emit = _encoding_for(send)
+        self.emit = emit
         self.admit = admit
         self.protocol_version: str | None = None
         self.client_capabilities: dict[str, Any] = {}
@@ -55,14 +69,14 @@ class EngineSession:
 
     def notify(self, method: str, params: Any = None) -> None:
         if self.announced and self.admit(method):
-            self.send(encode_notification(method, params))
+            self.emit(Notice(method, params))
 
     def relay_request(self, conn: Connection, upstream_id: int | str, method: str, params: msgspec.Raw) -> None:
         if not self.admit(None):
             conn.respond_error(upstream_id, INTERNAL_ERROR, f"the client is not reading what it is sent: {method} refused")
             return
         ident = self.relayed.allocate((conn, upstream_id))
-        self.send(encode_request(ident, method, params if params else None))
+        self.emit(Relayed(ident, method, params if params else None))
 
     def cancel(self, engine_id: RequestId) -> bool:
         """The engine gave up on `engine_id`: cancel it upstream; no answer will be sent."""

@@ -19,10 +19,17 @@ from sidecar.wire.jsonrpc import (
     encode_request,
     encode_result,
 )
+from sidecar.wire.events import Answer, ErrorAnswer, Event, Notice, Relayed, encode_event
 from sidecar.wire.outbox import Outbox
 
 __all__ = [
     "TOO_DEEP",
+    "Answer",
+    "ErrorAnswer",
+    "Event",
+    "Notice",
+    "Relayed",
+    "encode_event",
     "EngineMessage",
     "FrameRejected",
     "IdAllocator",

@@ -6,7 +6,7 @@ the decoder. `too_deep` answers "is this text nested deeper than `limit`?" first
 
 It is on the hot path of every frame, so it is built to cost almost nothing for normal
 ones: a text with at most `limit` opening brackets cannot be deeper than `limit`, and two
-`bytes.count` calls (memchr speed) settle that. Only a text with more brackets than the
+`bytes.replace` calls (memchr speed) settle that. Only a text with more brackets than the
 limit is scanned exactly: escapes and strings are removed with C-speed byte operations,
 innermost pairs are peeled off while that shrinks the text well, and the running depth
 of what is left is summed in growing chunks, stopping as soon as it passes the limit.
@@ -37,18 +37,29 @@ _PROBE = 1024  # signs summed first
 
 def too_deep(text: bytes, limit: int = MAX_DEPTH) -> bool:
     """True if arrays and objects in `text` nest deeper than `limit` levels."""
-    if len(text) <= limit or text.count(b"[") + text.count(b"{") <= limit:
+    if len(text) <= limit or _openers(text) <= limit:
         return False
     return nesting_depth(text, stop_above=limit) > limit
 
 
+def _openers(text: bytes) -> int:
+    # `replace` finds what it removes at memchr speed; `count` of one byte walks the text
+    # a byte at a time, some times slower on large texts.
+    without = text.replace(b"[", b"")
+    return len(text) - len(without.replace(b"{", b""))
+
+
 def _structure(text: bytes) -> bytes:
     """Only the brackets of `text` that are outside strings, in order."""
-    if b'\\"' in text:  # else no quote is escaped, and the quotes alone mark the strings
+    if b"\\" in text and b'\\"' in text:  # else no quote is escaped, and the quotes alone mark the strings
         # Backslashes pair left to right inside a string: `\\` is one escaped backslash,
         # then `\"` is an escaped quote. Removing both leaves every real quote in place.
         text = text.replace(b"\\\\", b"").replace(b'\\"', b"")
     kept = text.translate(None, _DROP)
+    # Two quotes side by side are an empty string or the seam between two strings: either
+    # way no bracket lies outside a string between them, so they go first, in one pass
+    # (most strings hold no bracket), and far fewer pieces are left to split.
+    kept = kept.replace(b'""', b"")
     if b'"' in kept:
         kept = b"".join(kept.split(b'"')[::2])  # even pieces lie outside strings
     return kept

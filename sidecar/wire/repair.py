@@ -69,8 +69,9 @@ def repair_frame(line: bytes) -> Repair | None:
     """The frame with its bad text replaced, or None when it is not JSON even so."""
     found: dict[str, int] = {}
     text = line.decode("utf-8", "replace")
-    if "\ufffd" in text and b"\xef\xbf\xbd" not in line:
-        found["invalid UTF-8"] = text.count("\ufffd")
+    replaced = text.count("\ufffd") - line.count(b"\xef\xbf\xbd")  # beside any U+FFFD already there
+    if replaced:
+        found["invalid UTF-8"] = replaced
     if "\\" in text:
         text = _ESCAPE.sub(lambda m: _fix_escape(m.group(), found), text)
     controls = len(_CONTROL.findall(text))

@@ -16,7 +16,7 @@ from sidecar.config import parse_config
 from sidecar.front.http.sessions import HttpSession
 from sidecar.hub.face import Face
 from sidecar.redact import Redactor
-from sidecar.wire import encode_notification, encode_result
+from sidecar.wire import Answer, Notice, encode_notification, encode_result
 from sidecar.wire.outbox import (
     CHATTER,
     HARD_BYTES,
@@ -117,15 +117,15 @@ def test_an_http_session_that_is_not_read_stays_bounded_and_keeps_its_answers(
         for n, (kind, size) in enumerate(plan):
             pad = "x" * size
             if kind == "answer":
-                session.send(encode_result(f"r{n}", {"pad": pad}))
+                session.deliver(Answer(f"r{n}", {"pad": pad}))
             elif kind == "progress":
-                session.send(encode_notification("notifications/progress", {"progressToken": "tok", "message": pad}))
+                session.deliver(Notice("notifications/progress", {"progressToken": "tok", "message": pad}))
             elif kind == "message":
-                session.send(encode_notification("notifications/message", {"level": "info", "data": pad}))
+                session.deliver(Notice("notifications/message", {"level": "info", "data": pad}))
             elif kind == "updated":
-                session.send(encode_notification("notifications/resources/updated", {"uri": pad}))
+                session.deliver(Notice("notifications/resources/updated", {"uri": pad}))
             else:
-                session.send(encode_notification("notifications/tools/list_changed", {"pad": pad}))
+                session.deliver(Notice("notifications/tools/list_changed", {"pad": pad}))
         answers = sum(len(f) for f in _drain(exchange.frames) if f and b'"result"' in f)
         owed = sum(len(encode_result(i, {"pad": "x" * s})) for i, (k, s) in zip(ids, [p for p in plan if p[0] == "answer"]))
         assert answers == owed, "every answer reaches its POST"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import msgspec
 import pytest
 
 from sidecar.errors import UpstreamUnavailable
@@ -17,13 +18,13 @@ from sidecar.front.http.admission import (
     load_token,
     split_bind,
 )
-from sidecar.front.http.stateless import discover_result, judge, stamp_answer
+from sidecar.front.http.stateless import answer_status, discover_result, judge, stamp_answer
 from sidecar.upstream.eventstream import EventStreamDecoder
 from sidecar.upstream.outgoing import ModernEnvelope, Outgoing, header_value
 from sidecar.upstream.proxying import choose_proxy, is_loopback_host
 from sidecar.upstream.redirects import check_headers, check_url, next_hop
 from sidecar.upstream.webclient import credential_parts
-from sidecar.wire import Request
+from sidecar.wire import Answer, Request
 
 PROXIES = {"HTTPS_PROXY": "http://proxy:3128", "http_proxy": "http://plain:8080"}
 
@@ -159,11 +160,13 @@ def test_modern_checks_compare_headers_with_the_body():
 
 
 def test_modern_results_are_stamped():
-    frame, status = stamp_answer("tools/list", b'{"jsonrpc":"2.0","id":3,"result":{"tools":[]}}')
-    result = json.loads(frame)["result"]
-    assert status == 200 and result["resultType"] == "complete" and "ttlMs" in result and "cacheScope" in result
-    _, status = stamp_answer("tools/call", b'{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"x"}}')
-    assert status == 404
+    for result in (msgspec.Raw(b'{"tools":[]}'), {"tools": []}):  # an upstream's, spliced; the sidecar's own
+        frame = json.loads(stamp_answer("tools/list", Answer(3, result)))
+        assert frame["id"] == 3 and frame["result"]["tools"] == []
+        assert frame["result"]["resultType"] == "complete" and "ttlMs" in frame["result"] and "cacheScope" in frame["result"]
+    called = json.loads(stamp_answer("tools/call", Answer(4, msgspec.Raw(b' {"content":[],"resultType":"input_required"} '))))
+    assert called["result"] == {"content": [], "resultType": "input_required"}  # kept, and no caching hints
+    assert answer_status(None) == 200 and answer_status(-32601) == 404
     assert discover_result({"tools": {}})["supportedVersions"] == ["2026-07-28"]
 
 

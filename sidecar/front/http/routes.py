@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 from aiohttp import web
@@ -28,6 +29,7 @@ from sidecar.front.http.listener import FrontSettings
 from sidecar.front.http.sessions import Exchange, HttpSession, SessionTable
 from sidecar.front.http.stateless import (
     Listen,
+    answer_status,
     discover_result,
     envelope_of,
     http_status,
@@ -39,6 +41,7 @@ from sidecar.gate.held import CallerScope
 from sidecar.hub.face import Face
 from sidecar.redact import Redactor
 from sidecar.wire import (
+    Answer,
     FrameRejected,
     Notification,
     Request,
@@ -158,20 +161,20 @@ class HttpFront:
         body = await self._read_body(request)
         if isinstance(body, web.Response):
             return body
-        message = decode_engine_frame(body)
+        message = decode_engine_frame(body)  # the body's one decode: the message goes on typed
         if isinstance(message, FrameRejected):
             return _rpc_error(message.id, message.code, message.message, 400)
         if isinstance(message, Request):
             envelope = envelope_of(message)
             if envelope is not None:
-                return await self._stateless(request, message, envelope, body)
+                return await self._stateless(request, message, envelope)
         found = self._session_for(request, message)
         if isinstance(found, web.Response):
             return found
         if not isinstance(message, Request):
-            found.dispatcher.feed(body)
+            found.dispatcher.take(message)
             return web.Response(status=202)
-        return await self._serve(request, found, message, body)
+        return await self._serve(request, found, message)
 
     def _session_for(self, request: web.Request, message: Request | Notification | Response) -> HttpSession | web.Response:
         version = request.headers.get("MCP-Protocol-Version")
@@ -201,20 +204,19 @@ class HttpFront:
             return None
         return session
 
-    async def _serve(self, request: web.Request, session: HttpSession, req: Request, body: bytes) -> web.StreamResponse:
+    async def _serve(self, request: web.Request, session: HttpSession, req: Request) -> web.StreamResponse:
         if session.busy_with(req.id):
             return _rpc_error(req.id, INVALID_REQUEST, f"id {req.id!r} is already in use by a request in flight", 200)
         headers = {SESSION_HEADER: session.id} if req.method == "initialize" and session.id else {}
         exchange = session.begin([req.id], [_progress_token(req)])
         exchange.streaming = _accepts_events(request)
-        session.dispatcher.feed(body)
+        session.dispatcher.take(req)
         try:
-            return await self._answer(request, exchange, headers, None)
+            return await self._answer(request, exchange, headers)
         finally:
             session.end(exchange)
 
-    async def _stateless(self, request: web.Request, req: Request, envelope: dict[str, Any],
-                         body: bytes) -> web.StreamResponse:
+    async def _stateless(self, request: web.Request, req: Request, envelope: dict[str, Any]) -> web.StreamResponse:
         refusal = judge(req, envelope, _multi(request))
         if refusal is not None:
             return _rpc_error(req.id, refusal.code, refusal.message, http_status(refusal.code), refusal.data)
@@ -228,29 +230,29 @@ class HttpFront:
         session.engine.client_capabilities = caps if isinstance(caps, dict) else {}
         session.engine.protocol_version = MODERN_VERSION
         session.engine.held_scope = CallerScope(request[CALLER])
+        session.encode_answer = _stamper(req.method)
         exchange = session.begin([req.id], [_progress_token(req)])
         exchange.streaming = _accepts_events(request)
-        session.dispatcher.feed(body)
+        session.dispatcher.take(req)
         try:
-            return await self._answer(request, exchange, {}, req.method)
+            return await self._answer(request, exchange, {}, stateless=True)
         finally:
             session.end(exchange)
             await session.close()
 
     async def _answer(self, request: web.Request, exchange: Exchange, headers: dict[str, str],
-                      stamp: str | None) -> web.StreamResponse:
-        """JSON when the answer comes first and alone; else an event stream of everything."""
+                      stateless: bool = False) -> web.StreamResponse:
+        """JSON when the answer comes first and alone; else an event stream of everything.
+        A stateless JSON error answer's status follows its code."""
         first = await exchange.frames.get()
         if first is not None and not exchange.waiting:
-            status = 200
-            if stamp is not None:
-                first, status = stamp_answer(stamp, first)
+            status = answer_status(exchange.error_code) if stateless else 200
             return web.Response(body=first, status=status, content_type="application/json", headers=headers)
         response = web.StreamResponse(status=200, headers={**_SSE_HEADERS, **headers})
         await response.prepare(request)
         frame = first
         while frame is not None:
-            await response.write(_event(stamp_answer(stamp, frame)[0] if stamp else frame))
+            await response.write(_event(frame))
             frame = await _next_or_ping(exchange.frames, response)
         await response.write_eof()
         return response
@@ -331,6 +333,11 @@ async def _next_or_ping(queue: FrameQueue, response: web.StreamResponse) -> byte
             return await asyncio.wait_for(queue.get(), PING_SECONDS)
         except TimeoutError:
             await response.write(b": ping\n\n")
+
+
+def _stamper(method: str) -> Callable[[Answer], bytes]:
+    """How a stateless request's answer is written: with this revision's fields spliced in."""
+    return lambda answer: stamp_answer(method, answer)
 
 
 def _accepts_events(request: web.Request) -> bool:

@@ -1,5 +1,7 @@
 """HTTP engine sessions: the same EngineSession and Dispatcher the stdio front uses,
-with each frame they send routed to the HTTP exchange that waits for it.
+with each event they send routed to the HTTP exchange that waits for it, by the event's
+kind, id and progress token (nothing the sidecar produced is decoded again), and
+encoded as it goes in.
 
 Owns: the session table (a cap, idle expiry, ids with 192 random bits), and for each
 session its exchanges (one per POST carrying requests), its GET stream and the frames
@@ -19,32 +21,17 @@ from __future__ import annotations
 
 import secrets
 import time
-
-import msgspec
+from collections.abc import Callable
 
 from sidecar.front.dispatcher import Dispatcher
 from sidecar.front.jobs import Jobs
 from sidecar.hub.face import Face
 from sidecar.hub.session import EngineSession
 from sidecar.redact import Redactor
-from sidecar.wire import RequestId
+from sidecar.wire import Answer, ErrorAnswer, Event, Notice, RequestId, encode_event
 from sidecar.wire.outbox import IDLE_HARD_BYTES, FrameQueue, Shedding
 
 __all__ = ["Exchange", "HttpSession", "SessionTable", "new_session_id"]
-
-
-class _Head(msgspec.Struct):
-    id: int | str | None = None
-    method: str | None = None
-    params: msgspec.Raw = msgspec.Raw()
-
-
-class _Progress(msgspec.Struct):
-    progressToken: int | str | None = None  # noqa: N815 - the wire's name
-
-
-_head = msgspec.json.Decoder(_Head)
-_progress = msgspec.json.Decoder(_Progress)
 
 
 def new_session_id() -> str:
@@ -59,11 +46,14 @@ class Exchange:
         self.tokens = {t for t in tokens if t is not None}
         self.frames = FrameQueue(Shedding("an HTTP client's answer stream"))
         self.streaming = False  # the answer is an event stream, so more than answers may go in
+        self.error_code: int | None = None  # of the last error answer put in, for the HTTP status
 
     def put(self, frame: bytes) -> None:
         self.frames.put(frame)
 
-    def answered(self, ident: RequestId) -> None:
+    def answered(self, ident: RequestId, error_code: int | None = None) -> None:
+        if error_code is not None:
+            self.error_code = error_code
         self.waiting.discard(ident)
         if not self.waiting:
             self.frames.put(None)  # the end of this exchange
@@ -75,7 +65,9 @@ class HttpSession:
     def __init__(self, face: Face, redactor: Redactor, ident: str | None = None) -> None:
         self.id = ident
         self.face = face
-        self.engine = EngineSession(self.send, self.admits)
+        self.engine = EngineSession(emit=self.deliver, admit=self.admits)
+        # How an answer is written; the 2026-07-28 revision splices its fields in here.
+        self.encode_answer: Callable[[Answer], bytes] = encode_event
         self.jobs = Jobs()
         self.dispatcher = Dispatcher(face, self.engine, self.jobs.spawn, redactor)
         self.last_seen = time.monotonic()
@@ -117,42 +109,41 @@ class HttpSession:
 
     # -- sidecar frames out -------------------------------------------------------------
 
-    def send(self, frame: bytes) -> None:
-        try:
-            head = _head.decode(frame)
-        except msgspec.DecodeError:
-            return
-        if head.method is None and head.id is not None:
-            self._answer(head.id, frame)
-        elif head.method == "notifications/progress":
-            self._to(self._by_token.get(self._token(head.params)) or self._newest(), frame, head.method)
-        elif head.id is not None or head.method == "notifications/message":
-            self._to(self._newest(), frame, head.method if head.id is None else None)
+    def deliver(self, event: Event) -> None:
+        """Route one event: an answer to the POST that asked, progress to the POST whose
+        request carries its token, relayed requests and log messages to the newest POST
+        still streaming, the rest to the GET stream."""
+        if type(event) is Answer or type(event) is ErrorAnswer:
+            self._answer(event)
+        elif type(event) is Notice:
+            method = event.method
+            if method == "notifications/progress":
+                exchange = self._by_token.get(event.progress_token) or self._newest()
+            else:
+                exchange = self._newest() if method == "notifications/message" else None
+            self._to(exchange, encode_event(event), method)
         else:
-            self._to(None, frame, head.method)
+            self._to(self._newest(), encode_event(event), None)
 
     def admits(self, method: str | None) -> bool:
         """May a frame of `method` go now? Notifications are judged where they land (see
-        `send`); a request is judged here, where a refusal can still be answered."""
+        `deliver`); a request is judged here, where a refusal can still be answered."""
         if method is not None:
             return True
         queue, hard = self._queue_for(self._newest())
         return queue.admits(None, hard)
 
-    def _answer(self, ident: RequestId, frame: bytes) -> None:
-        exchange = self._by_id.pop(ident, None)
-        if exchange is None:
-            self.stream.put(frame)
-            return
-        exchange.put(frame)
-        exchange.answered(ident)
-
-    @staticmethod
-    def _token(params: msgspec.Raw) -> object:
-        try:
-            return _progress.decode(params).progressToken if params else None
-        except msgspec.DecodeError:
-            return None
+    def _answer(self, event: Answer | ErrorAnswer) -> None:
+        ident = event.id
+        exchange = self._by_id.pop(ident, None) if ident is not None else None
+        if exchange is None or ident is None:
+            self.stream.put(encode_event(event))
+        elif isinstance(event, ErrorAnswer):
+            exchange.put(encode_event(event))
+            exchange.answered(ident, event.code)
+        else:
+            exchange.put(self.encode_answer(event))
+            exchange.answered(ident)
 
     def _newest(self) -> Exchange | None:
         return next((e for e in reversed(self._open) if e.streaming and e.waiting), None)

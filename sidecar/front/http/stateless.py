@@ -28,7 +28,7 @@ from sidecar import __version__
 from sidecar.errors import INVALID_PARAMS, METHOD_NOT_FOUND
 from sidecar.hub.face import Face
 from sidecar.hub.session import EngineSession
-from sidecar.wire import Request, RequestId, encode_notification, encode_result
+from sidecar.wire import Answer, Event, Notice, Request, RequestId, encode_notification, encode_result
 from sidecar.wire.outbox import FrameQueue, Shedding
 from sidecar.wire.versions import MODERN_VERSION
 
@@ -128,36 +128,64 @@ def discover_result(capabilities: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-class _Answer(msgspec.Struct):
-    jsonrpc: str = "2.0"
-    id: int | str | None = None
-    result: dict[str, Any] | None = None
-    error: msgspec.Raw = msgspec.Raw()
+# The fields every result of this revision carries, and those of cacheable ones.
+_STAMP: dict[str, Any] = {"resultType": "complete"}
+_CACHE_STAMP: dict[str, Any] = {**_STAMP, "ttlMs": 0, "cacheScope": "private"}
+_BLANK = b" \t\r\n"
 
 
-def stamp_answer(method: str, frame: bytes) -> tuple[bytes, int]:
-    """A result with `resultType` (and caching hints where cacheable); the HTTP status."""
+class _StampKeys(msgspec.Struct):
+    """What a result already says of the stamped fields (every other member skipped)."""
+
+    resultType: Any = msgspec.UNSET  # noqa: N815 - the wire's names
+    ttlMs: Any = msgspec.UNSET  # noqa: N815
+    cacheScope: Any = msgspec.UNSET  # noqa: N815
+
+
+_stamp_keys = msgspec.json.Decoder(_StampKeys)
+
+
+def stamp_answer(method: str, answer: Answer) -> bytes:
+    """The answer's frame with `resultType` (and caching hints where cacheable) in its
+    result, unless the result has them already. A result the sidecar built is a dict;
+    one an upstream sent stays bytes: its top-level keys are read (every value skipped,
+    nothing built) and the missing fields spliced in before its last brace."""
+    stamps = _CACHE_STAMP if method in CACHEABLE else _STAMP
+    if isinstance(answer.result, dict):
+        return encode_result(answer.id, {**answer.result, **{k: v for k, v in stamps.items() if k not in answer.result}})
+    return _spliced(answer.id, answer.result, stamps)
+
+
+def _spliced(ident: RequestId, result: bytes | msgspec.Raw, stamps: dict[str, Any]) -> bytes:
+    raw = memoryview(result)
+    missing = _missing(raw, stamps)
+    if not missing:  # stamped already, or not an object: passed as it came
+        return encode_result(ident, result)
+    end = len(raw)
+    while raw[end - 1] in _BLANK:
+        end -= 1
+    inner = end - 1  # the last brace; what comes before it tells an empty object
+    while raw[inner - 1] in _BLANK:
+        inner -= 1
+    members = msgspec.json.encode(missing)[1:-1]
+    comma = b"" if raw[inner - 1] == ord("{") else b","
+    return b"".join((b'{"jsonrpc":"2.0","id":', msgspec.json.encode(ident), b',"result":',
+                     raw[:end - 1], comma, members, b"}}\n"))
+
+
+def _missing(raw: memoryview, stamps: dict[str, Any]) -> dict[str, Any]:
+    """The stamps the result does not carry at its top level; none for a result that is
+    not an object."""
     try:
-        answer = msgspec.json.decode(frame, type=_Answer)
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        return frame, 200
-    if answer.result is None:
-        code = _error_code(answer.error)
-        return frame, http_status(code) if code is not None else 200
-    answer.result.setdefault("resultType", "complete")
-    if method in CACHEABLE:
-        answer.result.setdefault("ttlMs", 0)
-        answer.result.setdefault("cacheScope", "private")
-    return msgspec.json.encode({"jsonrpc": "2.0", "id": answer.id, "result": answer.result}), 200
+        present = _stamp_keys.decode(raw)
+    except msgspec.DecodeError:  # ValidationError too: not an object
+        return {}
+    return {key: value for key, value in stamps.items() if getattr(present, key) is msgspec.UNSET}
 
 
-def _error_code(raw: msgspec.Raw) -> int | None:
-    try:
-        error = msgspec.json.decode(raw) if raw else None
-    except msgspec.DecodeError:
-        return None
-    code = error.get("code") if isinstance(error, dict) else None
-    return code if type(code) is int else None
+def answer_status(error_code: int | None) -> int:
+    """The HTTP status of a JSON answer: 200 for a result, by its code for an error."""
+    return 200 if error_code is None else http_status(error_code)
 
 
 # -- subscriptions/listen ---------------------------------------------------------------
@@ -171,13 +199,6 @@ KINDS = {
 }
 
 
-class _Method(msgspec.Struct):
-    method: str | None = None
-
-
-_method = msgspec.json.Decoder(_Method)
-
-
 class Listen:
     """One open `subscriptions/listen` stream: frames to write, in order; None ends it."""
 
@@ -188,9 +209,9 @@ class Listen:
         self.honoured = {key: True for key in KINDS if asked.get(key) is True}
         self.allowed = frozenset(KINDS[key] for key in self.honoured)
         self.frames = FrameQueue(Shedding("a subscriptions/listen stream"))
-        self.session = EngineSession(self._take)
+        self.session = EngineSession(emit=self._take)
         self.session.announced = True
-        self._pending: set[str] = set()  # kinds waiting in `frames`, not yet written
+        self._pending: dict[str, bytes] = {}  # kind -> its frame waiting in `frames`, not yet written
 
     def open(self) -> None:
         self.frames.put(encode_notification("notifications/subscriptions/acknowledged", {
@@ -206,22 +227,19 @@ class Listen:
 
     def written(self, frame: bytes) -> None:
         """`frame` left for the engine: a later change of its kind is news again."""
-        try:
-            method = _method.decode(frame).method
-        except msgspec.DecodeError:
-            return
-        self._pending.discard(method or "")
+        for method, waiting in list(self._pending.items()):
+            if waiting == frame:
+                del self._pending[method]
 
     def _meta(self) -> dict[str, Any]:
         return {SUBSCRIPTION_KEY: self.ident}
 
-    def _take(self, frame: bytes) -> None:
-        try:
-            method = _method.decode(frame).method
-        except msgspec.DecodeError:
+    def _take(self, event: Event) -> None:
+        if type(event) is not Notice:
             return
+        method = event.method
         if method in self.allowed and method not in self._pending:
-            assert method is not None
             # A change not yet written says all another would: one of each kind waits.
-            self._pending.add(method)
-            self.frames.offer(encode_notification(method, {"_meta": self._meta()}), method)
+            frame = encode_notification(method, {"_meta": self._meta()})
+            self._pending[method] = frame
+            self.frames.offer(frame, method)
