@@ -69,7 +69,8 @@ async def _calls_us(extra: dict[str, Any], stages: str) -> float:
     upstream = pool.get("up")
     transport = _EchoTransport()
     transport.conn = upstream.connection = Connection("up", transport, _NoPeer())  # type: ignore[union-attr]
-    upstream.state, upstream.info = "ready", Handshake("2025-06-18", {"tools": {}}, {}, None)  # type: ignore[union-attr]
+    upstream.info = Handshake("2025-06-18", {"tools": {}}, {}, None)  # type: ignore[union-attr]
+    upstream._set_state("ready")  # type: ignore[union-attr]  # as a finished handshake would, through the table
     gate = Gate(config, pool)
     gate.catalog = build_catalog([UpstreamListing("up", [{"name": "echo", "inputSchema": {"type": "object"}}])], 50)
     gate.listing = full_layout(gate.catalog)
