@@ -41,19 +41,6 @@ async def test_hostile_tool_names_and_descriptions_are_made_safe(raw_sidecar, wr
         assert "x" * 100 in response["error"]["message"]
 
 
-async def test_a_changed_tool_list_is_reread_and_announced(raw_sidecar, write_config, fault_server_entry) -> None:
-    config = write_config({"f": {**fault_server_entry(), "pinning": "warn"}})  # new tools listed, not held
-    async with raw_sidecar(config) as sc:
-        await sc.initialize()
-        await sc.wait_for_tools(["f__change_tools"])
-        mark = len(sc.frames)
-        await sc.call("f__change_tools", {"names": ["brand_new"]})
-        await sc.notification("notifications/tools/list_changed", start=mark)
-        tools = await sc.wait_for_tools(["f__brand_new"])
-        assert "f__brand_new" in {t["name"] for t in tools}
-        assert (await sc.call("f__brand_new", {"nonce": "z"}))["result"]
-
-
 async def test_a_failed_upstream_drops_only_itself(raw_sidecar, write_config, fault_server_entry) -> None:
     config = write_config({"dead": fault_server_entry("exit-on-start=4"), "nocmd": {"command": "/nonexistent/binary"},
                            "ok": fault_server_entry()})

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from tests.gate import hooks
 from tests.harness import FakeServer, ScriptedCall, echo, in_memory, text_of, tool
 
 TOOLS = [tool("echo"), tool("crash"), tool("hang"), tool("sleep")]
@@ -45,6 +46,20 @@ async def test_a_policy_hook_refuses_and_a_broken_hook_fails_closed(hook: str, t
         assert answer["result"]["isError"] is True
         assert words in text_of(answer)
         assert servers["f"].frames("tools/call") == []
+
+
+async def test_a_hook_that_blocks_its_thread_past_the_timeout_fails_closed() -> None:
+    servers = _servers("f")
+    hooks.RELEASE.clear()
+    try:
+        async with in_memory(servers, policy={"hook": "tests.gate.hooks:block", "hookTimeoutSeconds": 0.2}) as sidecar:
+            engine = await sidecar.engine()
+            answer = await engine.call_and_wait("f__echo", {"text": "n"})
+            assert answer["result"]["isError"] is True
+            assert "did not answer within 0.2s" in text_of(answer)
+            assert servers["f"].frames("tools/call") == []
+    finally:
+        hooks.RELEASE.set()
 
 
 async def test_a_hook_cannot_change_the_call() -> None:
@@ -95,12 +110,20 @@ async def test_large_json_is_shaped_held_and_queried_through_the_same_budget() -
         assert json.loads(text_of(answer)) == [{"id": 59998, "name": "rec-59998"}, {"id": 59999, "name": "rec-59999"}]
         whole = text_of(await engine.call_and_wait("query_result", {"handle": handle, "query": "@"}))
         assert len(whole) <= 8000 and "handle" in json.loads(whole)
-        explode = "[*].[@,@,@,@,@,@,@,@][].[@,@,@,@,@,@,@,@][].[@,@,@,@,@,@,@,@][].[@,@,@,@]"
-        stopped = await engine.call_and_wait("query_result", {"handle": handle, "query": explode}, within=60)
-        assert stopped["result"]["isError"] and "narrow it" in text_of(stopped)
         missing = await engine.call_and_wait("query_result", {"handle": "h_forged", "query": "@"})
         assert "no held result" in text_of(missing)
         assert len(servers["f"].frames("tools/call")) == 1  # every query answered from what is held
+
+
+async def test_a_query_that_explodes_is_stopped_and_the_session_serves() -> None:
+    servers = {"f": FakeServer([tool("records"), tool("echo")], on_call=_records)}
+    async with in_memory(servers, budgets={"querySeconds": 0.5}) as sidecar:  # whichever limit comes first
+        engine = await sidecar.engine()
+        handle = json.loads(text_of(await engine.call_and_wait("f__records", {"count": 2000})))["handle"]
+        explode = "[*].[@,@,@,@,@,@,@,@][].[@,@,@,@,@,@,@,@][].[@,@,@,@,@,@,@,@][].[@,@,@,@]"
+        stopped = await engine.call_and_wait("query_result", {"handle": handle, "query": explode}, within=60)
+        assert stopped["result"]["isError"] and "narrow it" in text_of(stopped)
+        assert text_of(await engine.call_and_wait("query_result", {"handle": handle, "query": "length(@)"})) == "2000"
 
 
 async def test_a_held_result_belongs_to_its_session() -> None:
