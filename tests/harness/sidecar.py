@@ -42,9 +42,11 @@ class InMemorySidecar:
     def upstream(self, alias: str) -> FakeServer:
         return self.servers[alias]
 
-    async def engine(self, capabilities: dict[str, Any] | None = None, **how: Any) -> FakeEngine:
-        """A new engine session, initialized, once every upstream is past its first start."""
-        await self.settled()
+    async def engine(self, capabilities: dict[str, Any] | None = None, settle: bool = True, **how: Any) -> FakeEngine:
+        """A new engine session, initialized; once every upstream is past its first start
+        unless `settle` is False."""
+        if settle:
+            await self.settled()
         engine = FakeEngine(self.face, Redactor(self.config.secrets()), **how)
         self.engines.append(engine)
         await engine.initialize(capabilities)

@@ -141,7 +141,7 @@ class FakeChannel:
 
 class FakeServer:
     """A scripted upstream. `tools` are listed as given; `answers_initialize=False` makes
-    it hang on the handshake; `refuse_start` makes every start fail with those words;
+    it hold the handshake (until `finish_start`, or for ever); `refuse_start` makes every start fail with those words;
     `on_call`, when set, answers each call itself (else the test takes them with
     `expect_call`)."""
 
@@ -168,6 +168,8 @@ class FakeServer:
         self._asked: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._asks = 0
         self._started = asyncio.Event()
+        self._held_initialize: tuple[FakeChannel, int | str] | None = None
+        self._holding = asyncio.Event()
 
     # -- the opener the pool calls ----------------------------------------------------
 
@@ -196,6 +198,18 @@ class FakeServer:
             call = await self._calls.get()
         assert name is None or call.name == name, f"expected a call of {name!r}, got {call.name!r}"
         return call
+
+    def finish_start(self) -> None:
+        """Answer the handshake held back (`answers_initialize=False`): the start goes on."""
+        assert self._held_initialize is not None, "no handshake is being held"
+        channel, ident = self._held_initialize
+        self._held_initialize, self.answers_initialize = None, True
+        channel.send({"jsonrpc": "2.0", "id": ident, "result": self._initialize()})
+
+    async def handshake_held(self) -> None:
+        """Wait until the sidecar's `initialize` is here and being held."""
+        async with asyncio.timeout(WAIT):
+            await self._holding.wait()
 
     def pending_calls(self) -> int:
         return self._calls.qsize()
@@ -276,6 +290,8 @@ class FakeServer:
                 self._calls.put_nowait(call)
             return
         if method == "initialize" and not self.answers_initialize:
+            self._held_initialize = (channel, ident)  # answered by `finish_start`, if ever
+            self._holding.set()
             return
         result = self._answer(method)
         if result is None:
