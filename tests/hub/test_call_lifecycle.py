@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from tests.harness import FakeServer, in_memory, text_of, tool
 
 
@@ -139,3 +141,20 @@ async def test_an_upstreams_error_for_a_call_reaches_the_model_with_its_words() 
         call.fail(-32602, "text must be a string")
         answer = await engine.answer_to(rid)
         assert answer["error"] == {"code": -32602, "message": "text must be a string"}
+
+
+@pytest.mark.looptime
+async def test_a_call_past_its_deadline_is_cancelled_upstream_and_answered_once() -> None:
+    async with in_memory(_servers("f"), entries={"f": {"callDeadlineSeconds": 120}}) as sidecar:
+        loop = asyncio.get_running_loop()
+        engine = await sidecar.engine()
+        rid = engine.call("f__work")
+        call = await sidecar.upstream("f").expect_call("work")
+        sent_at = loop.time()
+        answer = await engine.answer_to(rid, within=130)
+        assert loop.time() - sent_at == pytest.approx(120, abs=0.1)
+        assert "upstream 'f' timed out after 120s" in str(answer)
+        assert await call.until_cancelled() == "the sidecar's deadline for this call passed"
+        call.answer("too late")
+        await sidecar.upstream("f").sync()
+        assert len(engine.answers_to(rid)) == 1
