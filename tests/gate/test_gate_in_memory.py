@@ -100,7 +100,7 @@ async def test_large_json_is_shaped_held_and_queried_through_the_same_budget() -
     servers = {"f": FakeServer([tool("records"), tool("echo")], on_call=_records)}
     async with in_memory(servers) as sidecar:
         engine = await sidecar.engine()
-        shown = text_of(await engine.call_and_wait("f__records", {"count": 60_000}))
+        shown = text_of(await engine.call_and_wait("f__records", {"count": 60_000}, within=60))  # 4 MB of JSON
         assert len(shown) <= 8000
         view = json.loads(shown)
         assert view["shape"]["array"] == 60_000 and view["records"]["first"][0]["id"] == 0
@@ -108,7 +108,7 @@ async def test_large_json_is_shaped_held_and_queried_through_the_same_budget() -
         answer = await engine.call_and_wait("query_result", {"handle": handle,
                                                              "query": "[?nested.v > `59997`].{id: id, name: name}"})
         assert json.loads(text_of(answer)) == [{"id": 59998, "name": "rec-59998"}, {"id": 59999, "name": "rec-59999"}]
-        whole = text_of(await engine.call_and_wait("query_result", {"handle": handle, "query": "@"}))
+        whole = text_of(await engine.call_and_wait("query_result", {"handle": handle, "query": "@"}, within=60))
         assert len(whole) <= 8000 and "handle" in json.loads(whole)
         missing = await engine.call_and_wait("query_result", {"handle": "h_forged", "query": "@"})
         assert "no held result" in text_of(missing)
