@@ -143,7 +143,8 @@ class FakeServer:
     """A scripted upstream. `tools` are listed as given; `answers_initialize=False` makes
     it hold the handshake (until `finish_start`, or for ever); `refuse_start` makes every start fail with those words;
     `on_call`, when set, answers each call itself (else the test takes them with
-    `expect_call`)."""
+    `expect_call`); `answers` serves any other method (`resources/read`, `prompts/get`,
+    `completion/complete`, ...) from its params; what it does not serve is -32601."""
 
     def __init__(
         self,
@@ -151,13 +152,16 @@ class FakeServer:
         *,
         prompts: list[dict[str, Any]] | None = None,
         resources: list[dict[str, Any]] | None = None,
+        templates: list[dict[str, Any]] | None = None,
+        answers: dict[str, Callable[[dict[str, Any]], Any]] | None = None,
         answers_initialize: bool = True,
         refuse_start: str | None = None,
         on_call: Callable[[ScriptedCall], None] | None = None,
         name: str = "fake",
     ) -> None:
         self.tools = list(tools if tools is not None else [tool("echo", text={"type": "string"})])
-        self.prompts, self.resources = prompts, resources
+        self.prompts, self.resources, self.templates = prompts, resources, templates
+        self.answers = dict(answers or {})  # method -> params -> result, for anything else it serves
         self.answers_initialize, self.refuse_start = answers_initialize, refuse_start
         self.on_call = on_call
         self.name = name
@@ -293,7 +297,7 @@ class FakeServer:
             self._held_initialize = (channel, ident)  # answered by `finish_start`, if ever
             self._holding.set()
             return
-        result = self._answer(method)
+        result = self.answers[method](params) if method in self.answers else self._answer(method)
         if result is None:
             channel.send({"jsonrpc": "2.0", "id": ident, "error": {"code": -32601, "message": f"no {method}"}})
         else:
@@ -306,7 +310,7 @@ class FakeServer:
             "tools/list": lambda: {"tools": self.tools},
             "prompts/list": lambda: {"prompts": self.prompts or []},
             "resources/list": lambda: {"resources": self.resources or []},
-            "resources/templates/list": lambda: {"resourceTemplates": []},
+            "resources/templates/list": lambda: {"resourceTemplates": self.templates or []},
         }
         make = answers.get(method)
         return make() if make is not None else None
@@ -316,7 +320,9 @@ class FakeServer:
         if self.prompts is not None:
             capabilities["prompts"] = {"listChanged": True}
         if self.resources is not None:
-            capabilities["resources"] = {"listChanged": True}
+            capabilities["resources"] = {"listChanged": True, "subscribe": "resources/subscribe" in self.answers}
+        if "completion/complete" in self.answers:
+            capabilities["completions"] = {}
         return {"protocolVersion": "2025-06-18", "capabilities": capabilities,
                 "serverInfo": {"name": self.name, "version": "0"}}
 
