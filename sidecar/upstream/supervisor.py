@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -133,7 +132,7 @@ class Upstream:
         try:
             while True:
                 await self._serve_once()
-                delay = self.backoff.next_delay(time.monotonic())
+                delay = self.backoff.next_delay(asyncio.get_running_loop().time())  # the clock its sleeps use
                 if delay >= self.backoff.pause:
                     self._set_state("paused", self.reason)
                     log.warning("upstream '%s' paused for %.0fs after repeated stops", self.alias, delay)

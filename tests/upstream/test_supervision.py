@@ -120,3 +120,18 @@ async def test_an_upstream_that_cannot_start_drops_only_itself() -> None:
         assert sidecar.face.pool.get("dead").state == "failed"  # type: ignore[union-attr]
         assert sorted(await engine.tool_names()) == ["ok__echo", "ok__work", "query_result"]
         assert text_of(await engine.call_and_wait("ok__echo", {"text": "fine"})) == "fine"
+
+
+async def test_crashes_further_apart_than_the_window_never_open_the_circuit() -> None:
+    backoff = Backoff()
+    async with in_memory({"c": _server()}) as sidecar:
+        await sidecar.engine()
+        upstream = sidecar.upstream("c")
+        for crash in range(1, 2 * backoff.burst):
+            await sidecar.state_of("c", "ready")
+            if crash % (backoff.burst - 1) == 0:
+                await asyncio.sleep(backoff.window)  # the scenario: a quiet minute passes (virtual time)
+            upstream.die()
+            await upstream.wait_started(crash + 1)
+            assert sidecar.face.pool.get("c").state != "paused"  # type: ignore[union-attr]
+        assert await sidecar.state_of("c", "ready") == "ready"
