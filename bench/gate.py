@@ -1,8 +1,8 @@
 """The gate, timed in memory: what it adds to a call, and what the result budget costs.
 
-Owns the benchmark of `sidecar.gate` without processes or pipes: a Gate whose upstream
-is an in-memory connection that answers each request on the next loop turn, so the
-figures are the gate's own Python work. Measured: microseconds per pass-through call
+Owns the benchmark of `sidecar.gate` without processes or pipes: a face built by
+`build_face` whose one upstream is an in-memory channel that answers each request on the
+next loop turn, so the figures are the gate's own Python work. Measured: microseconds per pass-through call
 through the default chain (resolve, charge, call), through the full chain (record to an
 audit file, grants, a policy rule), through the default chain with three secrets
 configured (so every answer is checked for them), and through the bare route alone;
@@ -32,17 +32,48 @@ __all__ = ["time_gate"]
 CALLS = 5000
 
 
-class _EchoTransport:
-    """Answers every request on the next loop turn, as the fastest upstream would."""
+class _EchoChannel:
+    """An upstream in memory that answers on the next loop turn, as the fastest upstream
+    would: the handshake, one `echo` tool, and "ok" to every call. Opened by the pool like
+    any transport (the channel opener of `build_face`)."""
 
-    def __init__(self) -> None:
-        self.conn: Any = None
+    TOOLS = [{"name": "echo", "inputSchema": {"type": "object"}}]
+
+    def __init__(self, on_line: Any) -> None:
+        self._on_line = on_line
         self._decode = msgspec.json.Decoder(dict[str, Any])
+        self._loop = asyncio.get_running_loop()
+        self.gone: asyncio.Future[None] = self._loop.create_future()
+
+    @classmethod
+    async def open(cls, server: Any, on_line: Any, on_dropped: Any = None) -> _EchoChannel:
+        return cls(on_line)
 
     def write(self, data: bytes) -> None:
-        ident = self._decode.decode(data)["id"]
-        answer = b'{"jsonrpc":"2.0","id":%d,"result":{"content":[{"type":"text","text":"ok"}]}}' % ident
-        asyncio.get_running_loop().call_soon(self.conn.feed, answer)
+        frame = self._decode.decode(data)
+        ident, method = frame.get("id"), frame.get("method")
+        if ident is None:
+            return
+        if method == "tools/call":
+            answer = b'{"jsonrpc":"2.0","id":%d,"result":{"content":[{"type":"text","text":"ok"}]}}' % ident
+        else:
+            answer = msgspec.json.encode({"jsonrpc": "2.0", "id": ident, "result": self._result(method)})
+        self._loop.call_soon(self._on_line, answer)
+
+    def _result(self, method: str) -> dict[str, Any]:
+        if method == "initialize":
+            return {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}}, "serverInfo": {"name": "echo"}}
+        return {"tools": self.TOOLS} if method == "tools/list" else {}
+
+    async def stop(self) -> None:
+        if not self.gone.done():
+            self.gone.set_result(None)
+
+    def describe_end(self) -> str:
+        return "stopped"
+
+    def diagnostics(self) -> str:
+        return ""
 
 
 SECRET_ENV = {"API_KEY": "sk-live-4f9a8b7c6d5e4f3a2b1c", "GITHUB_TOKEN": "ghp_0123456789abcdefABCDEF0123456789",
@@ -57,27 +88,26 @@ def _config(extra: dict[str, Any]) -> Any:
 
 
 async def _calls_us(extra: dict[str, Any], stages: str) -> float:
-    from sidecar.catalog import UpstreamListing, build_catalog, full_layout
-    from sidecar.gate import Gate, ToolCall
+    from sidecar.gate import ToolCall
     from sidecar.gate.route import route_upstream
-    from sidecar.upstream import Pool
-    from sidecar.upstream.connection import Connection
-    from sidecar.upstream.handshake import Handshake
+    from sidecar.hub import build_face
 
-    config = _config(extra)
-    pool = Pool(config.servers, _NoPeer(), lambda upstream: None, 8.0)
-    upstream = pool.get("up")
-    transport = _EchoTransport()
-    transport.conn = upstream.connection = Connection("up", transport, _NoPeer())  # type: ignore[union-attr]
-    upstream.info = Handshake("2025-06-18", {"tools": {}}, {}, None)  # type: ignore[union-attr]
-    upstream._set_state("ready")  # type: ignore[union-attr]  # as a finished handshake would, through the table
-    gate = Gate(config, pool)
-    gate.catalog = build_catalog([UpstreamListing("up", [{"name": "echo", "inputSchema": {"type": "object"}}])], 50)
-    gate.listing = full_layout(gate.catalog)
-    target = gate.catalog.tool("up__echo")
+    face = build_face(_config(extra), _EchoChannel.open)  # built as every front builds it
+    pool, gate = face.pool, face.gate
+    running = asyncio.create_task(pool.run())
+    try:
+        await pool.wait_first_start("up", 10.0)
+        target = gate.catalog.tool("up__echo")
+        assert target is not None, "the bench face does not list up__echo"
+        return await _time_calls(gate, pool, target, stages, ToolCall, route_upstream)
+    finally:
+        running.cancel()
+        await asyncio.wait([running])
 
+
+async def _time_calls(gate: Any, pool: Any, target: Any, stages: str, tool_call: Any, route_upstream: Any) -> float:
     async def one(n: int) -> None:
-        call = ToolCall(name="up__echo", arguments={"n": n})
+        call = tool_call(name="up__echo", arguments={"n": n})
         if stages == "route":  # the terminal alone: what any proxy must do to forward a call
             call.target = target
             await route_upstream(call, pool, None)
@@ -90,14 +120,6 @@ async def _calls_us(extra: dict[str, Any], stages: str) -> float:
     for n in range(CALLS):
         await one(n)
     return (time.perf_counter() - start) / CALLS * 1e6
-
-
-class _NoPeer:
-    def upstream_notification(self, conn: Any, frame: Any) -> None:
-        pass
-
-    def upstream_request(self, conn: Any, frame: Any) -> None:
-        pass
 
 
 def _shape_ms(size: int, repeats: int) -> tuple[float, bytes, Any]:

@@ -1,5 +1,6 @@
-"""The composition root: config -> face (pool, catalog, gate) -> front, all owned by
-one task group. Shutdown on stdin EOF, SIGINT or SIGTERM stops every child in order.
+"""The composition root: config -> face -> front, all owned by one task group. The face
+(pool, gate, catalog holder and hub) is built by `sidecar.hub.build_face`, the one
+assembly every front, the tests' harness and the benchmarks share. Shutdown on stdin EOF, SIGINT or SIGTERM stops every child in order.
 
 The stdio path runs on asyncio's own TaskGroup (see `sidecar.concurrency`); the HTTP
 path, which loads aiohttp anyway, uses anyio's task groups and signal receiver.
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from sidecar.concurrency import Jobs, finish
 from sidecar.config import SidecarConfig
 from sidecar.front import Dispatcher, open_stdout, serve_stdio
-from sidecar.hub import EngineSession, Face
+from sidecar.hub import EngineSession, Face, build_face
 from sidecar.mounts.plan import mountable
 from sidecar.redact import Redactor
 from sidecar.upstream.spawn import discard_early
@@ -47,7 +48,7 @@ async def _signalled() -> None:
 async def run_stdio(config: SidecarConfig, redactor: Redactor) -> None:
     """Serve one engine on stdin/stdout until it goes away. `config` is already the
     mountable one, its stdio upstreams perhaps started early (see the CLI)."""
-    face = Face(config)
+    face = build_face(config)
     tracing = _start_tracing([face], "pipe")
     async with asyncio.TaskGroup() as group:
         pool = group.create_task(face.pool.run(), name="upstream pool")
@@ -89,7 +90,7 @@ async def run_http(config: SidecarConfig, settings: FrontSettings, redactor: Red
         from sidecar.front.gateway import serve_gateway
 
         return await serve_gateway(config, redactor, settings, _wait_for_signal, watch_health)
-    face = Face(mountable(config))
+    face = build_face(mountable(config))
     front = HttpFront(face, redactor, settings)
     if config.store.url:
         share_store(face, config)

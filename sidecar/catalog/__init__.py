@@ -11,6 +11,7 @@ from sidecar.catalog.layouts import (
     choose_layout,
     full_layout,
 )
+from sidecar.catalog.live import LiveCatalog
 from sidecar.catalog.merge import (
     EMPTY_CATALOG,
     Catalog,
@@ -30,6 +31,7 @@ __all__ = [
     "CatalogEntry",
     "LayoutPlan",
     "Listing",
+    "LiveCatalog",
     "MetaTool",
     "SearchIndex",
     "ToolCaps",

@@ -29,6 +29,7 @@ from sidecar.front.http.admission import HostRule, caller_identity
 from sidecar.front.http.listener import FrontSettings, Listener
 from sidecar.front.http.routes import HttpFront, _refuse
 from sidecar.front.http.sessions import SessionTable
+from sidecar.hub.assemble import build_face
 from sidecar.hub.face import Face
 from sidecar.mounts.plan import mountable
 from sidecar.redact import Redactor
@@ -62,7 +63,7 @@ class Gateway:
             token = bot_token(bot, os.environ)
             redactor.add([token])
             bot_config = self.configs[bot.id] = for_bot(config, bot)
-            face = Face(mountable(bot_config))
+            face = build_face(mountable(bot_config))
             if config.store.url:
                 share_held(face.gate, config.store, f"{bot.id}/{face.name}")
             self.fronts[bot.id] = HttpFront(face, redactor, dataclasses.replace(settings, token=token, more_tokens=()))

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from types import FunctionType
 from typing import Any
 
-from sidecar.catalog import Catalog, Listing
+from sidecar.catalog import Catalog, Listing, LiveCatalog
 from sidecar.config import ServerConfig, SidecarConfig
 from sidecar.errors import CallCancelled, SidecarError
 from sidecar.gate.audit import AuditLog
@@ -87,9 +87,11 @@ def _bind(stage: Stage, following: Next) -> Next:
 
 class Gate:
     """Owns the chain: builds the stages once from the config, runs each call through
-    them and ends it. The catalog, listing and held store are swapped in as they change."""
+    them and ends it. The catalog and listing are read from `live`, the one holder the hub
+    swaps them in (a gate alone gets an empty one); the held store is swapped in at start-up."""
 
-    def __init__(self, config: SidecarConfig, pool: Pool, audit: AuditLog | None = None) -> None:
+    def __init__(self, config: SidecarConfig, pool: Pool, audit: AuditLog | None = None,
+                 live: LiveCatalog | None = None) -> None:
         self.config = config
         self.pool = pool
         self.servers: dict[str, ServerConfig] = {s.alias: s for s in config.servers}
@@ -98,7 +100,7 @@ class Gate:
         self.audit = audit or AuditLog(config.audit)
         self.grant = Grant(config.bot.selection, config.grants)
         self.trust = Trust(config.servers, self.audit, _pin_store(config), config.bot.id, config.face.name)
-        self.current = Current(HeldStore(config.budgets.held_bytes_per_server))
+        self.current = Current(HeldStore(config.budgets.held_bytes_per_server), live)
         self.recorder = Recorder(self.audit, config, self.redact)
         self.resolve = Resolve(self.current, pool, self.trust, self.grant)
         self.check_grant = CheckGrant(self.grant)
@@ -116,8 +118,8 @@ class Gate:
         return self.current.catalog
 
     @catalog.setter
-    def catalog(self, catalog: Catalog) -> None:
-        self.current.catalog = catalog
+    def catalog(self, catalog: Catalog) -> None:  # a gate driven alone (tests); the hub swaps `live`
+        self.current.live.swap(catalog, self.current.live.listing)
 
     @property
     def listing(self) -> Listing:
@@ -125,7 +127,7 @@ class Gate:
 
     @listing.setter
     def listing(self, listing: Listing) -> None:
-        self.current.listing = listing
+        self.current.live.swap(self.current.live.catalog, listing)
 
     @property
     def held(self) -> HeldStore | SharedHeldStore:

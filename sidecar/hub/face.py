@@ -18,16 +18,15 @@ from typing import Any
 import msgspec
 
 from sidecar.catalog import (
-    EMPTY_CATALOG,
     Catalog,
     Listing,
+    LiveCatalog,
     ToolCaps,
     UpstreamListing,
     UpstreamTraits,
     build_catalog,
     build_listing,
     choose_layout,
-    full_layout,
     name_budget,
 )
 from sidecar.config import ServerConfig, SidecarConfig
@@ -35,7 +34,6 @@ from sidecar.errors import INVALID_PARAMS, METHOD_NOT_FOUND, EngineInputError
 from sidecar.features import listable
 from sidecar.gate import QUERY_RESULT_TOOL, Gate
 from sidecar.hub.session import CAPABILITY_OF_REQUEST, EngineSession
-from sidecar.mounts.reach import reachable
 from sidecar.upstream import Connection, Pool, Upstream, lifecycle
 from sidecar.wire import UpstreamFrame
 
@@ -56,21 +54,21 @@ def _template_pattern(template: str) -> re.Pattern[str]:
 
 
 class Face:
-    def __init__(self, config: SidecarConfig) -> None:
+    """The hub of one face. It is given its pool, gate and catalog holder (built together
+    by `sidecar.hub.assemble.build_face`) and listens to the pool from here on."""
+
+    def __init__(self, config: SidecarConfig, pool: Pool, gate: Gate, live: LiveCatalog) -> None:
         self.config = config
         self.name = config.face.name
         self.sessions: list[EngineSession] = []
-        # Only what the bot can reach is started: every surface then follows the selection.
-        self.pool = Pool(reachable(config), self, self._upstream_changed, config.face.start_timeout_seconds)
-        self.catalog: Catalog = EMPTY_CATALOG
-        self.listing: Listing = full_layout(EMPTY_CATALOG)
+        self.pool, self.gate, self.live = pool, gate, live
+        pool.listen(self, self._upstream_changed)
         self.plan = choose_layout(config, os.environ)
         self.traits = [
             UpstreamTraits(s.alias, s.type, s.builtin, tuple(s.always_listed), tuple(s.direct_only))
             for s in config.servers
         ]
         log.info("face '%s': layout %s (%s)", self.name, self.plan.name, self.plan.why)
-        self.gate = Gate(config, self.pool)
         self._resource_owner: dict[str, str] = {}
         self._templates: list[tuple[re.Pattern[str], str]] = []
         self._pages: dict[tuple[int, int], bytes] = {}
@@ -80,6 +78,14 @@ class Face:
         self.tracer: Any = None  # a sidecar.front.tracing.Tracing when traces are on
         self._started = time.monotonic()
         self.rebuild()
+
+    @property
+    def catalog(self) -> Catalog:
+        return self.live.catalog
+
+    @property
+    def listing(self) -> Listing:
+        return self.live.listing
 
     # -- servers joining and leaving (the health schedule) ----------------------------
 
@@ -122,15 +128,14 @@ class Face:
         bare = self.config.face.bare_names and len(self.config.servers) == 1
         budgets = self.config.budgets
         caps = ToolCaps(budgets.tool_description_chars, budgets.tool_schema_bytes)
-        self.catalog = build_catalog(listings, name_budget(self.name), RESERVED_TOOL_NAMES, prefixed=not bare, caps=caps)
-        granted = self._granted(self.catalog)
+        catalog = build_catalog(listings, name_budget(self.name), RESERVED_TOOL_NAMES, prefixed=not bare, caps=caps)
+        granted = self._granted(catalog)
         own_tools = [QUERY_RESULT_TOOL] if self.config.servers and listable(QUERY_RESULT_TOOL["name"]) else []
         listing = build_listing(granted, self.traits, self.plan, face_tools=own_tools)
         if listing.notes != self.listing.notes:
             for note in listing.notes:
                 log.info("face '%s': %s", self.name, note)
-        self.listing = listing
-        self.gate.catalog, self.gate.listing = self.catalog, self.listing
+        self.live.swap(catalog, listing)
         self._pages.clear()
         self._index_resources(ready)
 

@@ -12,10 +12,14 @@ this seam, never the other way round.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
-from typing import Protocol
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Protocol
 
-__all__ = ["Channel", "LineSink"]
+if TYPE_CHECKING:
+    from sidecar.config import ServerConfig
+    from sidecar.wire.framing import DropSink
+
+__all__ = ["Channel", "ChannelOpener", "LineSink"]
 
 LineSink = Callable[[bytes], None]
 
@@ -33,3 +37,8 @@ class Channel(Protocol):
     def diagnostics(self) -> str:
         """Recent diagnostic text (a child's stderr tail); never shown to the engine."""
         ...
+
+
+# How a supervisor opens its upstream's transport: `sidecar.upstream.transports.open_channel`
+# in a running sidecar, in-memory fakes in the tests' harness (tests/harness).
+ChannelOpener = Callable[["ServerConfig", LineSink, "DropSink | None"], Awaitable[Channel]]

@@ -2,7 +2,9 @@
 
 Owns the supervisors' task group. Each upstream starts at once and independently; the
 pool reports every change of state or listing through one callback, so the face can
-rebuild its catalog.
+rebuild its catalog, and hands what the upstreams ask or announce to one peer (the hub,
+which `listen`s once it is built). How each upstream's transport is opened is given at
+construction (`open_channel`, or in-memory channels in the tests' harness).
 """
 
 from __future__ import annotations
@@ -12,9 +14,13 @@ from collections.abc import Callable, Iterator, Sequence
 
 from sidecar.concurrency import move_on_after
 from sidecar.config import ServerConfig
+from sidecar.errors import METHOD_NOT_FOUND
 from sidecar.upstream import lifecycle
-from sidecar.upstream.connection import PeerHandler
+from sidecar.upstream.channel import ChannelOpener
+from sidecar.upstream.connection import Connection, PeerHandler
 from sidecar.upstream.supervisor import Upstream
+from sidecar.upstream.transports import open_channel
+from sidecar.wire import UpstreamFrame
 
 __all__ = ["Pool"]
 
@@ -23,19 +29,35 @@ class Pool:
     def __init__(
         self,
         servers: Sequence[ServerConfig],
-        handler: PeerHandler,
-        on_change: Callable[[Upstream], None],
         start_timeout: float,
+        opener: ChannelOpener = open_channel,
     ) -> None:
-        self._on_change = on_change
-        self._handler, self._start_timeout = handler, start_timeout
-        self.upstreams: dict[str, Upstream] = {
-            s.alias: Upstream(s, handler, self._changed, start_timeout) for s in servers
-        }
+        self._on_change: Callable[[Upstream], None] = _unheard
+        self._peer: PeerHandler | None = None
+        self._start_timeout, self._open = start_timeout, opener
+        self.upstreams: dict[str, Upstream] = {s.alias: self._upstream(s) for s in servers}
         self._group: asyncio.TaskGroup | None = None
         self._tasks: dict[str, asyncio.Task[None]] = {}
         # Set once an upstream is past its first start (ready, failed or stopped).
         self._first_start = {alias: asyncio.Event() for alias in self.upstreams}
+
+    def _upstream(self, server: ServerConfig) -> Upstream:
+        return Upstream(server, self, self._changed, self._start_timeout, self._open)
+
+    def listen(self, peer: PeerHandler, on_change: Callable[[Upstream], None]) -> None:
+        """Who hears the upstreams: `peer` their requests and notifications, `on_change`
+        every change of state or listing. Set once, before `run`."""
+        self._peer, self._on_change = peer, on_change
+
+    def upstream_notification(self, conn: Connection, frame: UpstreamFrame) -> None:
+        if self._peer is not None:
+            self._peer.upstream_notification(conn, frame)
+
+    def upstream_request(self, conn: Connection, frame: UpstreamFrame) -> None:
+        if self._peer is not None:
+            self._peer.upstream_request(conn, frame)
+        elif frame.id is not None:
+            conn.respond_error(frame.id, METHOD_NOT_FOUND, f"the sidecar does not relay {frame.method}")
 
     def _changed(self, upstream: Upstream) -> None:
         if not lifecycle.is_starting(upstream.state):
@@ -73,7 +95,7 @@ class Pool:
         """Start supervising one more upstream (a server that recovered); the pool must run."""
         if server.alias in self.upstreams:
             return self.upstreams[server.alias]
-        upstream = self.upstreams[server.alias] = Upstream(server, self._handler, self._changed, self._start_timeout)
+        upstream = self.upstreams[server.alias] = self._upstream(server)
         self._first_start[server.alias] = asyncio.Event()
         self._supervise(upstream)
         return upstream
@@ -106,3 +128,7 @@ class Pool:
     def settled(self) -> bool:
         """True once no upstream is still on its first start."""
         return not any(lifecycle.is_starting(u.state) for u in self.upstreams.values())
+
+
+def _unheard(upstream: Upstream) -> None:
+    """The change callback of a pool nobody listens to (a gate driven alone, in bench/)."""

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -20,7 +19,7 @@ from sidecar.concurrency import Jobs, finish
 from sidecar.config import ServerConfig
 from sidecar.errors import SidecarError, UpstreamUnavailable
 from sidecar.upstream import lifecycle
-from sidecar.upstream.channel import Channel
+from sidecar.upstream.channel import Channel, ChannelOpener
 from sidecar.upstream.connection import Connection, PeerHandler
 from sidecar.upstream.handshake import (
     BIG_START_SECONDS,
@@ -83,6 +82,7 @@ class Upstream:
         handler: PeerHandler,
         on_change: Callable[[Upstream], None],
         start_timeout: float,
+        opener: ChannelOpener = open_channel,
     ) -> None:
         self.config = config
         self.alias = config.alias
@@ -96,6 +96,7 @@ class Upstream:
         self.restarts = 0  # stops of a started connection, for the metrics
         self._handler = handler
         self._on_change = on_change
+        self._open = opener
         self._child: Channel | None = None
         self._refresh: Jobs | None = None  # re-reads of lists while a connection lives
         self._lines_to: Connection | None = None  # the connection of the current child
@@ -131,7 +132,7 @@ class Upstream:
         try:
             while True:
                 await self._serve_once()
-                delay = self.backoff.next_delay(time.monotonic())
+                delay = self.backoff.next_delay(asyncio.get_running_loop().time())  # the clock its sleeps use
                 if delay >= self.backoff.pause:
                     self._set_state("paused", self.reason)
                     log.warning("upstream '%s' paused for %.0fs after repeated stops", self.alias, delay)
@@ -142,7 +143,7 @@ class Upstream:
 
     async def _serve_once(self) -> None:
         try:
-            child = await open_channel(self.config, self._feed, self._dropped)
+            child = await self._open(self.config, self._feed, self._dropped)
         except SidecarError as exc:
             self._fail(exc.message)
             return

@@ -94,9 +94,9 @@ async def test_metrics_off_means_no_route_and_no_library(tmp_path: Path) -> None
 
 def test_a_gate_records_calls_only_when_watched() -> None:
     from sidecar.config import SidecarConfig
-    from sidecar.hub.face import Face
+    from sidecar.hub import build_face
 
-    face = Face(SidecarConfig())
+    face = build_face(SidecarConfig())
     assert not face.gate.recording  # no audit file, no watcher: nothing to pay
     seen: list[str] = []
     face.gate.observe(lambda call: seen.append(call.name))

@@ -11,8 +11,6 @@ from typing import Any
 import anyio
 import pytest
 
-from tests.conftest import await_event
-
 pytestmark = pytest.mark.e2e
 
 # (line, expected code, id echoed in the error)
@@ -138,67 +136,6 @@ async def test_each_refusal_echoes_the_id_it_could_read(raw_sidecar, write_confi
             await sc.send_bytes(line + b"\n")
             answer = await sc.wait_for(lambda f: "error" in f, start=mark)
             assert (answer["error"]["code"], answer["id"]) == (code, echo), line
-
-
-async def test_an_id_already_in_flight_is_refused_and_the_first_call_still_answers(raw_sidecar, write_config, fault_server_entry) -> None:
-    config = write_config({"f": fault_server_entry()})
-    async with raw_sidecar(config) as sc:
-        await sc.initialize()
-        await sc.wait_for_tools(["f__sleep"])
-        await sc.send_request("tools/call", {"name": "f__sleep", "arguments": {"seconds": 0.5, "nonce": "first"}}, id="dup")
-        await sc.send_request("tools/call", {"name": "f__echo", "arguments": {"nonce": "second"}}, id="dup")
-        refused = await sc.wait_for(lambda f: f.get("id") == "dup" and "error" in f)
-        assert refused["error"]["code"] == -32600
-        answered = await sc.wait_for(lambda f: f.get("id") == "dup" and "result" in f)
-        assert answered["result"]["content"][0]["text"].endswith("first")
-
-
-async def test_cancellation_reaches_the_upstream_and_no_answer_follows(raw_sidecar, write_config, fault_server_entry, tmp_path) -> None:
-    record = tmp_path / "events.jsonl"
-    config = write_config({"f": fault_server_entry(f"record={record}", "late-after-cancel")})
-    async with raw_sidecar(config) as sc:
-        await sc.initialize()
-        await sc.wait_for_tools(["f__sleep"])
-        rid = await sc.send_request("tools/call", {"name": "f__sleep", "arguments": {"seconds": 0.6, "nonce": "late"}})
-        await sc.request("ping")
-        await sc.notify("notifications/cancelled", {"requestId": rid, "reason": "user pressed stop"})
-        await await_event(record, lambda e: e["event"] == "cancelled", timeout=5, what="the cancellation")
-        call = await await_event(record, lambda e: e["event"] == "call" and e["tool"] == "sleep", what="the call")
-        # the upstream answers late on purpose; it must be dropped
-        await await_event(record, lambda e: e["event"] == "sent" and e["id"] == call["id"], what="the late answer")
-        # the upstream's answers come back in order: when this one is here, the late one was read
-        after = await sc.call("f__echo", {"nonce": "after"})
-        assert after["result"]["structuredContent"]["nonce"] == "after"
-        assert sc.responses_to(rid) == []
-
-
-async def test_progress_comes_back_under_the_engines_token(raw_sidecar, write_config, fault_server_entry) -> None:
-    config = write_config({"f": fault_server_entry()})
-    async with raw_sidecar(config) as sc:
-        await sc.initialize()
-        await sc.wait_for_tools(["f__flood"])
-        response = await sc.call("f__flood", {"count": 25, "nonce": "done"}, meta={"progressToken": "engine-token-1"})
-        assert "done" in response["result"]["content"][0]["text"]
-        progress = sc.notifications("notifications/progress")
-        assert len(progress) == 25
-        assert {p["params"]["progressToken"] for p in progress} == {"engine-token-1"}
-
-
-async def test_requests_from_an_upstream_reach_an_engine_that_declared_them(raw_sidecar, write_config, fault_server_entry) -> None:
-    config = write_config({"f": fault_server_entry()})
-    async with raw_sidecar(config) as sc:
-        await sc.initialize(capabilities={"sampling": {}, "roots": {"listChanged": True}})
-        await sc.wait_for_tools(["f__ask"])
-        rid = await sc.send_request("tools/call", {"name": "f__ask", "arguments": {"method": "sampling/createMessage",
-                                    "params": {"messages": [], "maxTokens": 5}}})
-        asked = await sc.peer_request("sampling/createMessage")
-        await sc.respond(asked["id"], {"role": "assistant", "content": {"type": "text", "text": "sampled!"}, "model": "m"})
-        answer = await sc.response(rid)
-        assert "sampled!" in answer["result"]["content"][0]["text"]
-        rid = await sc.send_request("tools/call", {"name": "f__ask", "arguments": {"method": "elicitation/create",
-                                    "params": {"message": "?", "requestedSchema": {"type": "object", "properties": {}}}}})
-        answer = await sc.response(rid)
-        assert "did not declare the elicitation capability" in json.dumps(answer)
 
 
 def _mutations(rng: random.Random, line: bytes) -> bytes:

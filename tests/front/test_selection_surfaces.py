@@ -6,7 +6,8 @@ in tests/upstreams/sdk_server.py) and a stdlib one that records its own start at
 (fault_server.py). With `bot.selection` (or grants) leaving some of them out, those are
 absent from every list, every read, completion and subscription answers as unknown, on
 stdio and over HTTP; and they never start (their own event records stay empty and no
-process of theirs exists).
+process of theirs exists). Each cut is driven in memory too
+(tests/hub/test_selection_in_memory.py); on stdio one cut is kept here with real processes.
 """
 
 from __future__ import annotations
@@ -106,7 +107,7 @@ def _requests() -> dict[str, tuple[str, dict[str, Any]]]:
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("cut", list(CUTS))
+@pytest.mark.parametrize("cut", ["grants.deny"])  # every cut runs in memory: tests/hub/test_selection_in_memory.py
 async def test_on_stdio_what_the_bot_cannot_reach_is_nowhere_and_never_started(
     cut: str, tmp_path: Path, raw_sidecar: Any, write_config: Any, sdk_server_entry: Any, fault_server_entry: Any,
 ) -> None:

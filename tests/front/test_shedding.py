@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from sidecar.config import parse_config
 from sidecar.front.http.sessions import HttpSession
-from sidecar.hub.face import Face
+from sidecar.hub import build_face
 from sidecar.redact import Redactor
 from sidecar.wire import Answer, Notice, encode_notification, encode_result
 from sidecar.wire.outbox import (
@@ -93,7 +93,7 @@ def test_notifications_alone_never_take_more_than_the_hard_mark_and_one_frame(pl
 
 def _session() -> HttpSession:
     config = parse_config({"bot": {"id": "b", "engine": "claude"}, "mcpServers": {}}, {})
-    return HttpSession(Face(config), Redactor(), "s")
+    return HttpSession(build_face(config), Redactor(), "s")
 
 
 frames = st.lists(

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Any
+
+RELEASE = threading.Event()  # set by the test that uses `block`, so its thread ends with the test
 
 
 def refuse_sleep(view: Any) -> dict[str, str]:
@@ -22,6 +25,11 @@ def explode(view: Any) -> dict[str, str]:
 
 def stall(view: Any) -> dict[str, str]:
     time.sleep(30)
+    return {"action": "allow"}
+
+
+def block(view: Any) -> dict[str, str]:
+    RELEASE.wait(30)
     return {"action": "allow"}
 
 

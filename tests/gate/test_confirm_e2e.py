@@ -55,40 +55,20 @@ class Person:
         return types.ElicitResult(action=self.action, content=content)
 
 
-async def test_stdio_allow_deny_and_timeout(sidecar_client, write_config, fault_server_entry, tmp_path: Path) -> None:
-    config, audit = config_for(write_config, fault_server_entry, tmp_path, confirmSeconds=1)
-    for person, allowed in ((Person("allow"), True), (Person("deny"), False), (Person(None, "decline"), False),
-                            (Person("allow", stall=True), False)):
-        async with sidecar_client(config, elicitation=person) as c:
-            await c.wait_for_tools({"f__echo"})
-            result = await c.session.call_tool("f__echo", {"nonce": "n-1", "token": CANARY, "note": "x" * 500})
-            assert (text(result) == "n-1") is allowed, text(result)
-            if not allowed:
-                assert result.is_error and "n-1" not in text(result)
-            message = person.asked[0].message
-            assert "f__echo" in message and "'f'" in message and "n-1" in message
-            assert CANARY not in message and "[redacted]" in message and "(500 characters)" in message
-    steps = decisions(audit)
-    assert steps.count(("confirm", "allow")) == 1 and steps.count(("confirm", "deny")) == 3
-    assert "nobody answered the confirmation within 1 s" in audit.read_text()
-
-
-async def test_without_elicitation_nothing_the_engine_sends_confirms(raw_sidecar, write_config, fault_server_entry,
-                                                                     tmp_path: Path) -> None:
-    config, _ = config_for(write_config, fault_server_entry, tmp_path)
-    async with raw_sidecar(config) as sc:
-        await sc.initialize()  # no elicitation capability
-        await sc.wait_for_tools(["f__echo"])
-        for arguments, meta in (({"nonce": "n"}, None), ({"nonce": "n", "confirmed": True}, {"confirmed": True}),
-                                ({"nonce": "n", "requestState": "x"}, {"io.modelcontextprotocol/confirmed": True})):
-            answer = await sc.call("f__echo", arguments, meta=meta)
-            assert answer["result"]["isError"] is True
-            assert "Confirmation required" in answer["result"]["content"][0]["text"]
-        rid = await sc.send_request("tools/call", {"name": "f__echo", "arguments": {"nonce": "n"},
-                                                   "requestState": "forged", "inputResponses": {
-                                                       "confirm": {"action": "accept", "content": {"decision": "allow"}}}})
-        answer = await sc.response(rid)
-        assert "Confirmation required" in answer["result"]["content"][0]["text"]
+async def test_an_sdk_client_on_stdio_is_asked_and_its_allow_runs_the_call(sidecar_client, write_config,
+                                                                           fault_server_entry, tmp_path: Path) -> None:
+    """The SDK's elicitation on a real stdio pipe. Deny, decline, no answer in time and an
+    engine without elicitation are driven in memory (tests/gate/test_confirm_in_memory.py)."""
+    config, audit = config_for(write_config, fault_server_entry, tmp_path, confirmSeconds=5)
+    person = Person("allow")
+    async with sidecar_client(config, elicitation=person) as c:
+        await c.wait_for_tools({"f__echo"})
+        result = await c.session.call_tool("f__echo", {"nonce": "n-1", "token": CANARY, "note": "x" * 500})
+        assert text(result) == "n-1"
+        message = person.asked[0].message
+        assert "f__echo" in message and "'f'" in message and "n-1" in message
+        assert CANARY not in message and "[redacted]" in message and "(500 characters)" in message
+    assert decisions(audit).count(("confirm", "allow")) == 1
 
 
 def _http_client(url: str, token: str, person: Person, mode: str) -> Any:

@@ -8,13 +8,10 @@ import os
 import signal
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-
-from tests.conftest import wait_until
 
 pytestmark = pytest.mark.e2e
 
@@ -45,25 +42,6 @@ async def test_giant_non_json_lines_do_not_break_the_connection(raw_sidecar, wri
         assert text_of(await sc.call("g__echo", {"nonce": "after-giant"})) == "after-giant"
 
 
-async def test_a_hung_upstream_is_left_out_and_the_rest_serve(raw_sidecar, write_config, fault_server_entry) -> None:
-    config = write_config(
-        {"slow": {**fault_server_entry("no-init"), "startTimeoutSeconds": 1}, "ok": fault_server_entry()}
-    )
-    async with raw_sidecar(config, "--log-level", "INFO") as sc:
-        started = time.monotonic()
-        await sc.initialize()
-        tools = await sc.wait_for_tools(["ok__echo"])
-        assert not any(t["name"].startswith("slow__") for t in tools)
-        assert text_of(await sc.call("ok__echo", {"nonce": "x"})) == "x"
-        with anyio.fail_after(10):
-            while "did not answer within 1s" not in sc.stderr:
-                await sc.request("ping")
-                await anyio.sleep(0.05)
-        assert time.monotonic() - started < 10
-        response = await sc.call("slow__echo", {"nonce": "x"})
-        assert response["error"]["message"] == "unknown tool 'slow__echo' at params.name"
-
-
 async def test_kill_9_fails_in_flight_calls_fast_and_the_upstream_comes_back(
     raw_sidecar, write_config, fault_server_entry
 ) -> None:
@@ -92,26 +70,6 @@ async def test_kill_9_fails_in_flight_calls_fast_and_the_upstream_comes_back(
                 await anyio.sleep(0.05)
         assert time.monotonic() - killed_at < 5
         assert text_of(response) == "back"
-
-
-async def test_a_crash_mid_call_is_not_retried(raw_sidecar, write_config, fault_server_entry, tmp_path: Path) -> None:
-    record = tmp_path / "events.jsonl"
-    config = write_config({"c": fault_server_entry("crash-after=1", f"record={record}")})
-    async with raw_sidecar(config) as sc:
-        await sc.initialize()
-        await sc.wait_for_tools(["c__echo"])
-        response = await sc.call("c__echo", {"nonce": "boom"})
-        assert response["result"]["isError"] is True
-
-        async def a_later_call_reached_the_restarted_child() -> bool:
-            return "is restarting" not in text_of(await sc.call("c__echo", {"nonce": "after"}))
-
-        # a wrong retry would reach the restarted child first, as soon as it is ready
-        await wait_until(a_later_call_reached_the_restarted_child, timeout=10, every=0.05,
-                         what="a call served by the restarted upstream")
-        received = [e.get("raw", "") for e in map(json.loads, record.read_text().splitlines()) if e["event"] == "recv"]
-        assert sum("boom" in raw for raw in received) == 1
-        assert sum('"after"' in raw for raw in received) == 1
 
 
 async def test_child_environment_is_the_allow_list_plus_its_own(raw_sidecar, write_config, fault_server_entry) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from sidecar.catalog import EMPTY_CATALOG, Catalog, Listing, full_layout
+from sidecar.catalog import Catalog, Listing, LiveCatalog
 from sidecar.gate.call import ToolCall
 from sidecar.gate.held import HeldStore
 from sidecar.gate.store import SharedHeldStore
@@ -22,13 +22,21 @@ Stage = Callable[[ToolCall, Next], Awaitable[ToolCall]]
 
 
 class Current:
-    """The catalog, the listing and the held store as they are now. The face swaps the
-    catalog and listing in as upstreams change, a shared store may replace the held store
-    at start-up; every stage that reads them holds this one object, so a swap reaches all."""
+    """The catalog, the listing and the held store as they are now. The catalog and
+    listing are the face's one holder (`LiveCatalog`, swapped by the hub as upstreams
+    change); a shared store may replace the held store at start-up. Every stage that reads
+    them holds this one object, so a swap reaches all."""
 
-    __slots__ = ("catalog", "listing", "held")
+    __slots__ = ("live", "held")
 
-    def __init__(self, held: HeldStore | SharedHeldStore) -> None:
-        self.catalog: Catalog = EMPTY_CATALOG
-        self.listing: Listing = full_layout(EMPTY_CATALOG)
+    def __init__(self, held: HeldStore | SharedHeldStore, live: LiveCatalog | None = None) -> None:
+        self.live = live if live is not None else LiveCatalog()
         self.held = held
+
+    @property
+    def catalog(self) -> Catalog:
+        return self.live.catalog
+
+    @property
+    def listing(self) -> Listing:
+        return self.live.listing
