@@ -70,8 +70,8 @@ class Trust:
         if not self.active:
             return list(listings)
         key = tuple((item.alias, id(item.tools)) for item in listings)
-        if key == self._last:
-            return self._screened
+        if key == self._last:  # the same tools: the same verdicts, on today's prompts and resources
+            return [_screened_again(item, before) for item, before in zip(listings, self._screened, strict=True)]
         others = {item.alias: [n for t in item.tools if isinstance(n := t.get("name"), str)] for item in listings}
         held: dict[str, tuple[str, Change]] = {}
         screened = []
@@ -152,3 +152,10 @@ class Trust:
     def held_target(self, name: str) -> tuple[str, str] | None:
         found = self.held.get(name)
         return (found[0], found[1].tool) if found is not None else None
+
+
+def _screened_again(item: UpstreamListing, before: UpstreamListing) -> UpstreamListing:
+    """`item` with the tools its last screening kept (its other lists are its own)."""
+    if before is item or before.tools is item.tools:
+        return item
+    return msgspec.structs.replace(item, tools=before.tools, tools_json=b"")

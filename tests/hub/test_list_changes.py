@@ -66,8 +66,6 @@ async def test_a_prompt_change_says_prompts_only() -> None:
     await _prompt_change({"f": {"pinning": "off"}})
 
 
-@pytest.mark.xfail(strict=True, reason="gate/trust.py `screen` reuses its last screened listings while the tools "
-                   "list object is unchanged, so a prompts-only change is lost whenever pinning is on")
 async def test_a_prompt_change_reaches_the_engine_with_pinning_on() -> None:
     await _prompt_change(WARN)
 
