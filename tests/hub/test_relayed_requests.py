@@ -5,6 +5,7 @@ notifications and refuses relayed requests while its answers still go (SPEC §5,
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -157,3 +158,43 @@ async def test_an_answer_for_a_start_that_ended_never_reaches_the_next_start() -
         engine.respond(relayed, SAMPLED)  # the engine answers the start that asked, now gone
         await upstream.sync()
         assert upstream.starts == 2 and _answers_for(upstream, "s-1") == []
+
+
+async def test_a_request_goes_to_the_engine_whose_call_is_waiting_on_that_upstream() -> None:
+    async with in_memory(_servers("f", "g")) as sidecar:
+        idle = await sidecar.engine(capabilities={"sampling": {}})
+        other = await sidecar.engine(capabilities={"sampling": {}})
+        waiting = await sidecar.engine(capabilities={"sampling": {}})
+        other.call("g__ask")
+        await sidecar.upstream("g").expect_call("ask")
+        waiting.call("f__ask")
+        call = await sidecar.upstream("f").expect_call("ask")
+        asked = asyncio.create_task(call.ask("sampling/createMessage", SAMPLE))
+        relayed = await waiting.expect_request("sampling/createMessage")
+        waiting.respond(relayed["id"], SAMPLED)
+        assert (await asked)["result"] == SAMPLED
+        for engine in (idle, other):
+            assert [f for f in engine.frames if f.get("method") == "sampling/createMessage"] == []
+
+
+async def test_the_engines_error_answer_reaches_the_upstream_with_its_code_and_words() -> None:
+    async with in_memory(_servers("f")) as sidecar:
+        engine = await sidecar.engine(capabilities={"sampling": {}, "elicitation": {}})
+        upstream = sidecar.upstream("f")
+        engine.call("f__ask")
+        call = await upstream.expect_call("ask")
+        shapes = [({"code": -1, "message": "the user declined"}, {"code": -1, "message": "the user declined"}),
+                  ({"code": "x", "message": 5}, {"code": -32603, "message": "the client reported an error"})]
+        for sent, received in shapes:
+            asked = asyncio.create_task(call.ask("elicitation/create", {"message": "?", "requestedSchema": {}}))
+            relayed = await engine.expect_request("elicitation/create")
+            engine.send({"jsonrpc": "2.0", "id": relayed["id"], "error": sent})
+            assert (await asked)["error"] == received
+
+
+async def test_a_request_the_sidecar_does_not_relay_is_refused_to_the_upstream() -> None:
+    async with in_memory(_servers("f")) as sidecar:
+        engine = await sidecar.engine(capabilities={"sampling": {}})
+        answer = await sidecar.upstream("f").ask("tools/list")  # an upstream asking the client for tools
+        assert answer["error"] == {"code": -32601, "message": "the sidecar does not relay tools/list"}
+        assert [f for f in engine.frames if f.get("method") == "tools/list"] == []

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.harness import FakeServer, in_memory, tool
+from tests.harness import FakeEngine, FakeServer, in_memory, tool
 
 SECRET = "tok-9f8e7d6c5b4a3210"  # a configured credential: never shown to the engine
 ENTRIES = {"f": {"env": {"API_TOKEN": SECRET}}}
@@ -105,3 +105,18 @@ async def test_the_engines_roots_change_reaches_ready_upstreams_only() -> None:
             assert len(sidecar.upstream(alias).frames("notifications/roots/list_changed")) == 1
         assert sidecar.upstream("slow").frames("notifications/roots/list_changed") == []
         assert [f for f in engine.frames if "error" in f] == []  # a notification gets no answer
+
+
+async def test_an_engine_hears_nothing_before_its_initialize_is_answered() -> None:
+    async with in_memory({"f": FakeServer([tool("echo")])}) as sidecar:
+        await sidecar.settled()
+        engine = FakeEngine(sidecar.face)
+        sidecar.engines.append(engine)  # closed with the sidecar
+        upstream = sidecar.upstream("f")
+        upstream.notify("notifications/message", {"level": "info", "data": "too early"})
+        await upstream.sync()
+        assert engine.frames == []
+        await engine.initialize()
+        upstream.notify("notifications/message", {"level": "info", "data": "heard"})
+        assert (await engine.expect_notification("notifications/message"))["params"]["data"] == "heard"
+        assert len(engine.notifications("notifications/message")) == 1
