@@ -198,3 +198,30 @@ async def test_a_request_the_sidecar_does_not_relay_is_refused_to_the_upstream()
         answer = await sidecar.upstream("f").ask("tools/list")  # an upstream asking the client for tools
         assert answer["error"] == {"code": -32601, "message": "the sidecar does not relay tools/list"}
         assert [f for f in engine.frames if f.get("method") == "tools/list"] == []
+
+
+async def test_ids_that_only_compare_equal_never_match_a_relayed_request() -> None:
+    """RELIABILITY rule 1: `True == 1.0 == 1` in Python; on the wire they are not ids at all."""
+    async with in_memory(_servers("f")) as sidecar:
+        engine = await sidecar.engine(capabilities={"sampling": {}})
+        upstream = sidecar.upstream("f")
+        relayed = await _relay(sidecar, engine, "f", "s-1")
+        assert relayed == 1
+        engine.send({"jsonrpc": "2.0", "id": True, "result": {"forged": True}})
+        engine.send({"jsonrpc": "2.0", "id": 1.0, "result": {"forged": True}})
+        await upstream.sync()
+        assert _answers_for(upstream, "s-1") == []
+        engine.respond(relayed, SAMPLED)
+        await upstream.sync()
+        assert [a["result"] for a in _answers_for(upstream, "s-1")] == [SAMPLED]
+
+
+async def test_an_upstream_request_under_an_id_that_is_not_one_is_not_relayed() -> None:
+    async with in_memory(_servers("f")) as sidecar:
+        engine = await sidecar.engine(capabilities={"sampling": {}, "roots": {}})
+        upstream = sidecar.upstream("f")
+        upstream.channel.send({"jsonrpc": "2.0", "id": True, "method": "sampling/createMessage", "params": SAMPLE})
+        upstream.channel.send({"jsonrpc": "2.0", "id": 2.5, "method": "roots/list"})
+        await upstream.sync()
+        assert [f for f in engine.frames if "method" in f and "id" in f] == []
+        assert sidecar.face.pool.get("f").connection.skipped_lines == 2  # type: ignore[union-attr]
