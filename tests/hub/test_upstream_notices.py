@@ -4,6 +4,7 @@ go to the upstream that owns the resource."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from tests.harness import FakeEngine, FakeServer, in_memory, tool
@@ -120,3 +121,34 @@ async def test_an_engine_hears_nothing_before_its_initialize_is_answered() -> No
         upstream.notify("notifications/message", {"level": "info", "data": "heard"})
         assert (await engine.expect_notification("notifications/message"))["params"]["data"] == "heard"
         assert len(engine.notifications("notifications/message")) == 1
+
+
+async def test_progress_an_upstream_reports_reaches_the_engine_with_secrets_hidden() -> None:
+    async with in_memory({"f": FakeServer([tool("work")])}, entries=ENTRIES) as sidecar:
+        engine = await sidecar.engine()
+        rid = engine.call("f__work", meta={"progressToken": "p"})
+        call = await sidecar.upstream("f").expect_call("work")
+        call.progress(1, 2, f"fetched with {SECRET}")
+        progress = await engine.expect_notification("notifications/progress")
+        assert progress["params"] == {"progressToken": "p", "progress": 1, "total": 2,
+                                      "message": "fetched with [redacted]"}
+        call.answer("done")
+        await engine.answer_to(rid)
+
+
+async def test_a_request_an_upstream_relays_reaches_the_engine_with_secrets_hidden() -> None:
+    async with in_memory({"f": FakeServer([tool("ask")])}, entries=ENTRIES) as sidecar:
+        engine = await sidecar.engine(capabilities={"elicitation": {}})
+        engine.call("f__ask")
+        call = await sidecar.upstream("f").expect_call("ask")
+        asked = asyncio.create_task(call.ask("elicitation/create", {"message": f"confirm {SECRET}?",
+                                                                     "requestedSchema": {"type": "object"}}))
+        relayed = await engine.expect_request("elicitation/create")
+        assert relayed["params"]["message"] == "confirm [redacted]?"
+        call.channel.send({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                           "params": {"requestId": "ask-1", "reason": f"{SECRET} expired"}})
+        cancelled = await engine.expect_notification("notifications/cancelled")
+        assert cancelled["params"] == {"requestId": relayed["id"], "reason": "[redacted] expired"}
+        assert SECRET not in str(engine.frames)
+        asked.cancel()
+        await asyncio.wait([asked])
