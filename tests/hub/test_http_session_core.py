@@ -164,3 +164,15 @@ async def test_a_post_whose_client_hung_up_has_its_call_cancelled_and_gets_no_an
         call.answer("too late")
         await upstream.sync()
         assert _held(stream) == [] and engine.session.in_flight == 0
+
+
+async def test_a_session_closed_with_a_call_in_flight_has_the_call_cancelled_upstream() -> None:
+    """A DELETE, or the session expiring idle-but-busy: the work it asked for stops too."""
+    async with _http_engine() as (sidecar, engine):
+        upstream = sidecar.upstream("f")
+        engine.post(_call("a", "f__work"))
+        call = await upstream.expect_call("work")
+        await engine.session.close()
+        assert await call.until_cancelled() is not None
+        conn = sidecar.face.pool.get("f").connection  # type: ignore[union-attr]
+        assert conn is not None and conn.in_flight == 0
