@@ -54,6 +54,17 @@ async def test_a_subscription_goes_to_the_upstream_that_owns_the_resource_only()
         assert (await engine.expect_notification("notifications/resources/updated"))["params"] == {"uri": "mem://g/doc"}
 
 
+async def test_a_subscription_to_a_uri_under_an_upstreams_template_goes_to_that_upstream() -> None:
+    g = _subscribable("g", "mem://g/doc")
+    g.templates = [{"uriTemplate": "mem://g/items/{id}", "name": "item"}]
+    servers = {"f": _subscribable("f", "mem://f/doc"), "g": g}
+    async with in_memory(servers) as sidecar:
+        engine = await sidecar.engine()
+        assert (await engine.roundtrip("resources/subscribe", {"uri": "mem://g/items/42"}))["result"] == {}
+        assert [f["params"]["uri"] for f in g.frames("resources/subscribe")] == ["mem://g/items/42"]
+        assert sidecar.upstream("f").frames("resources/subscribe") == []
+
+
 async def test_a_subscription_to_a_resource_nobody_owns_is_refused() -> None:
     servers = {"f": _subscribable("f", "mem://f/doc"), "g": _subscribable("g", "mem://g/doc")}
     async with in_memory(servers) as sidecar:
