@@ -176,3 +176,23 @@ async def test_a_session_closed_with_a_call_in_flight_has_the_call_cancelled_ups
         assert await call.until_cancelled() is not None
         conn = sidecar.face.pool.get("f").connection  # type: ignore[union-attr]
         assert conn is not None and conn.in_flight == 0
+
+
+async def test_a_get_stream_nobody_reads_refuses_upstream_requests_and_keeps_answers() -> None:
+    """No streaming POST: what is not an answer waits on the GET stream, which nobody opened.
+    Past its small bound, an upstream's request is refused to it; the POST's answer still comes."""
+    async with _http_engine() as (sidecar, engine):
+        upstream = sidecar.upstream("f")
+        post = engine.post(_call("a", "f__work"), streaming=False)
+        call = await upstream.expect_call("work")
+        for n in range(4):  # each ~100 KB, past the unopened stream's 256 KB
+            upstream.notify("notifications/resources/updated", {"uri": f"mem://doc/{n}?" + "x" * 100_000})
+        refused = await call.ask("sampling/createMessage", {"messages": [], "maxTokens": 1})
+        assert refused["error"] == {"code": -32603, "message": "the client is not reading what it is sent: "
+                                                              "sampling/createMessage refused"}
+        call.answer("answered all the same")
+        [answer] = await _all(post.frames)
+        assert answer["result"]["content"][0]["text"] == "answered all the same"
+        held = _held(engine.session.stream)
+        assert [f["method"] for f in held] == ["notifications/resources/updated"] * 3  # the fourth was dropped
+        assert engine.session.stream.shedding.dropped == {"notifications/resources/updated": 1, "request": 1}
