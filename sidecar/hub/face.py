@@ -3,7 +3,7 @@
 Owns the face's catalog and listing (rebuilt whenever an upstream changes, with
 `list_changed` sent only when what the engine sees really changed), the routing of
 resources, prompts and completions by name or URI, and the relay of upstream
-notifications and requests to the engine sessions.
+notifications and requests to the engine sessions, configured secrets hidden in them.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from sidecar.config import ServerConfig, SidecarConfig
 from sidecar.errors import INVALID_PARAMS, METHOD_NOT_FOUND, EngineInputError
 from sidecar.features import listable
 from sidecar.gate import QUERY_RESULT_TOOL, Gate
+from sidecar.gate.route import scrub_answer
 from sidecar.hub.session import CAPABILITY_OF_REQUEST, EngineSession
 from sidecar.upstream import Connection, Pool, Upstream, lifecycle
 from sidecar.wire import UpstreamFrame
@@ -230,7 +231,7 @@ class Face:
         method = frame.method or ""
         if method in ("notifications/message", "notifications/resources/updated"):
             params = msgspec.json.decode(frame.params) if frame.params else None
-            self._broadcast(method, self.gate.answers.clean(params) if self.gate.answers else params)
+            self._broadcast(method, self._clean(params))
         elif method == "notifications/cancelled":
             self._cancel_relayed(conn, frame)
 
@@ -247,7 +248,9 @@ class Face:
         if session is None:
             conn.respond_error(frame.id, METHOD_NOT_FOUND, f"the client did not declare the {capability} capability")
             return
-        session.relay_request(conn, frame.id, frame.method, frame.params)
+        scrub = self.gate.answers  # what reaches the engine hides configured secrets, as answers do
+        params = scrub_answer(frame.params, scrub) if scrub and frame.params else frame.params
+        session.relay_request(conn, frame.id, frame.method, params)
 
     def _asker_for(self, conn: Connection, capability: str) -> EngineSession | None:
         """The session to relay an upstream's request to: one with a call in flight on that
@@ -268,7 +271,11 @@ class Face:
             for ident, (owner, upstream_id) in list(session.relayed.items()):
                 if owner is conn and upstream_id == wanted:
                     session.relayed.release(ident)
-                    session.notify("notifications/cancelled", {"requestId": ident, "reason": params.get("reason", "")})
+                    reason = params.get("reason", "")
+                    session.notify("notifications/cancelled", {"requestId": ident, "reason": self._clean(reason)})
+
+    def _clean(self, value: Any) -> Any:
+        return self.gate.answers.clean(value) if self.gate.answers else value
 
     def _broadcast(self, method: str, params: Any = None) -> None:
         for session in self.sessions:

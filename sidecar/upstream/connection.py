@@ -114,7 +114,8 @@ class Connection:
         """Send a request and wait for its result (errors raised as UpstreamError).
 
         `on_sent` learns the upstream id (so a cancel can follow it); past `deadline`
-        seconds the upstream is told to stop and the wait ends with UpstreamUnavailable."""
+        seconds the upstream is told to stop and the wait ends with UpstreamUnavailable;
+        a wait cancelled from outside tells the upstream to stop as well."""
         ident, future = self.start_request(method, params, progress)
         if on_sent is not None:
             on_sent(self, ident)
@@ -127,6 +128,9 @@ class Connection:
         except TimeoutError:
             self.cancel(ident, "the sidecar's deadline for this call passed")
             raise UpstreamUnavailable(f"upstream '{self.alias}' timed out after {deadline:g}s") from None
+        except asyncio.CancelledError:  # whoever waited is gone (its session closed): the upstream stops too
+            self.cancel(ident, "the sidecar stopped waiting for this request")
+            raise
         finally:
             self.forget(ident)
         return result_of(frame)

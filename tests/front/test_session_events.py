@@ -17,6 +17,7 @@ from sidecar.front.dispatcher import Dispatcher
 from sidecar.front.http.sessions import HttpSession
 from sidecar.front.http.stateless import stamp_answer
 from sidecar.front.stdio import EngineStdout
+from sidecar.hub import build_face
 from sidecar.hub.face import Face
 from sidecar.hub.session import EngineSession
 from sidecar.redact import Redactor
@@ -25,7 +26,7 @@ from sidecar.wire.outbox import FrameQueue
 
 
 def _face() -> Face:
-    return Face(parse_config({"bot": {"id": "b", "engine": "claude"}, "mcpServers": {}}, {}))
+    return build_face(parse_config({"bot": {"id": "b", "engine": "claude"}, "mcpServers": {}}, {}))
 
 
 def _drain(queue: FrameQueue) -> list[Any]:

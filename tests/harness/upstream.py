@@ -144,7 +144,8 @@ class FakeServer:
     it hold the handshake (until `finish_start`, or for ever); `refuse_start` makes every start fail with those words;
     `on_call`, when set, answers each call itself (else the test takes them with
     `expect_call`); `answers` serves any other method (`resources/read`, `prompts/get`,
-    `completion/complete`, ...) from its params; what it does not serve is -32601."""
+    `completion/complete`, ...) from its params; what it does not serve is -32601;
+    `capabilities` are declared in its handshake beside those the rest implies."""
 
     def __init__(
         self,
@@ -158,6 +159,7 @@ class FakeServer:
         refuse_start: str | None = None,
         on_call: Callable[[ScriptedCall], None] | None = None,
         name: str = "fake",
+        capabilities: dict[str, Any] | None = None,
     ) -> None:
         self.tools = list(tools if tools is not None else [tool("echo", text={"type": "string"})])
         self.prompts, self.resources, self.templates = prompts, resources, templates
@@ -165,6 +167,7 @@ class FakeServer:
         self.answers_initialize, self.refuse_start = answers_initialize, refuse_start
         self.on_call = on_call
         self.name = name
+        self.extra_capabilities = dict(capabilities or {})  # declared beside those its lists imply (`logging`...)
         self.channels: list[FakeChannel] = []  # one per start, the live one last
         self.received: list[dict[str, Any]] = []  # every frame the sidecar sent, across starts
         self._calls: asyncio.Queue[ScriptedCall] = asyncio.Queue()
@@ -323,6 +326,7 @@ class FakeServer:
             capabilities["resources"] = {"listChanged": True, "subscribe": "resources/subscribe" in self.answers}
         if "completion/complete" in self.answers:
             capabilities["completions"] = {}
+        capabilities.update(self.extra_capabilities)
         return {"protocolVersion": "2025-06-18", "capabilities": capabilities,
                 "serverInfo": {"name": self.name, "version": "0"}}
 
