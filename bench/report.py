@@ -15,9 +15,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["derive", "render"]
+__all__ = ["NOT_IN_CASE", "derive", "render"]
 
 Results = dict[str, Any]
+NOT_IN_CASE = "not measured in this case"
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,23 @@ def _added_latency(results: Results) -> None:
         for key, base in (("added_vs_relay", relay), ("added_vs_fastmcp", fastmcp)):
             if (value := _ratio(added, base)) is not None:
                 entry["median"][key] = value
+
+
+def _http_added(results: Results) -> None:
+    """Adds the HTTP added latency (sidecar minus the fast upstream's own HTTP) to the
+    sidecar's `http` medians, and its ratio to the sidecar's stdio added, in place."""
+    direct = _median(results, "http", "direct", "http_call_p50_us")
+    sidecar = results["cases"].get("http", {}).get("results", {}).get("sidecar", {}).get("median")
+    if direct is None or not sidecar:
+        return
+    stdio = _median(results, "session", "sidecar", "added_p50_us")
+    for mode in ("session", "stateless"):
+        p50 = sidecar.get(f"http_{mode}_p50_us")
+        if p50 is None:
+            continue
+        sidecar[f"http_{mode}_added_p50_us"] = p50 - direct
+        if (ratio := _ratio(p50 - direct, stdio)) is not None:
+            sidecar[f"http_{mode}_added_vs_stdio"] = ratio
 
 
 def _ratios(results: Results) -> dict[str, Any]:
@@ -173,6 +191,7 @@ def _judge(target: Target, results: Results) -> dict[str, Any]:
 def derive(results: Results) -> Results:
     """Adds added latency, ratio tables and target verdicts to `results` (in place)."""
     _added_latency(results)
+    _http_added(results)
     results["ratios"] = _ratios(results)
     results["targets"] = [_judge(target, results) for target in TARGETS]
     return results
@@ -245,9 +264,31 @@ def render(results: Results) -> list[str]:
     for verdict in results["targets"]:
         lines.append("  " + _verdict(verdict))
     lines += _added_spread(results, names)
+    lines += _http(results)
     lines += _layouts(results.get("layout_build") or {})
     lines += _gate(results.get("gate") or {})
     lines += _missing(results)
+    return lines
+
+
+def _http(results: Results) -> list[str]:
+    """The HTTP case: each figure beside the stdio ones it compares with."""
+    case = results["cases"].get("http", {}).get("results", {})
+    direct, sidecar = case.get("direct", {}).get("median"), case.get("sidecar", {}).get("median")
+    if not direct or not sidecar:
+        return ["", "tools/call over HTTP: not measured (direct or sidecar missing in this run)"]
+
+    def trio(figures: dict[str, Any], prefix: str) -> str:
+        return " / ".join(f"{figures.get(f'{prefix}_p{q}_us', float('nan')):,.0f}" for q in (50, 90, 99))
+
+    stdio = results["cases"]["session"]["results"].get("sidecar", {}).get("median", {})
+    lines = ["", "tools/call over Streamable HTTP (sequential echo, one kept-alive connection; us p50 / p90 / p99):",
+             f"  fast upstream serving HTTP itself (aiohttp): {trio(direct, 'http_call')}"]
+    for mode, title in (("session", "sidecar, Mcp-Session-Id session"), ("stateless", "sidecar, stateless 2026-07-28")):
+        added, ratio = sidecar.get(f"http_{mode}_added_p50_us"), sidecar.get(f"http_{mode}_added_vs_stdio")
+        said = f"; added p50 {added:,.1f}" if added is not None else ""
+        said += f" ({ratio:.2f}x the sidecar's stdio added, {stdio['added_p50_us']:,.1f})" if ratio is not None else ""
+        lines.append(f"  {title}: {trio(sidecar, f'http_{mode}')}{said}")
     return lines
 
 
@@ -326,6 +367,8 @@ def _missing(results: Results) -> list[str]:
     lines: list[str] = []
     for case, body in results["cases"].items():
         for name, entry in body["results"].items():
+            if entry.get("reason") == NOT_IN_CASE:
+                continue
             if entry.get("status") == "missing":
                 lines.append(f"  {case}/{name}: missing: {entry.get('reason', '')[:300]}")
             elif entry.get("errors"):

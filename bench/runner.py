@@ -26,8 +26,10 @@ from bench.candidates import Candidate
 from bench.cases import Figures, Settings, measure_catalog, measure_session
 from bench.client import ConnectionFailed
 from bench.gate import time_gate
+from bench.http_calls import HTTP_CANDIDATES, measure_http
 from bench.layouts import time_layout_build
 from bench.probes import load_average, machine
+from bench.report import NOT_IN_CASE
 
 __all__ = ["CASES", "Case", "run"]
 
@@ -36,12 +38,14 @@ Progress = Callable[[str], None]
 
 @dataclass(frozen=True)
 class Case:
-    """A named measurement; `multi` cases need a candidate that can reach several upstreams."""
+    """A named measurement; `multi` cases need a candidate that can reach several upstreams;
+    `only`, when set, names the candidates the case applies to."""
 
     name: str
     title: str
     multi: bool
     measure: Callable[[Candidate, Settings, Path, Path], Figures]
+    only: tuple[str, ...] = ()
 
 
 CASES = (
@@ -50,6 +54,7 @@ CASES = (
          lambda c, s, w, log: measure_catalog(c, s.many, s, w, log)),
     Case("three", "3 upstreams x 425 tools", True,
          lambda c, s, w, log: measure_catalog(c, s.three, s, w, log)),
+    Case("http", "tools/call over Streamable HTTP (session, stateless)", False, measure_http, HTTP_CANDIDATES),
 )
 
 
@@ -97,6 +102,8 @@ def _applies(case: Case, candidate: Candidate) -> str | None:
         return candidate.missing
     if case.multi and candidate.single_only:
         return "serves one upstream only"
+    if case.only and candidate.name not in case.only:
+        return NOT_IN_CASE
     return None
 
 
