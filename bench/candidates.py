@@ -21,7 +21,7 @@ from pathlib import Path
 
 from bench.catalogs import CatalogSpec
 
-__all__ = ["BENCH_DIR", "REPO_ROOT", "Candidate", "Upstream", "all_candidates", "upstream_argv"]
+__all__ = ["BENCH_DIR", "REPO_ROOT", "Candidate", "Upstream", "all_candidates", "compile_sidecar", "upstream_argv"]
 
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent
@@ -104,6 +104,15 @@ def _fastmcp(upstreams: list[Upstream], workdir: Path) -> list[str]:
 
 _LAUNCHERS = {"direct": _direct, "sidecar": _sidecar,
               "fastmcp": _fastmcp, "sdk-proxy": _sdk}
+
+
+def compile_sidecar() -> bool:
+    """Write the sidecar's bytecode, as `pip install` does: start-up is then measured as a
+    user meets it, even where PYTHONDONTWRITEBYTECODE keeps a checkout's cache stale (a
+    module whose cache is stale is compiled from source at every start)."""
+    import compileall
+
+    return bool(compileall.compile_dir(str(REPO_ROOT / "sidecar"), quiet=1))
 
 
 def _sidecar_missing() -> str | None:

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.candidates import Candidate
+from bench.candidates import Candidate, compile_sidecar
 from bench.cases import Figures, Settings, measure_catalog, measure_session
 from bench.client import ConnectionFailed
 from bench.gate import time_gate
@@ -111,6 +111,8 @@ def run(settings: Settings, candidates: list[Candidate], progress: Progress,
         workdir: Path | None = None) -> dict[str, Any]:
     """Measure every case for every candidate, interleaved; return the JSON-ready results."""
     started = time.time()
+    if any(c.name == "sidecar" and not c.missing for c in candidates):
+        compile_sidecar()
     load_before = load_average()
     outcomes = {case.name: {c.name: Outcome() for c in candidates} for case in CASES}
     for case in CASES:
