@@ -137,9 +137,11 @@ def test_http_added_latency_is_derived_and_rendered() -> None:
         return {"results": {n: {"status": "ok", "median": m, "rounds": [m]} for n, m in by_name.items()}}
 
     results = {
-        "candidates": ["direct", "sidecar"],
+        "candidates": ["direct", "relay", "py-floor", "sidecar"],
         "cases": {
-            "session": case(direct={"call_p50_us": 40.0}, sidecar={"call_p50_us": 140.0}),
+            "session": case(direct={"call_p50_us": 40.0}, sidecar={"call_p50_us": 140.0},
+                            relay={"call_p50_us": 60.0, "calls_per_s_64": 40_000.0},
+                            **{"py-floor": {"call_p50_us": 100.0, "calls_per_s_64": 20_000.0}}),
             "http": case(direct={"http_call_p50_us": 300.0, "http_call_p90_us": 350.0, "http_call_p99_us": 400.0},
                          sidecar={f"http_{m}_p{q}_us": v for m, v in (("session", 450.0), ("stateless", 500.0))
                                   for q in (50, 90, 99)}),
@@ -155,6 +157,8 @@ def test_http_added_latency_is_derived_and_rendered() -> None:
     text = "\n".join(render(results))
     assert "sidecar, Mcp-Session-Id session: 450 / 450 / 450; added p50 150.0 (1.50x" in text
     assert "sidecar, stateless 2026-07-28: 500 / 500 / 500; added p50 200.0" in text
+    assert "py-floor, the least a Python asyncio proxy does: added p50 3.00x the relay's added, " \
+           "calls/s at 64 in flight 0.50x the relay's" in text
 
 
 def test_layout_build_benchmark_runs() -> None:
