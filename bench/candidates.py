@@ -1,11 +1,12 @@
 """The things being measured, and how each is started.
 
-Owns the command line of every candidate (direct, relay, sidecar, fastmcp,
-sdk proxy) for a given set of upstreams, and the one config file format they
-share (`{"mcpServers": {...}, "budgets": {...}}`, the sidecar's contract).
+Owns the command line of every candidate (direct, relay, py-floor, sidecar,
+fastmcp, sdk proxy) for a given set of upstreams, and the one config file format
+they share (`{"mcpServers": {...}, "budgets": {...}}`, the sidecar's contract).
 A candidate either merges several upstreams itself (sidecar, fastmcp) or is
-run once per upstream, all at the same time (direct, relay); the SDK proxy
-serves exactly one upstream and sits out the many-upstream cases.
+run once per upstream, all at the same time (direct, relay); the SDK proxy and
+the Python floor (`floor_proxy.py`) serve exactly one upstream and sit out the
+many-upstream cases.
 
 Refuses to start anything: it returns argv lists and says why a candidate is
 unavailable (`missing`) instead of failing later.
@@ -21,7 +22,7 @@ from pathlib import Path
 
 from bench.catalogs import CatalogSpec
 
-__all__ = ["BENCH_DIR", "REPO_ROOT", "Candidate", "Upstream", "all_candidates", "upstream_argv"]
+__all__ = ["BENCH_DIR", "REPO_ROOT", "Candidate", "Upstream", "all_candidates", "compile_sidecar", "upstream_argv"]
 
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent
@@ -89,6 +90,10 @@ def _relay(upstream: Upstream, mode: str) -> list[str]:
             *upstream_argv(upstream.spec)]
 
 
+def _floor(upstreams: list[Upstream], workdir: Path) -> list[str]:
+    return [PYTHON, str(BENCH_DIR / "floor_proxy.py"), "--", *upstream_argv(upstreams[0].spec)]
+
+
 def _sdk(upstreams: list[Upstream], workdir: Path) -> list[str]:
     return [PYTHON, str(BENCH_DIR / "sdk_proxy.py"), "--", *upstream_argv(upstreams[0].spec)]
 
@@ -102,8 +107,17 @@ def _fastmcp(upstreams: list[Upstream], workdir: Path) -> list[str]:
     return [PYTHON, str(BENCH_DIR / "fastmcp_proxy.py"), "--config", str(config)]
 
 
-_LAUNCHERS = {"direct": _direct, "sidecar": _sidecar,
+_LAUNCHERS = {"direct": _direct, "py-floor": _floor, "sidecar": _sidecar,
               "fastmcp": _fastmcp, "sdk-proxy": _sdk}
+
+
+def compile_sidecar() -> bool:
+    """Write the sidecar's bytecode, as `pip install` does: start-up is then measured as a
+    user meets it, even where PYTHONDONTWRITEBYTECODE keeps a checkout's cache stale (a
+    module whose cache is stale is compiled from source at every start)."""
+    import compileall
+
+    return bool(compileall.compile_dir(str(REPO_ROOT / "sidecar"), quiet=1))
 
 
 def _sidecar_missing() -> str | None:
@@ -130,6 +144,7 @@ def all_candidates(relay_modes: bool = False) -> list[Candidate]:
         Candidate("direct", merges=False),
         Candidate("relay", merges=False),
         *extra,
+        Candidate("py-floor", merges=False, single_only=True, missing=_module_missing("uvloop")),
         Candidate("sidecar", merges=True, missing=_sidecar_missing()),
         Candidate("fastmcp", merges=True, missing=_module_missing("fastmcp")),
         Candidate("sdk-proxy", merges=False, single_only=True, missing=_module_missing("mcp")),

@@ -14,7 +14,10 @@ ignored; unknown methods get -32601.
 It refuses concurrency: requests are handled in arrival order, one at a time,
 each reply written and flushed before the next line is read.
 
-Run it as a script: `python bench/fast_upstream.py --tools 425 ...`.
+Run it as a script: `python bench/fast_upstream.py --tools 425 ...`; with
+`--http PORT` it answers the same requests as POSTs to `http://127.0.0.1:PORT/mcp`
+instead (aiohttp, one JSON answer per POST, 202 for a notification, no sessions): the
+baseline of the HTTP benchmark, on the server stack the sidecar's own HTTP front uses.
 """
 
 from __future__ import annotations
@@ -138,18 +141,46 @@ def serve(upstream: FastUpstream, source: BinaryIO, sink: BinaryIO) -> None:
             sink.flush()
 
 
-def parse_spec(argv: list[str] | None = None) -> CatalogSpec:
+def serve_http(upstream: FastUpstream, port: int) -> None:
+    """Answer POSTs on 127.0.0.1:`port` until killed."""
+    from aiohttp import web
+
+    async def post(request: web.Request) -> web.Response:
+        reply = upstream.handle(await request.read())
+        if reply is None:
+            return web.Response(status=202)
+        return web.Response(body=reply[:-1], content_type="application/json")
+
+    app = web.Application()
+    app.router.add_post("/mcp", post)
+    web.run_app(app, host="127.0.0.1", port=port, access_log=None, print=None)
+
+
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--tools", type=int, default=4, help="tool count, echo and blob included")
     parser.add_argument("--tool-bytes", type=int, default=300, help="approximate JSON bytes per tool")
     parser.add_argument("--seed", type=int, default=4)
     parser.add_argument("--area", default="", help="name prefix of generated tools")
-    args = parser.parse_args(argv)
+    parser.add_argument("--http", type=int, metavar="PORT", help="serve HTTP POSTs on this port, not stdio")
+    return parser
+
+
+def parse_spec(argv: list[str] | None = None) -> CatalogSpec:
+    args = _parser().parse_args(argv)
+    return _spec(args)
+
+
+def _spec(args: argparse.Namespace) -> CatalogSpec:
     return CatalogSpec(tools=args.tools, tool_bytes=args.tool_bytes, seed=args.seed, area=args.area)
 
 
 def main(argv: list[str] | None = None) -> None:
-    upstream = FastUpstream(parse_spec(argv))
+    args = _parser().parse_args(argv)
+    upstream = FastUpstream(_spec(args))
+    if args.http:
+        serve_http(upstream, args.http)
+        return
     try:
         serve(upstream, sys.stdin.buffer, sys.stdout.buffer)
     except (BrokenPipeError, KeyboardInterrupt):

@@ -22,12 +22,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.candidates import Candidate
+from bench.candidates import Candidate, compile_sidecar
 from bench.cases import Figures, Settings, measure_catalog, measure_session
 from bench.client import ConnectionFailed
 from bench.gate import time_gate
+from bench.http_calls import HTTP_CANDIDATES, measure_http
 from bench.layouts import time_layout_build
 from bench.probes import load_average, machine
+from bench.report import NOT_IN_CASE
 
 __all__ = ["CASES", "Case", "run"]
 
@@ -36,12 +38,14 @@ Progress = Callable[[str], None]
 
 @dataclass(frozen=True)
 class Case:
-    """A named measurement; `multi` cases need a candidate that can reach several upstreams."""
+    """A named measurement; `multi` cases need a candidate that can reach several upstreams;
+    `only`, when set, names the candidates the case applies to."""
 
     name: str
     title: str
     multi: bool
     measure: Callable[[Candidate, Settings, Path, Path], Figures]
+    only: tuple[str, ...] = ()
 
 
 CASES = (
@@ -50,6 +54,7 @@ CASES = (
          lambda c, s, w, log: measure_catalog(c, s.many, s, w, log)),
     Case("three", "3 upstreams x 425 tools", True,
          lambda c, s, w, log: measure_catalog(c, s.three, s, w, log)),
+    Case("http", "tools/call over Streamable HTTP (session, stateless)", False, measure_http, HTTP_CANDIDATES),
 )
 
 
@@ -97,6 +102,8 @@ def _applies(case: Case, candidate: Candidate) -> str | None:
         return candidate.missing
     if case.multi and candidate.single_only:
         return "serves one upstream only"
+    if case.only and candidate.name not in case.only:
+        return NOT_IN_CASE
     return None
 
 
@@ -104,6 +111,8 @@ def run(settings: Settings, candidates: list[Candidate], progress: Progress,
         workdir: Path | None = None) -> dict[str, Any]:
     """Measure every case for every candidate, interleaved; return the JSON-ready results."""
     started = time.time()
+    if any(c.name == "sidecar" and not c.missing for c in candidates):
+        compile_sidecar()
     load_before = load_average()
     outcomes = {case.name: {c.name: Outcome() for c in candidates} for case in CASES}
     for case in CASES:

@@ -168,15 +168,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             config = mountable(config)
             # their start-up overlaps the rest of ours; what the bot cannot reach never starts
             start_early(s for s in config.servers if reaches(config, s.alias))
+        from sidecar.collector import settle_heap
+
         if args.http:
             from sidecar.app import run_http
 
             settings = _http_settings(args)
             watch_health = _health_schedule(config)
+            settle_heap()
             run_async(lambda: run_http(config, settings, redactor, watch_health))
         else:
             from sidecar.app import run_stdio
 
+            settle_heap()
             run_async(lambda: run_stdio(config, redactor))
     except KeyboardInterrupt:
         pass

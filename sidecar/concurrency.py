@@ -26,6 +26,7 @@ class Jobs:
     def __init__(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._running: set[asyncio.Task[None]] = set()
+        self._forget = self._running.discard
         self._closed = False
 
     def spawn(self, job: Coroutine[Any, Any, None]) -> None:
@@ -34,14 +35,18 @@ class Jobs:
             return
         task = self._loop.create_task(job)
         self._running.add(task)
-        task.add_done_callback(self._running.discard)
+        task.add_done_callback(self._forget)
 
     async def aclose(self) -> None:
+        """Cancel what still runs and wait for it. A task that ended but whose done
+        callback has not run yet (a stateless request closes its session in the turn its
+        answer went) is not waited for: nothing is left to wait for."""
         self._closed = True
-        for task in list(self._running):
+        left = [task for task in self._running if not task.done()]
+        for task in left:
             task.cancel()
-        if self._running:
-            await asyncio.wait(list(self._running))
+        if left:
+            await asyncio.wait(left)
 
     def __len__(self) -> int:
         return len(self._running)

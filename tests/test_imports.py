@@ -25,7 +25,7 @@ HEAVY = ("mcp", "pydantic", "aiohttp", "jmespath", "cryptography", "numpy", "use
 # import each other. A part is a folder or module under `sidecar/` (`sidecar` itself is the
 # package's `__init__`), or a whole sibling package.
 LAYERS: tuple[frozenset[str], ...] = (
-    frozenset({"sidecar", "errors", "redact", "features", "concurrency", "private_files", "examples"}),
+    frozenset({"sidecar", "errors", "redact", "features", "concurrency", "collector", "private_files", "examples"}),
     frozenset({"config", "logs"}),
     frozenset({"wire"}),
     frozenset({"catalog", "upstream"}),  # what the engine sees, and how requests leave: neither knows the other

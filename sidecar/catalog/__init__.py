@@ -1,4 +1,10 @@
-"""What the engine sees: merge upstream listings, name them, lay them out, search them. No I/O."""
+"""What the engine sees: merge upstream listings, name them, lay them out, search them. No I/O.
+
+`SearchIndex` is re-exported lazily: the search package loads only when a layout hides
+tools behind a search tool, or a query comes (start-up does not pay for it).
+"""
+
+from typing import TYPE_CHECKING, Any
 
 from sidecar.catalog.answers import answer_meta, resolve_meta_call, unknown_tool_text
 from sidecar.catalog.layouts import (
@@ -22,7 +28,9 @@ from sidecar.catalog.merge import (
 )
 from sidecar.catalog.names import name_budget
 from sidecar.catalog.sanitize import ToolCaps
-from sidecar.catalog.search import SearchIndex
+
+if TYPE_CHECKING:
+    from sidecar.catalog.search import SearchIndex
 
 __all__ = [
     "EMPTY_CATALOG",
@@ -47,3 +55,11 @@ __all__ = [
     "resolve_meta_call",
     "unknown_tool_text",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "SearchIndex":
+        from sidecar.catalog.search import SearchIndex
+
+        return SearchIndex
+    raise AttributeError(f"module 'sidecar.catalog' has no attribute {name!r}")

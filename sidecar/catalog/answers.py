@@ -13,14 +13,16 @@ A tool the bot may not see is reported exactly as an unknown one.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from sidecar.catalog.layouts.full import Listing, MetaTool
 from sidecar.catalog.layouts.trio import areas
 from sidecar.catalog.merge import Catalog, CatalogEntry
-from sidecar.catalog.search.index import SearchIndex
+
+if TYPE_CHECKING:  # the index comes built with the listing: search loads only when one is
+    from sidecar.catalog.search.index import SearchIndex
 
 __all__ = ["answer_meta", "resolve_meta_call", "unknown_tool_text", "FIND_LIMIT", "SEARCH_LIMIT"]
 

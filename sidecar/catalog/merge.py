@@ -74,11 +74,30 @@ def _clean(listing: UpstreamListing) -> tuple[list[dict[str, Any]], list[dict[st
     return tools, prompts, stripped + prompt_stripped
 
 
+_split_tools = msgspec.json.Decoder(list[msgspec.Raw]).decode
+
+
+def _within_caps(listing: UpstreamListing, bound: int) -> set[int]:
+    """The ids of the listing's tools whose whole encoding is at most `bound` bytes: no
+    field of theirs can be over a cap. Read from `tools_json` (the sidecar's own encoding
+    of `tools`, one item each) without encoding anything; empty when it cannot be read."""
+    try:
+        encoded = _split_tools(listing.tools_json) if listing.tools_json else []
+    except msgspec.DecodeError:
+        return set()
+    if len(encoded) != len(listing.tools):
+        return set()
+    return {id(tool) for tool, raw in zip(listing.tools, encoded) if len(raw) <= bound}
+
+
 def _capped(listing: UpstreamListing, tools: list[dict[str, Any]], caps: ToolCaps) -> tuple[list[dict[str, Any]], int]:
-    """The tools within the size caps, and how many were cut."""
-    if listing.tools_json and len(listing.tools_json) <= min(caps.description_chars, caps.schema_bytes):
+    """The tools within the size caps, and how many were cut. Only a tool that could be
+    over a cap is measured (one encoding per field, the slow part of a merge)."""
+    bound = min(caps.description_chars, caps.schema_bytes)
+    if listing.tools_json and len(listing.tools_json) <= bound:
         return tools, 0  # the whole listing is smaller than one cap: nothing to measure
-    capped = [cap_tool(t, caps) for t in tools]
+    small = _within_caps(listing, bound)
+    capped = [(t, False) if id(t) in small else cap_tool(t, caps) for t in tools]
     return [t for t, _ in capped], sum(cut for _, cut in capped)
 
 

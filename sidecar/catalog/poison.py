@@ -38,6 +38,7 @@ from sidecar.catalog.poison_rules import (
     RULES_VERSION,
     VALUE_FIELDS,
     Anchored,
+    LazyPattern,
     Rule,
 )
 
@@ -58,7 +59,7 @@ class Finding(msgspec.Struct, frozen=True):
 _WINDOW = 320  # characters either side of an anchor a match may reach (patterns are shorter)
 
 
-def _search(groups: tuple[tuple[str, ...], ...], pattern: re.Pattern[str], text: str) -> tuple[int, int] | None:
+def _search(groups: tuple[tuple[str, ...], ...], pattern: LazyPattern, text: str) -> tuple[int, int] | None:
     """The pattern's first match near an occurrence of its first group's anchors, when
     every group has an anchor in the text: the regex runs on windows, not on the whole."""
     holds = text.__contains__
@@ -77,7 +78,7 @@ def _search(groups: tuple[tuple[str, ...], ...], pattern: re.Pattern[str], text:
 
 
 @functools.lru_cache(maxsize=32768)  # listings repeat sentences: the same window is searched once
-def _window_search(pattern: re.Pattern[str], window: str) -> tuple[int, int] | None:
+def _window_search(pattern: LazyPattern, window: str) -> tuple[int, int] | None:
     match = pattern.search(window)
     return match.span() if match is not None else None
 

@@ -2,18 +2,47 @@
 written as patterns in several languages, each pattern with the anchor words it cannot
 match without (`sidecar.catalog.poison` runs them). Change `RULES_VERSION` with any rule,
 so scan results kept with pins are redone.
+
+Each pattern is compiled the first time text holding its anchors reaches it
+(`LazyPattern`): compiling all of them costs about 30 ms, which start-up does not pay,
+and most listings never wake most rules.
 """
 
 from __future__ import annotations
 
 import re
+import sys
+from collections.abc import Iterator
 
-__all__ = ["Anchored", "CREDENTIAL_ANCHORS", "CREDENTIAL_PATH", "READ_BEFORE", "RULES", "RULES_VERSION", "Rule",
-           "VALUE_FIELDS"]
+__all__ = ["Anchored", "CREDENTIAL_ANCHORS", "CREDENTIAL_PATH", "LazyPattern", "READ_BEFORE", "RULES",
+           "RULES_VERSION", "Rule", "VALUE_FIELDS"]
 
 RULES_VERSION = "1"
 
-Anchored = tuple[tuple[tuple[str, ...], ...], re.Pattern[str]]
+
+class LazyPattern:
+    """A regular expression compiled on its first search."""
+
+    __slots__ = ("source", "_compiled")
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self._compiled: re.Pattern[str] | None = None
+
+    @property
+    def compiled(self) -> re.Pattern[str]:
+        if self._compiled is None:
+            self._compiled = re.compile(self.source)
+        return self._compiled
+
+    def search(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
+        return self.compiled.search(text, pos, endpos)
+
+    def finditer(self, text: str) -> Iterator[re.Match[str]]:
+        return self.compiled.finditer(text)
+
+
+Anchored = tuple[tuple[tuple[str, ...], ...], LazyPattern]
 
 
 class Rule:
@@ -33,7 +62,7 @@ def _p(anchors: str, pattern: str) -> Anchored:
     """A pattern, run only on text that holds an anchor of every group (groups split by
     `;`, alternatives by `|`: words the pattern cannot match without)."""
     groups = tuple(tuple(group.split("|")) for group in anchors.split(";"))
-    return groups, re.compile(pattern.replace("[^.]", _NOT_SENTENCE_END))
+    return groups, LazyPattern(pattern.replace("[^.]", _NOT_SENTENCE_END))
 
 
 _USER_EN = r"(?:the\s+)?(?:user|human|person|operator|customer)s?"
@@ -184,7 +213,7 @@ RULES: tuple[Rule, ...] = (
 CREDENTIAL_ANCHORS = ("ssh", "id_", "aws", ".env", "netrc", "pgpass", "credential", "npmrc", "pypirc", ".docker",
                       "kube", "gnupg", "/etc/", ".pem", ".key", ".p12", ".pfx", "keystore", "gcloud", "wallet",
                       "private key", "private_key", "秘密鍵", "私钥", "ключ")
-CREDENTIAL_PATH = re.compile(
+CREDENTIAL_PATH = LazyPattern(
     r"~/\.ssh\b|(?<![\w-])\.ssh/|\bid_(?:rsa|dsa|ecdsa|ed25519)\b"
     r"|~/\.aws\b|\.aws/(?:credentials|config)\b|\baws_secret_access_key\b"
     r"|(?<![\w$.\-/])\.env(?:\.(?:local|production|prod|development|dev|staging))?\b(?!\s*(?:var|variable))"
@@ -194,7 +223,7 @@ CREDENTIAL_PATH = re.compile(
     r"|\b[\w-]+\.(?:pem|p12|pfx|keystore|jks|ppk)\b|\b(?:server|private|client|secret)[\w-]*\.key\b"
     r"|\bprivate[\s_]keys?\b|秘密鍵|私钥|приватный\s+ключ|закрытый\s+ключ"
 )
-READ_BEFORE = re.compile(
+READ_BEFORE = LazyPattern(
     r"(?:\b(?:read|reads|reading|cat|open|load|include|attach|copy|send|upload|get|fetch|access|grab|collect|dump|"
     r"print|output|paste|contents?\s+of|look\s+(?:at|in)|lee|leer|lea|lire|lis|lisez|lies|lesen|lese|leia|ler|leggi|"
     r"leggere|прочитай|прочти|прочитать|считай)\b|读取|读|查看|打开|読み|読んで|開いて)[^.。]{0,60}$"

@@ -86,6 +86,12 @@ class Connection:
         self._ids: IdAllocator[_Pending] = IdAllocator()
         self._progress: dict[int, ProgressSink] = {}
         self._next_token = 0
+        self._loop: asyncio.AbstractEventLoop | None = None  # the loop its transport runs on
+
+    def _bind_loop(self) -> asyncio.AbstractEventLoop:
+        """The running loop, asked once: on 3.11 each ask is a getpid() system call."""
+        self._loop = asyncio.get_running_loop()
+        return self._loop
 
     # -- outgoing -------------------------------------------------------------------
 
@@ -95,7 +101,8 @@ class Connection:
         """Send a request now; returns its upstream id and the future of its answer."""
         if self.closed_reason is not None:
             raise UpstreamUnavailable(f"upstream '{self.alias}' {self.closed_reason}")
-        future: asyncio.Future[UpstreamFrame] = asyncio.get_running_loop().create_future()
+        loop = self._loop or self._bind_loop()
+        future: asyncio.Future[UpstreamFrame] = loop.create_future()
         token = None
         if progress is not None:
             params, token = self._with_progress_token(params, progress)

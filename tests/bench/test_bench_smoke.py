@@ -26,6 +26,7 @@ from bench.__main__ import main as bench_main
 from bench.candidates import Candidate, all_candidates
 from bench.cases import Settings, measure_catalog, measure_session, percentile
 from bench.fast_upstream import FastUpstream
+from bench.http_calls import HTTP_CANDIDATES, measure_http
 from bench.layouts import time_layout_build
 from bench.report import derive, render
 from bench.runner import run
@@ -119,6 +120,47 @@ def test_catalog_benchmark_runs(name: str, tmp_path: Path) -> None:
     assert figures["tools"] == 2 * 39 and figures["list_ms"] > 0 and figures["list_bytes"] > 0
 
 
+@pytest.mark.parametrize("name", HTTP_CANDIDATES)
+def test_http_benchmark_runs(name: str, tmp_path: Path) -> None:
+    """Over HTTP: the fast upstream's own figures, or the sidecar's in a session and stateless."""
+    candidate = _available(name)
+    figures = measure_http(candidate, TINY, tmp_path, tmp_path / "stderr")
+    modes = ("call",) if name == "direct" else ("session", "stateless")
+    for mode in modes:
+        assert figures[f"http_{mode}_p50_us"] > 0 and figures[f"http_{mode}_p99_us"] > 0, mode
+        assert figures[f"http_{mode}_calls"] >= TINY.min_calls, mode
+
+
+def test_http_added_latency_is_derived_and_rendered() -> None:
+    """The sidecar's HTTP added p50 is its figure minus the fast upstream's, beside stdio's added."""
+    def case(**by_name: dict[str, float]) -> dict[str, object]:
+        return {"results": {n: {"status": "ok", "median": m, "rounds": [m]} for n, m in by_name.items()}}
+
+    results = {
+        "candidates": ["direct", "relay", "py-floor", "sidecar"],
+        "cases": {
+            "session": case(direct={"call_p50_us": 40.0}, sidecar={"call_p50_us": 140.0},
+                            relay={"call_p50_us": 60.0, "calls_per_s_64": 40_000.0},
+                            **{"py-floor": {"call_p50_us": 100.0, "calls_per_s_64": 20_000.0}}),
+            "http": case(direct={"http_call_p50_us": 300.0, "http_call_p90_us": 350.0, "http_call_p99_us": 400.0},
+                         sidecar={f"http_{m}_p{q}_us": v for m, v in (("session", 450.0), ("stateless", 500.0))
+                                  for q in (50, 90, 99)}),
+            "many": case(), "three": case(),
+        },
+        "machine": {"cpu": "x", "cores": 2, "implementation": "CPython", "python": "3.11", "kernel": "6"},
+        "settings": {"rounds": 1, "seq_calls": 1, "pipe_calls": 1, "phase_cap_s": 1.0}, "duration_s": 1.0,
+    }
+    derive(results)
+    sidecar = results["cases"]["http"]["results"]["sidecar"]["median"]  # type: ignore[index]
+    assert sidecar["http_session_added_p50_us"] == 150.0 and sidecar["http_stateless_added_p50_us"] == 200.0
+    assert sidecar["http_session_added_vs_stdio"] == 1.5
+    text = "\n".join(render(results))
+    assert "sidecar, Mcp-Session-Id session: 450 / 450 / 450; added p50 150.0 (1.50x" in text
+    assert "sidecar, stateless 2026-07-28: 500 / 500 / 500; added p50 200.0" in text
+    assert "py-floor, the least a Python asyncio proxy does: added p50 3.00x the relay's added, " \
+           "calls/s at 64 in flight 0.50x the relay's" in text
+
+
 def test_layout_build_benchmark_runs() -> None:
     _available("sidecar")
     figures = time_layout_build(repeats=1)
@@ -140,10 +182,12 @@ def test_runner_report_and_json(tmp_path: Path) -> None:
     lines: list[str] = []
     picked = [CANDIDATES["direct"], CANDIDATES["relay"]]
     results = derive(run(TINY, picked, progress=lines.append))
-    assert len(lines) == 3 * len(picked) and all(line.endswith("ok") for line in lines)
+    assert len(lines) == 3 * len(picked) + 1 and all(line.endswith("ok") for line in lines)  # + direct over HTTP
     for case in ("session", "many", "three"):
         for name in ("direct", "relay"):
             assert results["cases"][case]["results"][name]["status"] == "ok"
+    assert results["cases"]["http"]["results"]["direct"]["status"] == "ok"
+    assert results["cases"]["http"]["results"]["relay"]["reason"] == "not measured in this case"
     relay = results["cases"]["session"]["results"]["relay"]["median"]
     assert "added_p50_us" in relay and results["ratios"]["session.call_p50_us"]["relay"]["x_relay"] == 1.0
     assert {t["status"] for t in results["targets"]} == {"n/a"}  # no sidecar in this run

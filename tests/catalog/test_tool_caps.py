@@ -73,3 +73,13 @@ def test_cut_tools_are_counted_per_upstream() -> None:
 def test_a_name_that_had_to_be_repaired_is_left_out_and_counted() -> None:
     catalog = build_catalog([UpstreamListing("u", [{"name": "a\ufffd"}, {"name": "b"}])], 40)
     assert [e.exposed for e in catalog.tools] == ["u__b"] and catalog.skipped_tools == 1
+
+
+@given(st.lists(tools, max_size=6))
+def test_a_merge_caps_the_same_with_or_without_the_encoded_listing(listed: list[dict[str, Any]]) -> None:
+    """With `tools_json` (as upstreams hand it in) only tools that could be over a cap are
+    measured; what is listed is the same as measuring every tool."""
+    fast = build_catalog([UpstreamListing("u", listed, tools_json=msgspec.json.encode(listed))], 40, caps=CAPS)
+    slow = build_catalog([UpstreamListing("u", listed)], 40, caps=CAPS)
+    assert [e.spec for e in fast.tools] == [e.spec for e in slow.tools]
+    assert fast.sizes == slow.sizes

@@ -15,7 +15,6 @@ from typing import Any
 from sidecar.catalog.layouts.full import MetaTool, UpstreamTraits
 from sidecar.catalog.layouts.parts import Part, name_targets, schema
 from sidecar.catalog.merge import CatalogEntry
-from sidecar.catalog.search import SearchIndex
 
 __all__ = ["FIND_TOOL", "USE_TOOL", "bridge_part", "find_tool_spec", "use_tool_spec"]
 
@@ -78,6 +77,8 @@ def bridge_part(entries: Sequence[CatalogEntry], traits: Mapping[str, UpstreamTr
     tools = tuple(e.spec for e in listed)
     if not hidden:
         return Part(aliases, tools, tuple(entries), direct=tuple(direct), builtin=True)
+    from sidecar.catalog.search import SearchIndex  # loaded only when tools are hidden
+
     meta = {
         FIND_TOOL: MetaTool("find_tool", name_targets(hidden), SearchIndex(hidden)),
         USE_TOOL: MetaTool("use_tool", name_targets([*hidden, *listed])),

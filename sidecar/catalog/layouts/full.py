@@ -6,12 +6,13 @@ which every layout module shares.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 
 from sidecar.catalog.merge import Catalog
-from sidecar.catalog.search import SearchIndex
+if TYPE_CHECKING:  # search loads only when a layout hides tools behind it
+    from sidecar.catalog.search import SearchIndex
 
 __all__ = ["Listing", "MetaTool", "UpstreamTraits", "full_layout"]
 

@@ -16,7 +16,6 @@ from sidecar.catalog.layouts.bridged import QUERY_HINT
 from sidecar.catalog.layouts.full import MetaTool
 from sidecar.catalog.layouts.parts import Part, name_targets, schema
 from sidecar.catalog.merge import CatalogEntry, UpstreamSize
-from sidecar.catalog.search import SearchIndex, stem, words
 
 __all__ = [
     "BIG_TOOLS",
@@ -62,6 +61,8 @@ def is_big(size: UpstreamSize) -> bool:
 def _subjects(entries: Sequence[CatalogEntry]) -> list[tuple[str, list[str]]]:
     """(subject, the name's other words) per tool. The subject is the word of its name that
     the most tool names share, actions and numbers aside."""
+    from sidecar.catalog.search import stem, words  # search loads only when a trio is laid out
+
     named = [[w for w in words(e.name) if not w.isdigit()] or [e.name] for e in entries]
     candidates = [[w for w in parts if w not in _ACTIONS] or parts[-1:] for parts in named]
     shared = Counter(s for found in candidates for s in {stem(w) for w in found})
@@ -75,6 +76,8 @@ def _subjects(entries: Sequence[CatalogEntry]) -> list[tuple[str, list[str]]]:
 def _ranked_areas(entries: Sequence[CatalogEntry]) -> list[tuple[str, int, list[str]]]:
     """(label, tool count, the words its tool names use most beyond the plain verbs) per
     area, most tools first, then by name."""
+    from sidecar.catalog.search import stem
+
     counts: Counter[str] = Counter()
     labels: dict[str, Counter[str]] = {}
     others: dict[str, Counter[str]] = {}
@@ -161,6 +164,8 @@ def trio_tools(about: str, names: TrioNames) -> tuple[dict[str, Any], ...]:
 def trio_meta(entries: Sequence[CatalogEntry], direct: Sequence[CatalogEntry], names: TrioNames) -> dict[str, MetaTool]:
     """What stands behind a trio: search over the entries it covers (not the `directOnly`
     ones, which stay listed), describe over all, call over all (so those can be refused)."""
+    from sidecar.catalog.search import SearchIndex
+
     direct_names = {e.exposed for e in direct}
     searchable = [e for e in entries if e.exposed not in direct_names]
     every = name_targets(entries)
