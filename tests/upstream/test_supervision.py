@@ -84,8 +84,9 @@ async def test_restarts_back_off_and_a_burst_of_crashes_pauses_the_upstream() ->
             upstream.die()
             await upstream.wait_started(crash + 1)
             started.append(loop.time())
-        gaps = [round(later - earlier, 2) for earlier, later in zip(started, started[1:])]
-        assert gaps == [backoff.first * 2 ** n for n in range(backoff.burst - 1)]
+        gaps = [later - earlier for earlier, later in zip(started, started[1:])]
+        # virtual time, but a loop turn spent waiting on a thread may still add a step
+        assert gaps == pytest.approx([backoff.first * 2 ** n for n in range(backoff.burst - 1)], abs=0.05)
         await sidecar.state_of("c", "ready")
         upstream.die()  # the fifth crash inside the window: the circuit opens
         assert await sidecar.state_of("c", "paused") == "paused"
