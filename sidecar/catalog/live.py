@@ -10,7 +10,7 @@ from __future__ import annotations
 from sidecar.catalog.layouts import Listing, full_layout
 from sidecar.catalog.merge import EMPTY_CATALOG, Catalog
 
-__all__ = ["LiveCatalog"]
+__all__ = ["LiveCatalog", "ReadsLive"]
 
 
 class LiveCatalog:
@@ -25,3 +25,19 @@ class LiveCatalog:
     def swap(self, catalog: Catalog, listing: Listing) -> None:
         """Replace both together: no reader sees a catalog beside another catalog's listing."""
         self.catalog, self.listing = catalog, listing
+
+
+class ReadsLive:
+    """For a holder of `live`: its catalog and listing, read through the one holder (the
+    hub and the gate's shared tables both read this way, so neither keeps a copy)."""
+
+    __slots__ = ()
+    live: LiveCatalog
+
+    @property
+    def catalog(self) -> Catalog:
+        return self.live.catalog
+
+    @property
+    def listing(self) -> Listing:
+        return self.live.listing

@@ -19,7 +19,6 @@ import msgspec
 
 from sidecar.catalog import (
     Catalog,
-    Listing,
     LiveCatalog,
     ToolCaps,
     UpstreamListing,
@@ -29,6 +28,7 @@ from sidecar.catalog import (
     choose_layout,
     name_budget,
 )
+from sidecar.catalog.live import ReadsLive
 from sidecar.config import ServerConfig, SidecarConfig
 from sidecar.errors import INVALID_PARAMS, METHOD_NOT_FOUND, EngineInputError
 from sidecar.features import listable
@@ -54,7 +54,7 @@ def _template_pattern(template: str) -> re.Pattern[str]:
     return re.compile(".+?".join(re.escape(p) for p in parts) + r"\Z", re.DOTALL)
 
 
-class Face:
+class Face(ReadsLive):
     """The hub of one face. It is given its pool, gate and catalog holder (built together
     by `sidecar.hub.assemble.build_face`) and listens to the pool from here on."""
 
@@ -79,14 +79,6 @@ class Face:
         self.tracer: Any = None  # a sidecar.front.tracing.Tracing when traces are on
         self._started = time.monotonic()
         self.rebuild()
-
-    @property
-    def catalog(self) -> Catalog:
-        return self.live.catalog
-
-    @property
-    def listing(self) -> Listing:
-        return self.live.listing
 
     # -- servers joining and leaving (the health schedule) ----------------------------
 

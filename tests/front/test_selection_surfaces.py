@@ -27,6 +27,7 @@ from sidecar.config import Grants, Selection, parse_config
 from sidecar.gate.grants import Grant
 from sidecar.mounts.reach import reaches
 from tests.conftest import read_event_file
+from tests.selection_cases import SURFACE_REQUESTS
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -88,22 +89,7 @@ def _surfaces(answers: dict[str, dict[str, Any]]) -> None:
 
 
 def _requests() -> dict[str, tuple[str, dict[str, Any]]]:
-    return {
-        "tools/list": ("tools/list", {}),
-        "prompts/list": ("prompts/list", {}),
-        "resources/list": ("resources/list", {}),
-        "resources/templates/list": ("resources/templates/list", {}),
-        "read alpha": ("resources/read", {"uri": "sdk://alpha/static/hello"}),
-        "complete alpha": ("completion/complete", {"ref": {"type": "ref/prompt", "name": "alpha__greet"},
-                                                   "argument": {"name": "name", "value": "al"}}),
-        "get beta": ("prompts/get", {"name": "beta__greet", "arguments": {"name": "x"}}),
-        "read beta": ("resources/read", {"uri": "sdk://beta/static/hello"}),
-        "complete beta prompt": ("completion/complete", {"ref": {"type": "ref/prompt", "name": "beta__greet"},
-                                                         "argument": {"name": "name", "value": "al"}}),
-        "complete beta template": ("completion/complete", {"ref": {"type": "ref/resource", "uri": "sdk://beta/items/{id}"},
-                                                           "argument": {"name": "id", "value": "1"}}),
-        "subscribe beta": ("resources/subscribe", {"uri": "sdk://beta/static/hello"}),
-    }
+    return {label: request for label, request in SURFACE_REQUESTS.items() if label != "get alpha"}
 
 
 @pytest.mark.e2e

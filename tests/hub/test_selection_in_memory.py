@@ -6,12 +6,12 @@ revision keep their real-process test in tests/front/test_selection_surfaces.py.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
 
 from tests.front.test_selection_surfaces import CUTS
 from tests.harness import FakeServer, echo, in_memory, tool
+from tests.selection_cases import SURFACE_REQUESTS
 
 
 def _serving(alias: str) -> FakeServer:
@@ -28,32 +28,13 @@ def _serving(alias: str) -> FakeServer:
                       templates=[{"uriTemplate": f"sdk://{alias}/items/{{id}}", "name": "item"}])
 
 
-REQUESTS: dict[str, tuple[str, dict[str, Any]]] = {
-    "tools/list": ("tools/list", {}),
-    "prompts/list": ("prompts/list", {}),
-    "resources/list": ("resources/list", {}),
-    "resources/templates/list": ("resources/templates/list", {}),
-    "read alpha": ("resources/read", {"uri": "sdk://alpha/static/hello"}),
-    "get alpha": ("prompts/get", {"name": "alpha__greet", "arguments": {"name": "x"}}),
-    "complete alpha": ("completion/complete", {"ref": {"type": "ref/prompt", "name": "alpha__greet"},
-                                               "argument": {"name": "name", "value": "al"}}),
-    "get beta": ("prompts/get", {"name": "beta__greet", "arguments": {"name": "x"}}),
-    "read beta": ("resources/read", {"uri": "sdk://beta/static/hello"}),
-    "complete beta prompt": ("completion/complete", {"ref": {"type": "ref/prompt", "name": "beta__greet"},
-                                                     "argument": {"name": "name", "value": "al"}}),
-    "complete beta template": ("completion/complete", {"ref": {"type": "ref/resource", "uri": "sdk://beta/items/{id}"},
-                                                       "argument": {"name": "id", "value": "1"}}),
-    "subscribe beta": ("resources/subscribe", {"uri": "sdk://beta/static/hello"}),
-}
-
-
 @pytest.mark.parametrize("cut", list(CUTS))
 async def test_what_the_bot_cannot_reach_is_nowhere_and_never_started(cut: str) -> None:
     servers = {"alpha": _serving("alpha"), "beta": _serving("beta"), "gamma": FakeServer([tool("echo")], name="gamma")}
     bot, top = CUTS[cut]
     async with in_memory(servers, bot=bot, **top) as sidecar:
         engine = await sidecar.engine()
-        answers = {label: await engine.roundtrip(method, params) for label, (method, params) in REQUESTS.items()}
+        answers = {label: await engine.roundtrip(method, params) for label, (method, params) in SURFACE_REQUESTS.items()}
     assert [p["name"] for p in answers["prompts/list"]["result"]["prompts"]] == ["alpha__greet", "alpha__plain"]
     assert [r["uri"] for r in answers["resources/list"]["result"]["resources"]] == ["sdk://alpha/static/hello"]
     assert [t["uriTemplate"] for t in answers["resources/templates/list"]["result"]["resourceTemplates"]] == [

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from sidecar.catalog import Catalog, Listing, LiveCatalog
+from sidecar.catalog import LiveCatalog
+from sidecar.catalog.live import ReadsLive
 from sidecar.gate.call import ToolCall
 from sidecar.gate.held import HeldStore
 from sidecar.gate.store import SharedHeldStore
@@ -21,7 +22,7 @@ Next = Callable[[ToolCall], Awaitable[ToolCall]]
 Stage = Callable[[ToolCall, Next], Awaitable[ToolCall]]
 
 
-class Current:
+class Current(ReadsLive):
     """The catalog, the listing and the held store as they are now. The catalog and
     listing are the face's one holder (`LiveCatalog`, swapped by the hub as upstreams
     change); a shared store may replace the held store at start-up. Every stage that reads
@@ -33,10 +34,3 @@ class Current:
         self.live = live if live is not None else LiveCatalog()
         self.held = held
 
-    @property
-    def catalog(self) -> Catalog:
-        return self.live.catalog
-
-    @property
-    def listing(self) -> Listing:
-        return self.live.listing
