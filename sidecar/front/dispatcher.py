@@ -81,7 +81,7 @@ class Dispatcher:
         self.face = face
         self.session = session
         self.spawn = spawn
-        self.redact = redactor or Redactor()
+        self.redact = Redactor() if redactor is None else redactor  # one with no secrets is falsy: kept, not rebuilt
 
     # -- frames in ----------------------------------------------------------------
 
