@@ -40,6 +40,7 @@ from sidecar.wire import (
     FrameRejected,
     Notification,
     Request,
+    RequestId,
     Response,
     decode_engine_frame,
 )
@@ -80,7 +81,7 @@ class Dispatcher:
         self.face = face
         self.session = session
         self.spawn = spawn
-        self.redact = redactor or Redactor()
+        self.redact = Redactor() if redactor is None else redactor  # one with no secrets is falsy: kept, not rebuilt
 
     # -- frames in ----------------------------------------------------------------
 
@@ -113,8 +114,9 @@ class Dispatcher:
             session.emit(ErrorAnswer(req.id, METHOD_NOT_FOUND, f"method not found: {req.method}"))
             return
         session.in_flight[req.id] = None
-        if self.face.tracer is not None:
-            handler = self.face.tracer.wrap(handler)
+        tracer = self.face.tracer
+        if tracer is not None:
+            handler = tracer.wrap(handler)
         self.spawn(self._serve(handler, req))
 
     async def _serve(self, handler: Handler, req: Request) -> None:
@@ -156,26 +158,17 @@ class Dispatcher:
     # -- relaying -----------------------------------------------------------------
 
     def progress_sink(self, req: Request) -> Callable[[dict[str, Any]], None] | None:
+        """Relays an upstream's progress to the engine while `req` is in flight; None when
+        the request carries no progress token (nothing is built then)."""
         meta = req.params.get("_meta")
         token = meta.get("progressToken") if isinstance(meta, dict) else None
-        if type(token) not in (int, str):
+        if type(token) is not int and type(token) is not str:
             return None
-        session = self.session
-        scrub = self.face.gate.answers
-
-        def relay(params: dict[str, Any]) -> None:
-            if req.id in session.in_flight:
-                session.notify("notifications/progress", {**(scrub.clean(params) if scrub else params),
-                                                          "progressToken": token})
-
-        return relay
+        return _Progress(self.session, req.id, token, self.face.gate.answers).relay
 
     def mark_sent(self, req: Request) -> Callable[[Any, int], None]:
-        def sent(conn: Any, upstream_id: int) -> None:
-            if req.id in self.session.in_flight:
-                self.session.in_flight[req.id] = (conn, upstream_id)
-
-        return sent
+        """Records where `req` went (connection, upstream id), so a cancellation follows it."""
+        return _Sent(self.session.in_flight, req.id).sent
 
     async def forward(self, req: Request, upstream: Upstream, params: dict[str, Any] | None = None) -> msgspec.Raw:
         """Send `req` to one upstream under a fresh id; cancellation and progress follow it;
@@ -191,3 +184,37 @@ class Dispatcher:
             answer = await conn.request(req.method, body or None, self.progress_sink(req), self.mark_sent(req))
         scrub = self.face.gate.answers
         return scrub_answer(answer, scrub) if scrub else answer
+
+
+class _Sent:
+    """Where one request went upstream, written into its session's in-flight table while
+    the request is still there (a bound method, not a closure, per request)."""
+
+    __slots__ = ("in_flight", "ident")
+
+    def __init__(self, in_flight: dict[RequestId, Any], ident: RequestId) -> None:
+        self.in_flight = in_flight
+        self.ident = ident
+
+    def sent(self, conn: Any, upstream_id: int) -> None:
+        if self.ident in self.in_flight:
+            self.in_flight[self.ident] = (conn, upstream_id)
+
+
+class _Progress:
+    """One request's progress relay: an upstream's progress goes to the engine under the
+    engine's token, secrets scrubbed, while the request is in flight."""
+
+    __slots__ = ("session", "ident", "token", "scrub")
+
+    def __init__(self, session: EngineSession, ident: RequestId, token: int | str, scrub: Any) -> None:
+        self.session = session
+        self.ident = ident
+        self.token = token
+        self.scrub = scrub
+
+    def relay(self, params: dict[str, Any]) -> None:
+        if self.ident in self.session.in_flight:
+            scrub = self.scrub
+            self.session.notify("notifications/progress", {**(scrub.clean(params) if scrub else params),
+                                                           "progressToken": self.token})

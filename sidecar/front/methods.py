@@ -76,22 +76,26 @@ async def tools_list(d: Dispatcher, req: Request) -> Result:
 
 
 async def tools_call(d: Dispatcher, req: Request) -> Result:
-    name = text_param(req, "name")
-    arguments = req.params.get("arguments", {})
+    params = req.params
+    name = params.get("name")
+    if not isinstance(name, str):
+        raise EngineInputError("params.name must be a string")
+    arguments = params.get("arguments", {})
     if arguments is None:
         arguments = {}
     if not isinstance(arguments, dict):
         raise EngineInputError("params.arguments must be an object")
-    meta = req.params.get("_meta")
+    meta = params.get("_meta")
+    session = d.session
     call = ToolCall(
         name=name,
         arguments=arguments,
         meta=meta if isinstance(meta, dict) else None,
-        session=d.session.held_scope,
-        progress=d.progress_sink(req),
+        session=session.held_scope,
+        progress=d.progress_sink(req) if meta is not None else None,
         on_sent=d.mark_sent(req),
+        confirmer=confirmer_for(session, req),
     )
-    call.confirmer = confirmer_for(d.session, req)
     await d.face.gate.run(call)
     return call_answer(call, d.redact)
 

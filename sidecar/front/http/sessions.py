@@ -72,11 +72,17 @@ class HttpSession:
         self.dispatcher = Dispatcher(face, self.engine, self.jobs.spawn, redactor)
         self.last_seen = time.monotonic()
         # The GET stream's frames; they wait here, fewer, while no GET stream is open.
-        self.stream = FrameQueue(Shedding("an HTTP client's GET stream"))
+        self._stream: FrameQueue | None = None  # made when first needed (a stateless request seldom does)
         self.stream_open = False
         self._by_id: dict[RequestId, Exchange] = {}
         self._by_token: dict[object, Exchange] = {}
         self._open: list[Exchange] = []
+
+    @property
+    def stream(self) -> FrameQueue:
+        if self._stream is None:
+            self._stream = FrameQueue(Shedding("an HTTP client's GET stream"))
+        return self._stream
 
     # -- engine frames in ---------------------------------------------------------------
 
@@ -194,8 +200,8 @@ class HttpSession:
             exchange.frames.put(None)
         if self.stream_open:
             self.stream.put(b"")  # wakes the GET writer, which then ends
-        else:
-            self.stream.discard()
+        elif self._stream is not None:
+            self._stream.discard()
         await self.jobs.aclose()
 
 
