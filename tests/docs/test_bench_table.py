@@ -49,7 +49,7 @@ def _run_in_runner_shape() -> dict[str, object]:
 
 
 def test_a_full_run_writes_figures_and_tables_that_agree(tmp_path: Path) -> None:
-    results = derive(_run_in_runner_shape())  # type: ignore[arg-type]
+    results = derive(_run_in_runner_shape())
     table = doc_table.write(results, "python -m bench", tmp_path)
     figures = json.loads((tmp_path / doc_table.FIGURES_FILE).read_text())
     assert table.read_text() == doc_table.render_markdown(figures)
@@ -57,3 +57,17 @@ def test_a_full_run_writes_figures_and_tables_that_agree(tmp_path: Path) -> None
     assert "| added p50 vs direct (us) | 0 | 20 | 100 |" in said
     assert "| RSS idle (MB) | 20 | 10 | 40 |" in said
     assert "In memory: not measured in this run." in said
+
+
+def test_the_bench_command_writes_the_docs_tables_where_told(tmp_path: Path) -> None:
+    """A real (smoke-sized) run of `python -m bench` with `--docs DIR`; a --quick run without
+    it leaves docs/generated/ alone (checked by the committed-table test above)."""
+    from bench.__main__ import main as bench_main
+
+    docs = tmp_path / "generated"
+    argv = ["--quick", "--only", "direct,relay", "--quiet", "--no-search", "--out", str(tmp_path / "r.json"),
+            "--docs", str(docs)]
+    assert bench_main(argv) == 0
+    figures = json.loads((docs / doc_table.FIGURES_FILE).read_text())
+    assert figures["candidates"] == ["direct", "relay"] and figures["command"].startswith("python -m bench --quick")
+    assert (docs / doc_table.TABLE_FILE).read_text() == doc_table.render_markdown(figures)
