@@ -35,11 +35,13 @@ REQUEST_KEY = "confirm"
 
 class Confirmer:
     """How this call's engine can be asked: live elicitation (`ask`), or the stateless
-    round (`stateless`, with what the retried request carried)."""
+    round (`stateless`, with what the retried request carried). `caller` is who asks (the
+    identity held results are bound to), which a sealed state is bound to as well."""
 
     def __init__(self, ask: Asker | None = None, *, stateless: bool = False, state: object = None,
-                 responses: object = None) -> None:
+                 responses: object = None, caller: str = "") -> None:
         self.ask = ask
+        self.caller = caller
         self.stateless = stateless
         self.state = state
         self.responses = responses
@@ -128,12 +130,13 @@ class ConfirmStage:
         sealer = self.sealer()
         if confirmer.state is None:
             claim = sealer.new_claim(bot=self.bot, face=self.face, tool=tool, arguments=arguments,
-                                     seconds=self.state_seconds)
+                                     seconds=self.state_seconds, caller=confirmer.caller)
             return Confirmation("ask", "the person was asked", input_required(form, sealer.seal(claim)))
         from sidecar.gate.store import StoreUnavailable
 
         try:
-            redeemed = sealer.redeem(confirmer.state, bot=self.bot, face=self.face, tool=tool, arguments=arguments)
+            redeemed = sealer.redeem(confirmer.state, bot=self.bot, face=self.face, tool=tool, arguments=arguments,
+                                     caller=confirmer.caller)
         except StoreUnavailable:  # fail closed: a state that cannot be marked used is not honoured
             return Confirmation("deny", "the confirmation state could not be checked: the shared store did not answer")
         if not redeemed:
