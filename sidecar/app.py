@@ -104,7 +104,14 @@ async def run_http(config: SidecarConfig, settings: FrontSettings, redactor: Red
     if config.gateway.bots:
         from sidecar.front.gateway import serve_gateway
 
-        return await serve_gateway(config, redactor, settings, _wait_for_signal, watch_health)
+        received: list[int] = []
+
+        async def until() -> None:
+            received.append(await _wait_for_signal())
+
+        await serve_gateway(config, redactor, settings, until, watch_health)
+        signalled_exit(received[0] if received else None)
+        return
     face = build_face(mountable(config))
     front = HttpFront(face, redactor, settings)
     if config.store.url:
@@ -124,9 +131,10 @@ async def run_http(config: SidecarConfig, settings: FrontSettings, redactor: Red
         group.start_soon(front.expire_idle, name="idle sessions")
         if watch_health is not None and config.health.schedule:
             group.start_soon(watch_health(face, config).run, name="health schedule")
+        signum: int | None = None
         try:
-            await _wait_for_signal()
-            await front.drain()
+            signum = await _wait_for_signal()
+            await front.drain(signal_name(signum))
         finally:
             face.closing = True
             with anyio.CancelScope(shield=True):
@@ -135,6 +143,7 @@ async def run_http(config: SidecarConfig, settings: FrontSettings, redactor: Red
                 if tracing is not None:
                     tracing.shutdown()
             group.cancel_scope.cancel()
+    signalled_exit(signum)
 
 
 def _start_tracing(faces: list[Face], transport: str) -> Any:
@@ -172,10 +181,12 @@ def _attach_metrics(front: Any) -> None:
     front.metrics.watch(MetricsSource(front.face, lambda: len(front.table.sessions)))
 
 
-async def _wait_for_signal() -> None:
+async def _wait_for_signal() -> int:
+    """The number of the first SIGTERM or SIGINT."""
     import anyio
 
     with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
         async for received in signals:
-            log.info("signal %s: draining calls in flight, then stopping", received)
-            return
+            log.info("signal %s: draining calls in flight, then stopping", signal_name(int(received)))
+            return int(received)
+    raise AssertionError("the signal receiver ended")  # it never does
