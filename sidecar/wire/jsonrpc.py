@@ -148,18 +148,27 @@ def decode_engine_frame(line: bytes) -> EngineMessage | FrameRejected:
 
 def salvage_request_id(line: bytes) -> RequestId | None:
     """The id of a refused frame that is a request (it names a method), when it can be read
-    for certain: from its envelope when the frame parses that far (an id given twice at
-    the top is no id), else from its first and last bytes (`salvage`)."""
-    try:
-        shell = _shell_decoder.decode(line)
-    except msgspec.DecodeError:
+    for certain: from its outermost object when the frame parses that far (an id given
+    twice there is no id), else from its first and last bytes (`salvage`)."""
+    outer = _outer_members(line)
+    if outer is None:  # not JSON even to a lenient reader: only its edges can tell
         found = salvage(line[:EDGE_BYTES], line[-EDGE_BYTES:])
         return found.id if found.method else None
-    ident, method = _scalar_of(shell.id), _scalar_of(shell.method)
-    if not _valid_id(ident) or not isinstance(method, str) or _outer_keys_repeat(line):
-        return None
-    assert isinstance(ident, (int, str))
-    return ident
+    ident, method = outer
+    if isinstance(method, str) and isinstance(ident, (int, str)) and not isinstance(ident, bool):
+        return ident
+    return None
+
+
+def _outer_members(line: bytes) -> tuple[object, object] | None:
+    """(id, method) of the outermost object; None when the text is no JSON object."""
+    try:
+        shell = _shell_decoder.decode(line)  # skips the rest unjudged: quick on a big frame
+    except msgspec.DecodeError:
+        return _leniently(line)  # NaN, Infinity, bad escapes: the standard library reads them
+    if line.count(b'"id"') != 1 or b"\\u" in line:  # the id may be given twice (or spelled escaped)
+        return _leniently(line)
+    return _scalar_of(shell.id), _scalar_of(shell.method)
 
 
 def _scalar_of(raw: msgspec.Raw) -> object:
@@ -171,20 +180,26 @@ def _scalar_of(raw: msgspec.Raw) -> object:
         return None
 
 
-def _last_repeats(pairs: list[tuple[str, Any]], seen: list[bool]) -> dict[str, Any]:
-    seen.append(len({key for key, _ in pairs}) != len(pairs))
-    return {}
+class _Members(list[tuple[str, Any]]):
+    """One object's members as the standard library read them, in order, repeats kept."""
 
 
-def _outer_keys_repeat(line: bytes) -> bool:
-    """Whether the outermost object repeats a key (its hook runs last); a text the standard
-    library cannot read either counts as repeating (not proven otherwise)."""
-    seen: list[bool] = []
+def _short_int(digits: str) -> object:
+    return int(digits) if len(digits) <= 20 else None  # no id is longer; never a 5,000-digit parse
+
+
+def _leniently(line: bytes) -> tuple[object, object] | None:
     try:
-        json.loads(line.decode("utf-8", "replace"), object_pairs_hook=lambda pairs: _last_repeats(pairs, seen))
+        outer = json.loads(line.decode("utf-8", "replace"), object_pairs_hook=_Members, parse_int=_short_int)
     except (ValueError, RecursionError):
-        return True
-    return not seen or seen[-1]
+        return None
+    if not isinstance(outer, _Members):
+        return None
+    keys = [key for key, _ in outer]
+    if keys.count("id") > 1:
+        return (None, None)
+    members = dict(outer)
+    return members.get("id"), members.get("method")
 
 
 def refuse_dropped(dropped: DroppedFrame) -> FrameRejected | None:

@@ -60,10 +60,10 @@ def _check(arguments: dict[str, Any]) -> list[str]:
 _text = st.text(st.characters(codec="utf-8"), max_size=60) | st.sampled_from(TRICKS)
 _json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | _text,
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_text, inner, max_size=4), max_leaves=12)
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_text, inner, max_size=4), max_leaves=8)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.dictionaries(_text, _json_values, max_size=20))
 def test_no_argument_shapes_the_message(arguments: dict[str, Any]) -> None:
     _check(arguments)
