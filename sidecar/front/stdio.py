@@ -63,6 +63,8 @@ class _StdinProtocol(asyncio.Protocol):
             self.on_line(line)
 
     def eof_received(self) -> bool:
+        for line in self.framer.feed(b"\n"):  # a last request without its newline is still a request
+            self.on_line(line)
         return False
 
     def connection_lost(self, exc: Exception | None) -> None:

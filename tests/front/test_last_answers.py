@@ -7,6 +7,7 @@ gets an error under the id its head or tail shows, and the lines after it are se
 from __future__ import annotations
 
 import signal
+import time
 from typing import Any
 
 import anyio
@@ -40,8 +41,10 @@ async def test_a_signal_answers_every_call_in_flight_then_exits_saying_so(raw_si
         await sc.initialize()
         await sc.wait_for_tools(["f__sleep"])
         ids = await _calls_in_flight(sc, 3)
+        started = time.monotonic()
         sc.process.send_signal(sig)
         assert await _exit_code(sc) == 128 + sig
+        print(f"{name} to exit, 3 calls in flight answered: {(time.monotonic() - started) * 1000:.0f} ms")
         for ident in ids:
             answers = sc.responses_to(ident)
             assert len(answers) == 1, answers
@@ -89,3 +92,13 @@ async def test_a_line_over_the_cap_is_answered_by_the_id_it_shows(raw_sidecar, w
             assert echoed["result"]["content"][0]["text"] == f"after-{ident}"
         assert len(sc.responses_to("big-head")) == len(sc.responses_to("big-tail")) == 1
         assert sc.process.returncode is None
+
+
+async def test_a_last_request_without_its_newline_is_answered(raw_sidecar, write_config, fault_server_entry) -> None:
+    config = write_config({"f": fault_server_entry()})
+    async with raw_sidecar(config) as sc:
+        await sc.initialize()
+        await sc.send_bytes(b'{"jsonrpc":"2.0","id":"last","method":"ping"}')
+        await sc.close_stdin()
+        assert await _exit_code(sc) == 0
+        assert [answer.get("result") for answer in sc.responses_to("last")] == [{}]

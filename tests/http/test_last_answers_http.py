@@ -87,3 +87,13 @@ async def test_sigterm_answers_session_stream_and_stateless_calls_then_exits_143
             message = answers_to[0]["error"]["message"]
             assert "shutting down" in message and "SIGTERM" in message
         assert "Traceback" not in sc.stderr
+
+
+async def test_a_refused_body_names_the_request_it_could_read(write_config: Any, tmp_path: Path) -> None:
+    config = write_config({})
+    async with open_http_sidecar(config, tmp_path, log_level="INFO") as sc, aiohttp.ClientSession() as http:
+        for body, ident in ((b'{"jsonrpc":"2.0","id":"big","method":"tools/call","params":{"arguments":{"n":1e400}}}', "big"),
+                            (b'{"jsonrpc":"2.0","id":9,"method":"ping","params":{"v":NaN}}', 9)):
+            async with http.post(sc.url, data=body, headers=sc.headers()) as response:
+                answer = await response.json()
+            assert response.status == 400 and answer["id"] == ident and answer["error"]["code"] == -32700
