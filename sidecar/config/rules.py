@@ -284,7 +284,8 @@ def check_spent_states_shared(key_env: str | None, store_url: str | None) -> Non
     an env key outlives it, so the key alone is never safe. Raises ConfigError."""
     if key_env and not store_url:
         raise ConfigError("policy.confirmKeyEnv", (
-            "a shared sealing key needs a shared record of used confirmation states: without store.url "
-            "each process remembers only its own, so one 'Allow once' could run once on every replica "
+            "policy.confirmKeyEnv is set but store.url is not: a shared sealing key needs a shared record "
+            "of used confirmation states; without store.url each process remembers only its own, so one "
+            "'Allow once' could run once on every replica "
             "(or again after a restart). Set store.url to the Redis every replica uses, or remove "
             "policy.confirmKeyEnv (each process then seals with its own key)"))
