@@ -7,13 +7,20 @@ names the request's id; an id given twice at the top is no id."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sidecar.config import parse_config
 from sidecar.errors import PARSE_ERROR
-from sidecar.wire import FrameRejected, Request, decode_engine_frame
+from sidecar.front.dispatcher import Dispatcher
+from sidecar.front.shutdown import answer_in_flight
+from sidecar.hub import build_face
+from sidecar.hub.session import EngineSession
+from sidecar.wire import ErrorAnswer, Event, FrameRejected, Request, decode_engine_frame
 from sidecar.wire.jsonrpc import refuse_dropped
 from sidecar.wire.salvage import DroppedFrame
 
@@ -71,3 +78,25 @@ def test_a_dropped_line_is_refused_by_the_id_its_edges_show(ident: int | str, at
     assert refusal is not None and refusal.id == ident and "not read" in refusal.message
     answer = DroppedFrame(10**8, "over the cap", b'{"jsonrpc":"2.0","id":1,"result":{"v":"', b'"}}')
     assert refuse_dropped(answer) is None  # an answer to nothing the engine waits on: no reply
+
+
+@settings(max_examples=60, deadline=None)
+@given(_frames())
+def test_a_session_answers_each_such_request_exactly_once(frame: tuple[bytes, int | str]) -> None:
+    """Through the dispatcher, then the shutdown door: one answer under the id, never two."""
+    line, ident = frame
+
+    async def run() -> list[Event]:
+        events: list[Event] = []
+        session = EngineSession(emit=events.append)
+        face = build_face(parse_config({"bot": {"id": "b", "engine": "claude"}, "mcpServers": {}}, {}))
+        jobs: list[Any] = []
+        Dispatcher(face, session, jobs.append).feed(line)
+        answer_in_flight(session, "the test ends")
+        answer_in_flight(session, "the test ends")  # a second pass finds nothing owed
+        for job in jobs:
+            job.close()  # its answer would find the id gone, as a cancelled task does
+        return events
+
+    answered = [e for e in asyncio.run(run()) if isinstance(e, ErrorAnswer) and e.id == ident]
+    assert len(answered) == 1, answered
