@@ -353,6 +353,7 @@ def parse_config(document: object, environ: Mapping[str, str]) -> SidecarConfig:
     organization = sections.get("organization", Organization())
     servers, skipped = _parse_servers(document.get("mcpServers", {}), organization)
     config = SidecarConfig(**sections, servers=servers, skipped=skipped)
+    rules.check_spent_states_shared(config.policy.confirm_key_env, config.store.url)
     return _apply_environment(config, environ)
 
 
