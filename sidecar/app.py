@@ -35,6 +35,9 @@ __all__ = ["run_http", "run_stdio"]
 log = logging.getLogger(__name__)
 
 _FLUSH_SECONDS = 2.0  # the last answers' time to reach the engine at shutdown, at most
+# At the end of stdin (a script that pipes its requests in, then closes), the calls still in
+# flight may finish for this long before they get the shutdown error; a signal ends it at once.
+_EOF_SETTLE_SECONDS = 5.0
 
 
 async def _signalled() -> int:
@@ -73,7 +76,8 @@ async def run_stdio(config: SidecarConfig, redactor: Redactor) -> None:
         try:
             await asyncio.wait((engine, signals), return_when=asyncio.FIRST_COMPLETED)
             if engine.done():
-                log.info("the engine closed stdin: shutting down")
+                log.info("the engine closed stdin: shutting down once the calls in flight end")
+                await jobs.settle(_EOF_SETTLE_SECONDS, signals)
         finally:
             face.closing = True
             signum = signals.result() if signals.done() and not signals.cancelled() else None

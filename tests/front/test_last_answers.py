@@ -66,6 +66,22 @@ async def test_the_end_of_stdin_answers_every_call_in_flight_and_exits_cleanly(r
             assert "closed stdin" in answer["error"]["message"]
 
 
+async def test_the_end_of_stdin_lets_a_short_call_in_flight_finish(raw_sidecar, write_config,
+                                                                   fault_server_entry) -> None:
+    """A script that pipes its requests in and closes stdin gets its real answers: calls in
+    flight may finish within the settle bound before the shutdown error is given."""
+    config = write_config({"f": fault_server_entry()})
+    async with raw_sidecar(config) as sc:
+        await sc.initialize()
+        await sc.wait_for_tools(["f__sleep"])
+        await sc.send_request("tools/call", {"name": "f__sleep", "arguments": {"seconds": 0.5}}, id="short")
+        await sc.request("ping", id="read-up-to-here")
+        await sc.close_stdin()
+        assert await _exit_code(sc) == 0
+        [answer] = sc.responses_to("short")
+        assert "result" in answer, answer
+
+
 def _oversized(head: bytes, tail: bytes) -> bytes:
     filler = b"x" * (ENGINE_LINE_CAP + 1024)
     return head + filler + tail + b"\n"
