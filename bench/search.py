@@ -45,7 +45,7 @@ def _index(tools: list[dict[str, Any]], use_model: bool) -> Any:
 
     catalog = build_catalog([UpstreamListing("dev", tools)], 64, prefixed=False)
     index = SearchIndex(catalog.tools, use_model=use_model).build()
-    if use_model and not index.semantic.wait(900):
+    if use_model and (index.semantic is None or not index.semantic.wait(900)):
         raise SystemExit("the sentence model did not become ready")
     return index
 
@@ -204,10 +204,46 @@ def render(results: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _compact_bytes(tools: list[dict[str, Any]]) -> tuple[int, int]:
+    import msgspec
+
+    from sidecar.catalog.layouts.compact import compact_spec
+
+    full = len(msgspec.json.encode({"tools": tools}))
+    return full, len(msgspec.json.encode({"tools": [compact_spec(t) for t in tools]}))
+
+
+def compact_catalogs(dev: Path) -> dict[str, list[dict[str, Any]]]:
+    """Real catalogs to measure the compact listing on: the npm reference servers' lists
+    (as captured for the trust corpus) and the development set's invented ones."""
+    found: dict[str, list[dict[str, Any]]] = {}
+    reference = ROOT / "tests" / "trust" / "reference_tools.json"
+    if reference.exists():
+        for server, tools in json.loads(reference.read_text()).items():
+            found[f"npm/reference {server}"] = tools
+    if (dev / "catalogs").is_dir():
+        for path in sorted((dev / "catalogs").glob("*.json")):
+            found[f"dev {path.name}"] = json.loads(path.read_text())["tools"]
+    return found
+
+
+def compact_table(dev: Path) -> list[str]:
+    """`tools/list` bytes, full and compact, per catalog."""
+    lines = ["| catalog | tools | full B | compact B | saved |", "|---|---|---|---|---|"]
+    for name, tools in compact_catalogs(dev).items():
+        full, compact = _compact_bytes(tools)
+        lines.append(f"| {name} | {len(tools)} | {full} | {compact} | {1 - compact / full:.0%} |")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.search", description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=BENCH_DIR / "results" / "search.json")
+    parser.add_argument("--compact", action="store_true", help="only the compact listing's bytes per catalog")
     args = parser.parse_args(argv)
+    if args.compact:
+        print("\n".join(compact_table(dev_dir())))
+        return 0
     results = run_search(lambda line: print(line, file=sys.stderr, flush=True))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=1) + "\n")

@@ -23,7 +23,7 @@ from sidecar.catalog.layouts.full import Listing, MetaTool
 from sidecar.catalog.layouts.trio import areas
 from sidecar.catalog.merge import Catalog, CatalogEntry
 
-from sidecar.catalog.search.shown import FULL_SHOWN, SHORT_SHOWN, Shown, fit_answer
+from sidecar.catalog.layouts.shown import FULL_SHOWN, SHORT_SHOWN, Shown, fit_answer
 
 if TYPE_CHECKING:  # the index comes built with the listing: search loads only when one is
     from sidecar.catalog.search.index import Ranked, SearchIndex

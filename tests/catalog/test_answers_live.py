@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from bench.catalogs import GITHUB, PLATFORM
-from sidecar.catalog.search.shown import ANSWER_BYTES, FULL_SHOWN, LINE_CHARS, SHORT_SHOWN
+from sidecar.catalog.layouts.shown import ANSWER_BYTES, FULL_SHOWN, LINE_CHARS, SHORT_SHOWN
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 

@@ -22,7 +22,7 @@ from sidecar.catalog import (
 from sidecar.catalog.layouts import LayoutPlan
 from sidecar.catalog.layouts.bridged import find_tool_spec, use_tool_spec
 from sidecar.catalog.names import PROVIDER_NAME
-from sidecar.catalog.search.shown import ANSWER_BYTES
+from sidecar.catalog.layouts.shown import ANSWER_BYTES
 
 ANYONE = lambda name: True  # noqa: E731
 
