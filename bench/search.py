@@ -55,19 +55,51 @@ def _tools(dev: Path, name: str) -> list[dict[str, Any]]:
     return tools
 
 
+OWN_SET = ROOT / "tests" / "retrieval"  # the project's own queries: those no tool serves
+REFERENCE_TOOLS = ROOT / "tests" / "trust" / "reference_tools.json"
+IN_VIEW = 10  # names an answer shows: three whole, seven by one line
+
+
+def _catalog_tools(dev: Path, name: str) -> list[dict[str, Any]]:
+    """A set's catalog: a development-set file, or `npm:<server>` (the npm reference
+    servers' captured lists)."""
+    if name.startswith("npm:"):
+        tools: list[dict[str, Any]] = json.loads(REFERENCE_TOOLS.read_text())[name.removeprefix("npm:")]
+        return tools
+    return _tools(dev, name)
+
+
 def recall(dev: Path, use_model: bool) -> dict[str, dict[str, float]]:
-    """R@1, R@3, MRR and n per slice (overall, kind=..., catalog)."""
+    """R@1, R@3, MRR, R@10 (the right tool among the names an answer shows), the share
+    marked unsure, and n per slice (overall, kind=..., catalog)."""
     queries = _queries(dev)
     indexes = {name: _index(_tools(dev, name), use_model) for name in sorted({q["catalog"] for q in queries})}
-    found: dict[str, list[tuple[bool, bool, float]]] = defaultdict(list)
+    found: dict[str, list[tuple[bool, bool, float, bool, bool]]] = defaultdict(list)
     for q in queries:
-        names = [e.name for e in indexes[q["catalog"]].search(q["query"], 10)]
+        ranked = indexes[q["catalog"]].rank(q["query"], IN_VIEW)
+        names = [e.name for e in ranked.found]
         ranks = [i for i, n in enumerate(names) if n in q["expect"]]
-        row = (bool(ranks) and ranks[0] == 0, bool(ranks) and ranks[0] < 3, 1 / (ranks[0] + 1) if ranks else 0.0)
+        row = (bool(ranks) and ranks[0] == 0, bool(ranks) and ranks[0] < 3, 1 / (ranks[0] + 1) if ranks else 0.0,
+               bool(ranks), ranked.weak)
         for key in ("overall", f"kind={q['kind']}", q["catalog"]):
             found[key].append(row)
     return {key: {"n": len(rows), "r1": _mean(r[0] for r in rows), "r3": _mean(r[1] for r in rows),
-                  "mrr": _mean(r[2] for r in rows)} for key, rows in found.items()}
+                  "mrr": _mean(r[2] for r in rows), "r10": _mean(r[3] for r in rows),
+                  "unsure": _mean(r[4] for r in rows)} for key, rows in found.items()}
+
+
+def unanswerable(dev: Path, use_model: bool) -> dict[str, dict[str, float]]:
+    """The share of the queries no tool serves that the ranker marks unsure (weak or
+    nothing found), per slice."""
+    path = OWN_SET / "unanswerable.jsonl"
+    queries = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    indexes = {name: _index(_catalog_tools(dev, name), use_model) for name in sorted({q["catalog"] for q in queries})}
+    marks: dict[str, list[bool]] = defaultdict(list)
+    for q in queries:
+        weak = indexes[q["catalog"]].rank(q["query"], IN_VIEW).weak
+        for key in ("overall", f"kind={q['kind']}", q["catalog"]):
+            marks[key].append(weak)
+    return {key: {"n": len(rows), "unsure": _mean(rows)} for key, rows in marks.items()}
 
 
 def _mean(values: Any) -> float:
@@ -165,7 +197,7 @@ def run_search(progress: Any = None) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as folder, _environment(OMB_SIDECAR_SEMANTIC="1", OMB_SIDECAR_CACHE_DIR=folder):
         for mode, use_model in modes:
             say(f"search: {mode} recall")
-            entry: dict[str, Any] = {"recall": recall(dev, use_model)}
+            entry: dict[str, Any] = {"recall": recall(dev, use_model), "unanswerable": unanswerable(dev, use_model)}
             say(f"search: {mode} latency")
             entry["latency"] = latency(dev, use_model)
             say(f"search: {mode} build")
@@ -182,15 +214,22 @@ def render(results: dict[str, Any]) -> list[str]:
         return [f"search: skipped ({results['skipped']})"]
     lines = [f"search, development set {results['dev_set']} (development figures)", ""]
     modes = list(results["modes"])
-    lines.append("| slice | n | " + " | ".join(f"{m} R@1 | {m} R@3 | {m} MRR" for m in modes) + " |")
-    lines.append("|---|---|" + "---|---|---|" * len(modes))
+    lines.append("| slice | n | " + " | ".join(f"{m} R@1 | {m} R@3 | {m} MRR | {m} R@10 | {m} unsure"
+                                                for m in modes) + " |")
+    lines.append("|---|---|" + "---|---|---|---|---|" * len(modes))
     first = results["modes"][modes[0]]["recall"]
     for key in first:
         cells = []
         for mode in modes:
             row = results["modes"][mode]["recall"][key]
-            cells += [f"{row['r1']:.3f}", f"{row['r3']:.3f}", f"{row['mrr']:.3f}"]
+            cells += [f"{row[k]:.3f}" for k in ("r1", "r3", "mrr", "r10", "unsure")]
         lines.append(f"| {key} | {first[key]['n']} | " + " | ".join(cells) + " |")
+    lines += ["", "queries no tool serves (tests/retrieval/unanswerable.jsonl), share marked unsure:", "",
+              "| slice | n | " + " | ".join(modes) + " |", "|---|---|" + "---|" * len(modes)]
+    other = results["modes"][modes[0]]["unanswerable"]
+    for key in other:
+        cells = [f"{results['modes'][m]['unanswerable'][key]['unsure']:.3f}" for m in modes]
+        lines.append(f"| {key} | {other[key]['n']} | " + " | ".join(cells) + " |")
     lines += ["", "| mode | query p50 ms | query p99 ms | build 425 tools | vectors cached | RSS added MB |",
               "|---|---|---|---|---|---|"]
     for mode in modes:
