@@ -243,6 +243,29 @@ def render(results: dict[str, Any]) -> list[str]:
     return lines
 
 
+def answer_sizes(dev: Path) -> dict[str, dict[str, float]]:
+    """The bytes of `find_tool`'s answer text (the real answer path, words only) for every
+    query of the set, per catalog: mean, largest, and the share cut to fit the budget."""
+    from sidecar.catalog import SearchIndex, UpstreamListing, build_catalog
+    from sidecar.catalog.answers import answer_meta
+    from sidecar.catalog.layouts import Listing, MetaTool
+
+    sizes: dict[str, list[tuple[int, bool]]] = defaultdict(list)
+    queries = _queries(dev)
+    for name in sorted({q["catalog"] for q in queries}):
+        catalog = build_catalog([UpstreamListing("dev", _tools(dev, name))], 64, prefixed=False)
+        index = SearchIndex(catalog.tools, use_model=False)
+        listing = Listing((), "bridged", {"find_tool": MetaTool("find_tool", {e.exposed: e.exposed for e in catalog.tools}, index)})
+        for q in (q for q in queries if q["catalog"] == name):
+            answer = answer_meta(listing, catalog, "find_tool", {"query": q["query"]}, lambda _: True)
+            text = answer["content"][0]["text"]
+            cut = any(t.get("cut") for t in answer["structuredContent"].get("tools", []))
+            sizes[name].append((len(text.encode()), cut))
+            sizes["overall"].append((len(text.encode()), cut))
+    return {key: {"n": len(rows), "mean_bytes": round(statistics.mean(b for b, _ in rows)),
+                  "max_bytes": max(b for b, _ in rows), "cut": _mean(c for _, c in rows)} for key, rows in sizes.items()}
+
+
 def _compact_bytes(tools: list[dict[str, Any]]) -> tuple[int, int]:
     import msgspec
 
@@ -279,9 +302,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.search", description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=BENCH_DIR / "results" / "search.json")
     parser.add_argument("--compact", action="store_true", help="only the compact listing's bytes per catalog")
+    parser.add_argument("--answers", action="store_true", help="only the search answers' bytes per catalog")
     args = parser.parse_args(argv)
     if args.compact:
         print("\n".join(compact_table(dev_dir())))
+        return 0
+    if args.answers:
+        print("| catalog | queries | mean B | largest B | cut to fit |\n|---|---|---|---|---|")
+        for key, row in answer_sizes(dev_dir()).items():
+            print(f"| {key} | {row['n']} | {row['mean_bytes']} | {row['max_bytes']} | {row['cut']:.0%} |")
         return 0
     results = run_search(lambda line: print(line, file=sys.stderr, flush=True))
     args.out.parent.mkdir(parents=True, exist_ok=True)
