@@ -3,7 +3,8 @@
 Owns the composition of the layouts: each upstream becomes one part (bridged with the
 other built-ins, a trio when what the catalog holds of it is big and its transport is in
 the plan, else whole),
-then the parts are listed in catalog order, or packed under the cap. Owns the names of
+then the parts are listed in catalog order, or packed under the cap, and last, when the
+plan says compact, every catalog tool listed whole is listed by its signature. Owns the names of
 the meta-tools too: the fixed ones (`find_tool`, `use_tool`, the shared trio) are
 reserved by the face when it builds the catalog; a per-upstream trio's names are checked
 against every catalog name and shortened or given a digest as tool names are. No I/O.
