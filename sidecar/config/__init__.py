@@ -56,7 +56,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 Transport = Literal["stdio", "http", "sse"]
-LayoutName = Literal["auto", "full", "bridged", "trio", "cap"]
+LayoutName = Literal["auto", "full", "bridged", "trio", "cap", "compact"]
 
 
 class Selection(msgspec.Struct, rename="camel", frozen=True):
@@ -73,6 +73,7 @@ class Bot(msgspec.Struct, rename="camel", frozen=True):
 
 class Features(msgspec.Struct, rename="camel", frozen=True):
     agents_tool_bridge: bool = False
+    compact_listing: bool = False  # list whole tools by description and signature (issue 25)
 
 
 class Budgets(msgspec.Struct, rename="camel", frozen=True):
