@@ -135,6 +135,8 @@ def _walk(tool: Mapping[str, Any]) -> list[tuple[str, str]]:
     a JSON type (fixed words, nothing an upstream chose)."""
     out: list[tuple[str, str]] = []
     for key in [k for k in _TEXT_KEYS if k in tool] + [k for k in tool if k not in _TEXT_KEYS and k != "name"]:
+        if key not in SCHEMA_WORDS:
+            out.append((str(key), str(key)))
         _collect(tool[key], str(key), str(key), out, 0)
     name = tool.get("name")
     if isinstance(name, str):
