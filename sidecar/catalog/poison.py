@@ -129,18 +129,18 @@ def _distinctive(name: str) -> bool:
 def _walk(tool: Mapping[str, Any]) -> list[tuple[str, str]]:
     """Every key and every string value of `tool` at any depth, with where it sits, in
     listed order: whatever the forwarder passes on is read, whichever key holds it
-    (`$comment`, `x-*`, `pattern`, `_meta`, an object-valued `default`...). The text
-    fields come first, so a sentence split across them still joins; the name last, as
-    its words. Not read as text: keys of JSON Schema's own vocabulary and a `type` naming
+    (`$comment`, `x-*`, `pattern`, `_meta`, an object-valued `default`...). The name
+    (as its words) and the text fields come first, so a sentence split across them
+    still joins. Not read as text: keys of JSON Schema's own vocabulary and a `type` naming
     a JSON type (fixed words, nothing an upstream chose)."""
     out: list[tuple[str, str]] = []
+    name = tool.get("name")
+    if isinstance(name, str):  # first: a tool's text ends in boilerplate, which the window cache shares
+        out.append(("name", name.replace("_", " ").replace("-", " ")))
     for key in [k for k in _TEXT_KEYS if k in tool] + [k for k in tool if k not in _TEXT_KEYS and k != "name"]:
         if key not in SCHEMA_WORDS:
             out.append((str(key), str(key)))
         _collect(tool[key], str(key), str(key), out, 0)
-    name = tool.get("name")
-    if isinstance(name, str):
-        out.append(("name", name.replace("_", " ").replace("-", " ")))
     return out
 
 
