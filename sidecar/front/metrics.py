@@ -22,7 +22,6 @@ is imported here and nowhere else.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
@@ -30,6 +29,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from sidecar.front.labels import LABEL_CAP, label_values
 from sidecar.gate import ToolCall
 from sidecar.hub.face import Face
 from sidecar.upstream.lifecycle import UpstreamState
@@ -45,18 +45,6 @@ STATES: tuple[UpstreamState, ...] = ("starting", "ready", "restarting", "failed"
 BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
            120.0)
 _REFUSING = frozenset({"deny", "confirm", "refuse"})
-LABEL_CAP = 64  # an engine-visible tool name fits 64 characters; so does every other label here
-_KEPT = LABEL_CAP - 9  # a cut value: its first characters, "~", 8 hex digits of its digest
-
-
-def label_values(*values: str) -> list[str]:
-    """The one door every label value passes: each cut to `LABEL_CAP` characters."""
-    return [value if len(value) <= LABEL_CAP else _cut(value) for value in values]
-
-
-def _cut(value: str) -> str:
-    digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:8]
-    return f"{value[:_KEPT]}~{digest}"
 
 
 @dataclass
