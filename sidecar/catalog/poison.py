@@ -139,9 +139,17 @@ def _walk(tool: Mapping[str, Any]) -> list[tuple[str, str]]:
         out.append(("name", name.replace("_", " ").replace("-", " ")))
     for key in [k for k in _TEXT_KEYS if k in tool] + [k for k in tool if k not in _TEXT_KEYS and k != "name"]:
         if key not in SCHEMA_WORDS:
-            out.append((str(key), str(key)))
+            _key_text(str(key), str(key), out)
         _collect(tool[key], str(key), str(key), out, 0)
     return out
+
+
+def _key_text(path: str, key: str, out: list[tuple[str, str]]) -> None:
+    """A key as written, and, when it is a phrase joined by `_` or `-` (three words or
+    more: `do_not_tell_the_user`), as its words too."""
+    out.append((path, key))
+    if key.count("_") + key.count("-") >= 2:
+        out.append((path, key.replace("_", " ").replace("-", " ")))
 
 
 _DEEP = 64  # nesting past this is walked with an explicit stack (a frame may nest 512 deep)
@@ -158,7 +166,7 @@ def _collect(value: Any, path: str, key: str, out: list[tuple[str, str]], depth:
             inner_key = str(inner_key)
             inner_path = f"{path}.{inner_key}"
             if inner_key not in SCHEMA_WORDS:
-                out.append((inner_path, inner_key))
+                _key_text(inner_path, inner_key, out)
             _collect(inner, inner_path, inner_key, out, depth + 1)
     elif isinstance(value, list):
         for index, inner in enumerate(value):
@@ -180,7 +188,9 @@ def _walk_deep(value: Any, path: str, key: str) -> Iterator[tuple[str, str]]:
                 inner_key = str(inner_key)
                 stack.append((f"{path}.{inner_key}", inner_key, inner, False))
                 if inner_key not in SCHEMA_WORDS:
-                    stack.append((f"{path}.{inner_key}", inner_key, None, True))
+                    words: list[tuple[str, str]] = []
+                    _key_text(f"{path}.{inner_key}", inner_key, words)
+                    stack.extend((where, text, None, True) for where, text in reversed(words))
         elif isinstance(value, list):
             stack.extend((f"{path}[{index}]", key, inner, False) for index, inner in reversed(list(enumerate(value))))
 
