@@ -49,6 +49,7 @@ from sidecar.catalog.poison_rules import (
     LazyPattern,
     Rule,
 )
+from sidecar.catalog.sanitize import strip_invisible
 
 __all__ = ["Finding", "RULES", "RULES_VERSION", "Rule", "foreign_names", "identifiers", "scan_tool", "scan_tools",
            "shadowing", "tool_text"]
@@ -155,6 +156,13 @@ def _key_text(path: str, key: str, out: list[tuple[str, str]]) -> None:
 _DEEP = 64  # nesting past this is walked with an explicit stack (a frame may nest 512 deep)
 
 
+def _may_hide(text: str) -> bool:
+    """False when `strip_invisible` would change nothing: printable ASCII, tabs and line
+    ends (the usual case, answered at C speed)."""
+    return not (text.isascii() and (text.isprintable() or text.replace("\n", "").replace("\t", "").replace("\r", "")
+                                    .isprintable()))
+
+
 def _collect(value: Any, path: str, key: str, out: list[tuple[str, str]], depth: int) -> None:
     if isinstance(value, str):
         if not (key == "type" and value in JSON_TYPES):
@@ -202,6 +210,8 @@ def tool_text(tool: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 @functools.lru_cache(maxsize=8192)  # listings repeat their boilerplate: normalise each string once
 def _normal(text: str) -> str:
+    if _may_hide(text):  # what the merge strips before forwarding, the scan strips before reading
+        text = strip_invisible(text)[0]
     if text.isascii():
         return " ".join(text.lower().split())
     text = unicodedata.normalize("NFKC", text).replace("\u2019", "'").replace("\u2018", "'")
