@@ -120,14 +120,15 @@ def pin_tools(tools: Sequence[Mapping[str, Any]], reviewed: bool = False, before
 
 
 _plain = msgspec.json.Encoder().encode
+_DIGESTED = frozenset((*DEFINITION_KEYS, "name"))
 
 
 def scan_key(digest: str, tool: Mapping[str, Any]) -> str:
     """What a scan result is kept under: the digest, widened by the fields it does not
     cover (`_meta`, `icons`, any other) when the tool has any, as the scan reads those too."""
-    if all(key == "name" or key in DEFINITION_KEYS for key in tool):
+    if tool.keys() <= _DIGESTED:
         return digest
-    extras = {key: value for key, value in tool.items() if key != "name" and key not in DEFINITION_KEYS}
+    extras = {key: value for key, value in tool.items() if key not in _DIGESTED}
     return f"{digest}+{hashlib.sha256(_encode(extras)).hexdigest()}"
 
 
