@@ -62,7 +62,7 @@ def _plant(tool: dict[str, Any], phrase: str, data: st.DataObject) -> dict[str, 
     """`tool` with `phrase` at a random place: a value in any dict or list at any depth,
     or a key of any dict."""
     planted = copy.deepcopy(tool)
-    spots = [c for c in _containers(planted, []) if c is not planted]
+    spots = _containers(planted, [])  # the definition itself too: a top-level key or field
     spot = data.draw(st.sampled_from(spots))
     how = data.draw(st.sampled_from(["value", "key"] if isinstance(spot, dict) else ["value"]))
     if isinstance(spot, list):
