@@ -75,12 +75,11 @@ def measure() -> dict[str, Any]:
         "benign_flags": len(flagged), "flagged": flagged, "benign_scan_ms": round(benign_seconds * 1000, 1),
         "poisoned": len(POISONED), "caught": len(POISONED) - len(missed), "missed": missed,
         "by_rule": {rule: {"caught": c, "missed": m} for rule, (c, m) in sorted(by_rule.items())},
-        "first_sight_425_cpu_ms": first_sight_ms(),
     }
 
 
 def main(argv: list[str]) -> int:
-    result = measure()
+    result = {**measure(), "first_sight_425_cpu_ms": first_sight_ms()}  # timed here only: the suite calls measure()
     if "--json" in argv:
         print(json.dumps(result, indent=2, ensure_ascii=False))
         return 0
