@@ -44,7 +44,7 @@ from sidecar_admin import views
 from sidecar_admin.check import check_server
 from sidecar_admin.health import recheck_due
 from sidecar_admin.importer import import_paste
-from sidecar_admin.session import Session, all_values, check_and_apply, other_tools
+from sidecar_admin.session import Session, all_values, check_and_apply, other_tools, say_each_line_once
 from sidecar_admin.store import edit_form, merge_write_only
 
 __all__ = ["main"]
@@ -393,6 +393,7 @@ def main(argv: list[str]) -> int:
         parser.error("--config PATH is required")
     redactor = Redactor()
     setup_logging(getattr(args, "log_level", "WARNING"), redactor)
+    say_each_line_once()
     try:
         session = Session(args, redactor)
         handler: Handler = args.handler

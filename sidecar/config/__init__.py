@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 import msgspec
 
-from sidecar.config import rules
+from sidecar.config import rules, state
 from sidecar.errors import ConfigError
 
 __all__ = [
@@ -46,10 +46,14 @@ __all__ = [
     "Selection",
     "ServerConfig",
     "SidecarConfig",
+    "empty_config_words",
     "load_config",
+    "missing_config_words",
+    "read_config_bytes",
     "model_is_local",
     "parse_config",
     "parse_server",
+    "placed",
     "tracing_wanted",
 ]
 
@@ -328,16 +332,45 @@ _SECTIONS: dict[str, type[msgspec.Struct]] = {
 
 def load_config(path: str | Path, environ: Mapping[str, str] | None = None) -> SidecarConfig:
     """Read and validate the config file at `path`."""
-    try:
-        raw = Path(path).read_bytes()
-    except OSError as exc:
-        raise ConfigError("", f"cannot read config file: {exc.strerror}") from None
+    raw = read_config_bytes(path)
+    if not raw.strip():
+        raise ConfigError("", empty_config_words(path))
     try:
         document = msgspec.json.decode(raw)
     except msgspec.DecodeError as exc:
         raise ConfigError("", f"config file is not valid JSON ({exc})") from None
     config = parse_config(document, os.environ if environ is None else environ)
-    return msgspec.structs.replace(config, source=str(path))
+    return placed(config, str(path))
+
+
+def read_config_bytes(path: str | Path) -> bytes:
+    """The file's bytes; a missing file is named as missing, with the commands that make one."""
+    try:
+        return Path(path).expanduser().read_bytes()
+    except FileNotFoundError:
+        raise ConfigError("", missing_config_words(path)) from None
+    except OSError as exc:
+        raise ConfigError("", f"cannot read config file {path}: {exc.strerror}") from None
+
+
+def missing_config_words(path: str | Path) -> str:
+    return (f"the config file {path} does not exist (make one with `omb-sidecar import --config {path}` "
+            f"or `omb-sidecar add --config {path} ...`)")
+
+
+def empty_config_words(path: str | Path) -> str:
+    return (f"the config file {path} is empty (write {{\"mcpServers\": {{}}}} in it, or add servers with "
+            f"`omb-sidecar add --config {path} ...`)")
+
+
+def placed(config: SidecarConfig, source: str) -> SidecarConfig:
+    """The config as read from `source`: its state beside that file, unless the file sits
+    inside an installed package (then in the user's state folder, see `state`)."""
+    config = msgspec.structs.replace(config, source=source)
+    if config.data.folder:
+        return config
+    folder = state.packaged_state_folder(source)
+    return config if folder is None else msgspec.structs.replace(config, data=Data(folder=folder))
 
 
 def parse_config(document: object, environ: Mapping[str, str]) -> SidecarConfig:
