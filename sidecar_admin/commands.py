@@ -26,6 +26,7 @@ value.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import sys
@@ -87,7 +88,8 @@ def _import(session: Session) -> int:
         raise ConfigError("", str(exc)) from None
     home = Path(session.args.home).expanduser() if session.args.home else Path.home()
     saved = not session.args.dry_run
-    with session.file.edit() as document:  # a dry run reads under the same lock and changes nothing
+    # a dry run only reads: no lock file, no folder, nothing written beside the config
+    with session.file.edit() if saved else contextlib.nullcontext(session.file.read()) as document:
         servers = document.setdefault("mcpServers", {}) if saved else document.get("mcpServers", {})
         if not isinstance(servers, dict):
             raise ConfigError("mcpServers", "must be an object of alias -> server entry")
