@@ -134,13 +134,13 @@ async def test_examples_serve_the_bundled_servers_and_keep_state_out_of_the_pack
         answer = await peer.call("notes__search_notes", {"query": "milk"})
     assert "notes__search_notes" in {t["name"] for t in tools}
     assert "groceries" in answer["result"]["content"][0]["text"], answer
-    # the bundled config read as a file: its (failing) servers' state goes to the state folder
-    async with open_raw([sys.executable, "-m", "sidecar", "--config", str(examples / "demo.json")], env=env,
-                        cwd=tmp_path) as peer:
+    # what it learned (the tools it pinned) sits in the state folder, not beside demo.json
+    assert '"notes"' in (tmp_path / "state" / "omb-sidecar" / "demo" / "mcp-health.json").read_text()
+    # the bundled config named by its path, from its own folder: the same state folder
+    async with open_raw([sys.executable, "-m", "sidecar", "--config", "demo.json"], env=env, cwd=examples) as peer:
         await peer.initialize()
-        await peer.list_tools(timeout=30)
+        await peer.wait_for_tools(["notes__search_notes"])
     assert _files_under(examples) == before
-    assert (tmp_path / "state" / "omb-sidecar" / "demo" / "mcp-health.json").exists()
 
 
 async def test_a_failing_server_is_named_once_and_a_url_server_shows_no_session_noise(tmp_path: Path) -> None:
