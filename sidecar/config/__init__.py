@@ -6,7 +6,9 @@ log redactor must hide. Refuses: unknown keys (reported, ignored), bad values (f
 the top-level sections, a skipped entry under `mcpServers`).
 
 Beside it: `rules` (the pure checks a server entry must pass wherever a config is read,
-imported or edited) and `bots` (a gateway config cut for one bot).
+imported or edited), `bots` (a gateway config cut for one bot) and `file` (the file on
+disk: a missing or empty one named as such, with the commands that make one, and where
+what the sidecar learns is kept when `data.folder` is not set).
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from urllib.parse import urlsplit
 
 import msgspec
 
-from sidecar.config import rules, state
+from sidecar.config import rules
+from sidecar.config.file import empty_config_words, missing_config_words, packaged_state_folder, read_config_bytes
 from sidecar.errors import ConfigError
 
 __all__ = [
@@ -150,7 +153,8 @@ class Organization(msgspec.Struct, rename="camel", frozen=True):
 
 
 class Data(msgspec.Struct, rename="camel", frozen=True):
-    """Where the sidecar keeps what it learns (server health); default: the config's folder."""
+    """Where the sidecar keeps what it learns (server health); default: the config's folder, or
+    the user's state folder for a config inside an installed package (`file`)."""
 
     folder: str | None = None
 
@@ -343,33 +347,13 @@ def load_config(path: str | Path, environ: Mapping[str, str] | None = None) -> S
     return placed(config, str(path))
 
 
-def read_config_bytes(path: str | Path) -> bytes:
-    """The file's bytes; a missing file is named as missing, with the commands that make one."""
-    try:
-        return Path(path).expanduser().read_bytes()
-    except FileNotFoundError:
-        raise ConfigError("", missing_config_words(path)) from None
-    except OSError as exc:
-        raise ConfigError("", f"cannot read config file {path}: {exc.strerror}") from None
-
-
-def missing_config_words(path: str | Path) -> str:
-    return (f"the config file {path} does not exist (make one with `omb-sidecar import --config {path}` "
-            f"or `omb-sidecar add --config {path} ...`)")
-
-
-def empty_config_words(path: str | Path) -> str:
-    return (f"the config file {path} is empty (write {{\"mcpServers\": {{}}}} in it, or add servers with "
-            f"`omb-sidecar add --config {path} ...`)")
-
-
 def placed(config: SidecarConfig, source: str) -> SidecarConfig:
     """The config as read from `source`: its state beside that file, unless the file sits
-    inside an installed package (then in the user's state folder, see `state`)."""
+    inside an installed package (then in the user's state folder, see `file`)."""
     config = msgspec.structs.replace(config, source=source)
     if config.data.folder:
         return config
-    folder = state.packaged_state_folder(source)
+    folder = packaged_state_folder(source)
     return config if folder is None else msgspec.structs.replace(config, data=Data(folder=folder))
 
 

@@ -1,11 +1,12 @@
-"""Where the sidecar keeps what it learns (server health, sign-in tokens) when the config
-does not name a folder (`data.folder`).
+"""The config file on disk: its bytes, a missing or empty file named as such (with the
+commands that make one), and where the sidecar keeps what it learns (server health,
+approved tools, sign-in tokens) when the config does not name a folder (`data.folder`).
 
 Beside the config file when the file is the user's own. A config that lives inside an
 installed package (the bundled examples, anything under site-packages) is not the user's:
 its state goes to the user's state folder, `$XDG_STATE_HOME/omb-sidecar/<config name>`
 (else `~/.local/state/omb-sidecar/<config name>`), so nothing is ever written beside the
-installed code. Pure path arithmetic: nothing here creates a folder.
+installed code. Nothing here creates a file or a folder.
 """
 
 from __future__ import annotations
@@ -14,7 +15,10 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-__all__ = ["inside_a_package", "packaged_state_folder", "user_state_folder"]
+from sidecar.errors import ConfigError
+
+__all__ = ["empty_config_words", "inside_a_package", "missing_config_words", "packaged_state_folder",
+           "read_config_bytes", "user_state_folder"]
 
 _PACKAGE_FOLDERS = ("site-packages", "dist-packages")
 # The folder holding the sidecar's own packages (the checkout, or site-packages).
@@ -44,3 +48,23 @@ def packaged_state_folder(source: str, environ: Mapping[str, str] | None = None)
     if not inside_a_package(source):
         return None
     return str(user_state_folder(environ) / Path(source).stem)
+
+
+def read_config_bytes(path: str | Path) -> bytes:
+    """The file's bytes; a missing file is named as missing, with the commands that make one."""
+    try:
+        return Path(path).expanduser().read_bytes()
+    except FileNotFoundError:
+        raise ConfigError("", missing_config_words(path)) from None
+    except OSError as exc:
+        raise ConfigError("", f"cannot read config file {path}: {exc.strerror}") from None
+
+
+def missing_config_words(path: str | Path) -> str:
+    return (f"the config file {path} does not exist (make one with `omb-sidecar import --config {path}` "
+            f"or `omb-sidecar add --config {path} ...`)")
+
+
+def empty_config_words(path: str | Path) -> str:
+    return (f"the config file {path} is empty (write {{\"mcpServers\": {{}}}} in it, or add servers with "
+            f"`omb-sidecar add --config {path} ...`)")
