@@ -6,6 +6,7 @@ config file named as such."""
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import tomllib
@@ -118,3 +119,84 @@ def test_a_missing_or_empty_config_is_named(installed: CleanInstall, outside: Pa
     run = _run(installed, outside, *argv, "--config", str(empty))
     assert run.returncode == 2 and f"the config file {empty} is empty" in run.stderr, run
     assert "truncated" not in run.stderr
+
+
+# -- the other edges, from the wheel ---------------------------------------------------------
+
+CANARY = "canary-SECRET-wheel-93b1"
+
+
+def _tree(folder: Path) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
+
+
+def _dying_entry(python: Path) -> dict[str, object]:
+    """A command that dies like an npm package that does not exist, its env in its stderr."""
+    script = ("import os, sys; sys.stderr.write('npm error 404 Not Found\\nnpm error token ' "
+              "+ os.environ['NPM_TOKEN'] + '\\n'); sys.exit(1)")
+    return {"command": str(python), "args": ["-c", script], "env": {"NPM_TOKEN": CANARY}}
+
+
+def test_check_shows_why_a_command_died_redacted(installed: CleanInstall, outside: Path) -> None:
+    config = outside / "sidecar.json"
+    config.write_text(json.dumps({"extra": 1, "mcpServers": {"nope": _dying_entry(installed.python)}}))
+    run = _run(installed, outside, "check", "nope", "--config", str(config))
+    assert run.returncode == 1
+    assert run.stdout.splitlines()[1:4] == ["  its stderr ends:", "    npm error 404 Not Found",
+                                            "    npm error token [redacted]"], run.stdout
+    assert CANARY not in run.stdout + run.stderr
+    assert run.stderr.splitlines() == ["omb-sidecar WARNING sidecar.config: config: unknown key extra ignored"]
+
+
+async def test_a_failing_server_is_named_once_in_the_log(installed: CleanInstall, outside: Path) -> None:
+    config = outside / "sidecar.json"
+    config.write_text(json.dumps({"mcpServers": {"nope": _dying_entry(installed.python),
+                                                 "web": {"url": "http://127.0.0.1:9/mcp"}}}))
+    async with open_raw([str(installed.sidecar), "--config", str(config)], full_env=clean_env(outside / "home"),
+                        cwd=outside) as peer:
+        await peer.initialize(timeout=WAIT)
+        await peer.list_tools(timeout=WAIT)
+        await peer.shutdown()
+    said = peer.stderr
+    assert "upstream 'nope' stopped (exit code 1)" in said and "upstream 'web' could not be reached" in said, said
+    assert "upstream 'nope' upstream" not in said and "upstream 'web' upstream" not in said
+    assert "HTTP session" not in said and CANARY not in said
+
+
+def test_dry_runs_write_nothing(installed: CleanInstall, outside: Path) -> None:
+    home = outside / "home"
+    (home / ".claude.json").write_text(json.dumps({"mcpServers": {"memory": {"command": "npx", "args": ["m"]}}}))
+    before = _tree(outside)
+    run = _run(installed, outside, "import", "--config", str(outside / "sidecar.json"), "--home", str(home),
+               "--dry-run")
+    assert run.returncode == 0 and "memory" in run.stdout, run
+    assert _tree(outside) == before  # no lock file, no config
+    settings = outside / "settings.json"
+    settings.write_text(json.dumps({"bot": {"id": "iris", "engine": "claude"}, "mcpServers": {}}))
+    before = _tree(outside)
+    env = {**clean_env(home), "TMPDIR": str(outside / "tmp")}
+    (outside / "tmp").mkdir()
+    shim = subprocess.run([str(installed.python), "-m", "shims.claude", "--settings", str(settings), "--dry-run"],
+                          capture_output=True, text=True, timeout=120, cwd=outside, env=env, stdin=subprocess.DEVNULL)
+    assert shim.returncode == 0 and json.loads(shim.stdout)["sidecar_config"].startswith(str(outside / "tmp"))
+    assert _tree(outside) == sorted([*before, "tmp"]), _tree(outside)  # the empty TMPDIR the test made
+
+
+async def test_a_token_file_others_can_read_is_named_once(installed: CleanInstall, outside: Path) -> None:
+    token = outside / "token"
+    token.write_text(TOKEN + "\n")
+    token.chmod(0o644)
+    argv = [str(installed.sidecar), "--examples", "--http", "127.0.0.1:0", "--token-file", str(token),
+            "--log-level", "INFO"]
+    process = await anyio.open_process(argv, cwd=outside, env=clean_env(outside / "home"),
+                                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    log: list[str] = []
+    try:
+        await _serving_port(process, log)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        with anyio.fail_after(WAIT):
+            await process.wait()
+    warned = [line for line in "".join(log).splitlines() if "can be read by other users" in line]
+    assert warned == [f"omb-sidecar WARNING sidecar.private_files: the token file {token} can be read by other "
+                      f"users (mode 0644): run `chmod 600 {token}`"], log
