@@ -6,7 +6,9 @@ log redactor must hide. Refuses: unknown keys (reported, ignored), bad values (f
 the top-level sections, a skipped entry under `mcpServers`).
 
 Beside it: `rules` (the pure checks a server entry must pass wherever a config is read,
-imported or edited) and `bots` (a gateway config cut for one bot).
+imported or edited), `bots` (a gateway config cut for one bot) and `file` (the file on
+disk: a missing or empty one named as such, with the commands that make one, and where
+what the sidecar learns is kept when `data.folder` is not set).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from urllib.parse import urlsplit
 import msgspec
 
 from sidecar.config import rules
+from sidecar.config.file import empty_config_words, missing_config_words, packaged_state_folder, read_config_bytes
 from sidecar.errors import ConfigError
 
 __all__ = [
@@ -46,10 +49,14 @@ __all__ = [
     "Selection",
     "ServerConfig",
     "SidecarConfig",
+    "empty_config_words",
     "load_config",
+    "missing_config_words",
+    "read_config_bytes",
     "model_is_local",
     "parse_config",
     "parse_server",
+    "placed",
     "tracing_wanted",
 ]
 
@@ -147,7 +154,8 @@ class Organization(msgspec.Struct, rename="camel", frozen=True):
 
 
 class Data(msgspec.Struct, rename="camel", frozen=True):
-    """Where the sidecar keeps what it learns (server health); default: the config's folder."""
+    """Where the sidecar keeps what it learns (server health); default: the config's folder, or
+    the user's state folder for a config inside an installed package (`file`)."""
 
     folder: str | None = None
 
@@ -329,16 +337,25 @@ _SECTIONS: dict[str, type[msgspec.Struct]] = {
 
 def load_config(path: str | Path, environ: Mapping[str, str] | None = None) -> SidecarConfig:
     """Read and validate the config file at `path`."""
-    try:
-        raw = Path(path).read_bytes()
-    except OSError as exc:
-        raise ConfigError("", f"cannot read config file: {exc.strerror}") from None
+    raw = read_config_bytes(path)
+    if not raw.strip():
+        raise ConfigError("", empty_config_words(path))
     try:
         document = msgspec.json.decode(raw)
     except msgspec.DecodeError as exc:
         raise ConfigError("", f"config file is not valid JSON ({exc})") from None
     config = parse_config(document, os.environ if environ is None else environ)
-    return msgspec.structs.replace(config, source=str(path))
+    return placed(config, str(path))
+
+
+def placed(config: SidecarConfig, source: str) -> SidecarConfig:
+    """The config as read from `source`: its state beside that file, unless the file sits
+    inside an installed package (then in the user's state folder, see `file`)."""
+    config = msgspec.structs.replace(config, source=source)
+    if config.data.folder:
+        return config
+    folder = packaged_state_folder(source)
+    return config if folder is None else msgspec.structs.replace(config, data=Data(folder=folder))
 
 
 def parse_config(document: object, environ: Mapping[str, str]) -> SidecarConfig:

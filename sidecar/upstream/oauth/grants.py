@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from sidecar.config import ServerConfig
+from sidecar.private_files import warn_if_shared
 from sidecar.upstream.oauth.choices import AuthServer, token_auth_method
 from sidecar.upstream.oauth.exchange import ClientProof, OAuthHttp, TokenRefused, Tokens
 from sidecar.upstream.oauth.flow import SignInError
@@ -35,6 +36,7 @@ def _key_pem(server: ServerConfig) -> bytes | None:
     path = server.oauth.private_key_file if server.oauth else None
     if not path:
         return None
+    warn_if_shared(Path(path).expanduser(), "the key file (oauth.privateKeyFile)")
     try:
         return Path(path).expanduser().read_bytes()
     except OSError as exc:
