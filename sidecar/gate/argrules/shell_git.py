@@ -1,0 +1,75 @@
+"""git, rated: which sub-commands only read, and which push by force.
+
+Global options come first (`-C dir`, `--git-dir=...`); `-c name=value` makes any command
+`review`, since a configured pager, editor or ssh command runs what it names. A push
+with `--force`, `--force-with-lease`, `--mirror`, a short flag holding `f` or a `+`
+refspec is `high`; other pushes and every command that writes are `review`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from sidecar.gate.argrules.shell_risk import Rating
+
+__all__ = ["rate_git"]
+
+_GLOBAL_VALUED = frozenset({"-C", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--config-env"})
+_READ_ONLY = frozenset({
+    "status", "log", "diff", "show", "blame", "annotate", "grep", "ls-files", "ls-tree", "ls-remote", "rev-parse",
+    "rev-list", "describe", "shortlog", "cat-file", "whatchanged", "help", "version", "count-objects", "name-rev",
+    "merge-base", "show-ref", "for-each-ref", "check-ignore", "var", "show-branch", "cherry", "range-diff",
+    "--version", "--help",
+})
+_LISTING = {
+    "branch": frozenset({"-a", "-r", "-v", "-vv", "-l", "--list", "--all", "--remotes", "--show-current",
+                         "--merged", "--no-merged", "--contains"}),
+    "tag": frozenset({"-l", "--list", "-n", "--contains", "--points-at"}),
+    "remote": frozenset({"-v", "--verbose", "show", "get-url"}),
+    "stash": frozenset({"list", "show"}),
+    "reflog": frozenset({"show"}),
+    "config": frozenset({"--get", "--get-all", "--list", "-l", "--get-regexp", "--show-origin", "--global",
+                         "--local", "--system"}),
+    "worktree": frozenset({"list"}),
+    "submodule": frozenset({"status", "summary"}),
+}
+_FORCE = ("--force", "--force-with-lease", "--force-if-includes", "--mirror")
+_WRITES_FILES = ("--output", "-O", "--open-files-in-pager", "--ext-diff", "--textconv")
+
+
+def rate_git(args: list[str]) -> Rating:
+    from sidecar.gate.argrules.shell_risk import SAFE, Rating
+
+    i, configured = 0, False
+    while i < len(args) and args[i].startswith("-"):
+        configured |= args[i] == "-c" or args[i].startswith("--config-env")
+        i += 2 if args[i] in _GLOBAL_VALUED or args[i] == "-c" else 1
+    sub, rest = (args[i], args[i + 1:]) if i < len(args) else ("", [])
+    if sub == "push":
+        if _forces(rest):
+            return Rating("high", "git push --force (rewrites the remote's history)")
+        return Rating("review", "git push")
+    if configured:
+        return Rating("review", "git -c (a configured program may run)")
+    if any(a.startswith(_WRITES_FILES) for a in rest):
+        return Rating("review", "git writes a file or runs a configured program")
+    if sub in _READ_ONLY or not sub:
+        return SAFE
+    listing = _LISTING.get(sub)
+    if listing is not None and all(a in listing for a in rest if a.startswith("-") or sub != "branch"):
+        if sub != "config" or any(a.startswith(("--get", "--list", "-l")) for a in rest):
+            if sub not in ("branch", "tag") or not [a for a in rest if not a.startswith("-")]:
+                return SAFE
+    return Rating("review", f"git {sub}" if sub.isidentifier() or "-" in sub else "git")
+
+
+def _forces(rest: list[str]) -> bool:
+    for arg in rest:
+        if arg.startswith(_FORCE):
+            return True
+        if arg.startswith("-") and not arg.startswith("--") and "f" in arg:
+            return True
+        if not arg.startswith("-") and arg.startswith("+"):
+            return True
+    return False
