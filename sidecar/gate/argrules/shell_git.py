@@ -8,10 +8,7 @@ refspec is `high`; other pushes and every command that writes are `review`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from sidecar.gate.argrules.shell_risk import Rating
+from sidecar.gate.argrules.rating import SAFE, Rating
 
 __all__ = ["rate_git"]
 
@@ -39,8 +36,6 @@ _WRITES_FILES = ("--output", "-O", "--open-files-in-pager", "--ext-diff", "--tex
 
 
 def rate_git(args: list[str]) -> Rating:
-    from sidecar.gate.argrules.shell_risk import SAFE, Rating
-
     i, configured = 0, False
     while i < len(args) and args[i].startswith("-"):
         configured |= args[i] == "-c" or args[i].startswith("--config-env")

@@ -17,8 +17,9 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Callable, Sequence
-from typing import Literal, NamedTuple
 
+from sidecar.gate.argrules.rating import SAFE, Level, Rating, worst
+from sidecar.gate.argrules.shell_git import rate_git
 from sidecar.gate.argrules.shell_lexer import Pipeline, Script, Simple, Unreadable, Word, read_script
 from sidecar.gate.argrules.shell_tables import (
     DECODERS, DOWNLOADERS, INTERPRETERS, KEYWORDS, PUBLISHERS, READ_ONLY, SHELLS, WIPERS, WRAPPER_VALUED, WRAPPERS,
@@ -27,32 +28,13 @@ from sidecar.gate.argrules.shell_tables import (
 
 __all__ = ["Level", "MAX_CHARS", "Rating", "rate_argv", "rate_command", "worst"]
 
-Level = Literal["safe", "review", "high"]
 MAX_CHARS = 256 * 1024  # a longer command line is not read: review
-_ORDER = {"safe": 0, "review": 1, "high": 2}
 _FORK_BOMB = re.compile(r"([\w:.]+)\s*\(\s*\)\s*\{[^}]*?\1\s*\|\s*&?\s*\1\s*&")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\[[^]]*\])?\+?=")
 _RISKY_VARIABLES = ("PATH=", "LD_PRELOAD=", "LD_LIBRARY_PATH=", "BASH_ENV=", "ENV=", "PROMPT_COMMAND=", "IFS=",
                     "GIT_SSH_COMMAND=", "PAGER=", "GIT_PAGER=", "EDITOR=", "DYLD_INSERT_LIBRARIES=")
 COMPUTED = "$computed"
 _SHOWN_NAME = re.compile(r"^[\w.+-]{1,32}$")
-
-
-class Rating(NamedTuple):
-    level: Level
-    why: str
-
-
-SAFE = Rating("safe", "read-only inspection")
-
-
-def worst(*ratings: Rating) -> Rating:
-    """The highest of `ratings` (the first of equals); SAFE for none."""
-    found = SAFE
-    for rating in ratings:
-        if _ORDER[rating.level] > _ORDER[found.level]:
-            found = rating
-    return found
 
 
 def rate_command(text: str) -> Rating:
@@ -341,8 +323,6 @@ def _crontab(args: list[str], depth: int) -> Rating:
 
 
 def _git(args: list[str], depth: int) -> Rating:
-    from sidecar.gate.argrules.shell_git import rate_git
-
     return rate_git(args)
 
 

@@ -1,0 +1,151 @@
+"""`when` conditions: JMESPath over a call's arguments, checked at start, metered per call.
+
+Owns the compile of a condition (the checks of `query_result` on length and nesting,
+then every function it names must exist and take that many arguments, and the roots
+given to `path_outside` must be absolute), the functions this room adds to JMESPath,
+and one evaluation: the condition runs on the very arguments the upstream will
+receive, through the metered interpreter, under `LIMITS` shared by every condition of
+one call. JMESPath's truth decides (false, null, "", [] and {} are false). A condition
+that fails on the data (a type error) or runs out of its bound says so with
+`ConditionError`, and the rule decides what that means.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from jmespath import exceptions, functions
+
+from sidecar.gate.argrules.places import host_is_private, path_outside
+from sidecar.gate.argrules.shell_risk import rate_argv, rate_command
+from sidecar.gate.query import compile_query
+from sidecar.gate.query_interpreter import MeteredFunctions, interpreter_for
+from sidecar.gate.query_meter import Meter, QueryError, QueryLimits
+
+__all__ = ["Condition", "ConditionError", "LIMITS", "compile_condition", "new_meter"]
+
+log = logging.getLogger(__name__)
+
+# What every condition of one call may spend together: a call is judged in well under
+# this on the event loop, or it is refused.
+LIMITS = QueryLimits(seconds=0.25, depth=40, visits=200_000, length=4096, new_bytes=8 << 20, answer_bytes=1 << 20)
+
+
+class ConditionError(Exception):
+    """A condition could not be decided on this call's arguments; the words say why."""
+
+    def __init__(self, message: str, over_bound: bool) -> None:
+        super().__init__(message)
+        self.over_bound = over_bound  # the meter stopped it (else: the data did not fit)
+
+
+class ArgumentFunctions(MeteredFunctions):
+    """JMESPath's functions, metered, and three of this room's."""
+
+    @functions.signature({"types": []}, {"types": ["array"]})  # type: ignore[untyped-decorator]
+    def _func_path_outside(self, path: Any, roots: list[Any]) -> bool:
+        if path is None:
+            return False
+        if not isinstance(path, str):
+            return True  # a path the upstream would read some other way: outside
+        self.meter.step(len(roots) + len(path) // 256)
+        written = [r for r in roots if isinstance(r, str)]
+        return path_outside(path, written, written[0] if written else None)  # relative: from the first root
+
+    @functions.signature({"types": []})  # type: ignore[untyped-decorator]
+    def _func_private_host(self, url: Any) -> bool:
+        if url is None:
+            return False
+        self.meter.step(1 + (len(url) // 256 if isinstance(url, str) else 0))
+        return host_is_private(url)
+
+    @functions.signature({"types": []})  # type: ignore[untyped-decorator]
+    def _func_shell_level(self, command: Any) -> str | None:
+        if command is None:
+            return None
+        self.meter.step(1 + (len(command) // 64 if isinstance(command, str) else 0))
+        if isinstance(command, list) and all(isinstance(part, str) for part in command):
+            return rate_argv(command).level
+        return rate_command(command).level if isinstance(command, str) else "review"
+
+
+_TABLE: dict[str, Any] = ArgumentFunctions.FUNCTION_TABLE
+
+
+class Condition:
+    """One compiled `when`."""
+
+    def __init__(self, expression: str, tree: dict[str, Any]) -> None:
+        self.expression = expression
+        self.tree = tree
+
+    def holds(self, arguments: dict[str, Any], meter: Meter) -> bool:
+        interpreter = interpreter_for(meter, ArgumentFunctions)
+        try:
+            value = interpreter.visit(self.tree, arguments)
+        except QueryError as exc:
+            raise ConditionError(str(exc), True) from None
+        except RecursionError:
+            raise ConditionError("the arguments nest too deeply to read", True) from None
+        except MemoryError:
+            raise ConditionError("the condition makes too large a value", True) from None
+        except exceptions.JMESPathTypeError as exc:
+            raise ConditionError(f"{exc.function_name}() got {exc.actual_type}", False) from None
+        except Exception as exc:  # jmespath meeting data it does not expect: a decision all the same
+            log.debug("a condition failed inside jmespath: %s", type(exc).__name__)
+            raise ConditionError(f"the condition failed on these arguments ({type(exc).__name__})", False) from None
+        return _truthy(value)
+
+
+def _truthy(value: Any) -> bool:
+    return not (value is None or value is False or value == "" or value == [] or value == {})
+
+
+def new_meter() -> Meter:
+    return Meter(LIMITS, 0)
+
+
+def compile_condition(expression: str) -> Condition:
+    """The compiled condition; ValueError with words naming what is wrong."""
+    try:
+        tree = compile_query(expression, LIMITS)
+    except QueryError as exc:
+        raise ValueError(str(exc).replace("query", "condition")) from None
+    _check_functions(tree)
+    return Condition(expression, tree)
+
+
+def _check_functions(tree: dict[str, Any]) -> None:
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        children = [c for c in node.get("children", []) if isinstance(c, dict)]
+        stack.extend(children)
+        if node.get("type") != "function_expression":
+            continue
+        name = node["value"]
+        spec = _TABLE.get(name)
+        if spec is None:
+            raise ValueError(f"unknown function {name}()")
+        signature = spec["signature"]
+        variadic = bool(signature) and signature[-1].get("variadic")
+        if len(children) < len(signature) or (len(children) > len(signature) and not variadic):
+            raise ValueError(f"{name}() takes {len(signature)} argument(s), not {len(children)}")
+        if name == "path_outside":
+            _check_roots(children[1])
+
+
+def _check_roots(node: dict[str, Any]) -> None:
+    """`path_outside`'s roots must be written in the rule (a list of absolute paths)."""
+    if node.get("type") == "literal":
+        roots = node.get("value")
+    elif node.get("type") == "multi_select_list":
+        roots = [c.get("value") if c.get("type") == "literal" else None for c in node.get("children", [])]
+    else:
+        raise ValueError("path_outside() takes its roots as a list written in the rule, e.g. ['/work']")
+    if not isinstance(roots, list) or not roots:
+        raise ValueError("path_outside() needs a non-empty list of roots")
+    for root in roots:
+        if not isinstance(root, str) or not (root.startswith("/") or root.startswith("~")):
+            raise ValueError("path_outside() roots must be absolute paths (or start with ~)")
