@@ -51,12 +51,23 @@ def rate_git(args: list[str]) -> Rating:
         return Rating("review", "git writes a file or runs a configured program")
     if sub in _READ_ONLY or not sub:
         return SAFE
-    listing = _LISTING.get(sub)
-    if listing is not None and all(a in listing for a in rest if a.startswith("-") or sub != "branch"):
-        if sub != "config" or any(a.startswith(("--get", "--list", "-l")) for a in rest):
-            if sub not in ("branch", "tag") or not [a for a in rest if not a.startswith("-")]:
-                return SAFE
-    return Rating("review", f"git {sub}" if sub.isidentifier() or "-" in sub else "git")
+    if sub in _LISTING and _only_lists(sub, rest):
+        return SAFE
+    return Rating("review", f"git {sub}" if sub.replace("-", "").isalpha() else "git")
+
+
+def _only_lists(sub: str, rest: list[str]) -> bool:
+    """`git branch`, `git tag -l`, `git remote -v`, `git config --get x`: the listing forms."""
+    listing = _LISTING[sub]
+    options = [a for a in rest if a.startswith("-")]
+    operands = [a for a in rest if not a.startswith("-")]
+    if sub == "config":
+        return any(a.startswith(("--get", "--list")) or a == "-l" for a in options)
+    if not all(a in listing for a in options):
+        return False
+    if sub in ("branch", "tag"):
+        return not operands
+    return not operands or operands[0] in listing
 
 
 def _forces(rest: list[str]) -> bool:

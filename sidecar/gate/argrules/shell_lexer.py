@@ -14,13 +14,16 @@ Pure: no I/O, no process, nothing is expanded or run.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-__all__ = ["MAX_DEPTH", "Pipeline", "Script", "Simple", "Unreadable", "Word", "read_script"]
+__all__ = ["MAX_COMMANDS", "MAX_DEPTH", "Pipeline", "Script", "Simple", "Unreadable", "Word", "read_script"]
 
 MAX_DEPTH = 12  # substitutions inside substitutions read, at most
+MAX_COMMANDS = 1000  # simple commands in one line (substitutions count apart), at most
 
 _PLAIN = re.compile(r"[^\s'\"\\$`;&|<>()]+")
+_DOUBLE_PLAIN = re.compile(r"[^\\$`]+")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-]")
 _OUTPUT_OPS = (">>", ">|", ">&", "&>>", "&>", "<>", ">")
 _INPUT_OPS = ("<<<", "<<-", "<<", "<&", "<")
@@ -58,10 +61,11 @@ class Script:
         return [simple for pipeline in self.pipelines for simple in pipeline.commands]
 
 
-def read_script(text: str, depth: int = 0) -> Script:
+def read_script(text: str, depth: int = 0, counted: list[int] | None = None) -> Script:
+    """`counted`: the simple commands read so far, shared with the substitutions inside."""
     if depth > MAX_DEPTH:
         raise Unreadable(f"substitutions nest more than {MAX_DEPTH} deep")
-    return _Reader(text, depth).read()
+    return _Reader(text, depth, counted if counted is not None else [0]).read()
 
 
 def _closing(text: str, start: int, opener: str = "(", closer: str = ")") -> int:
@@ -128,8 +132,9 @@ def _backtick_end(text: str, start: int) -> int:
 class _Reader:
     """One pass over one command line; substitutions are read by readers of their own."""
 
-    def __init__(self, text: str, depth: int) -> None:
+    def __init__(self, text: str, depth: int, counted: list[int]) -> None:
         self.text, self.depth, self.i = text, depth, 0
+        self.counted = counted
         self.script = Script()
         self.pipeline = Pipeline()
         self.simple = Simple()
@@ -181,11 +186,9 @@ class _Reader:
     # -- what is not a plain character ---------------------------------------------------
 
     def _special(self, char: str) -> None:
-        handler = {" ": self._blank, "\t": self._blank, "\r": self._blank, "'": self._single,
-                   '"': self._double, "\\": self._escape, "$": self._dollar, "`": self._backtick,
-                   "<": self._redirect, ">": self._redirect}.get(char)
+        handler = _HANDLERS.get(char)
         if handler is not None:
-            handler()
+            handler(self)
         elif char in ";&|()\n":
             self._operator(char)
         else:  # other white space (vertical tab, form feed, unicode spaces) ends a word too
@@ -225,8 +228,13 @@ class _Reader:
                 self._substitute(inner[i + 1:close], inner[i:close + 1])
                 i = close + 1
             else:
-                self._append(inner[i], quoted=True, computed=inner[i] == "$")
-                i += 1
+                run = _DOUBLE_PLAIN.match(inner, i)
+                if run is not None:
+                    self._append(run.group(), quoted=True)
+                    i = run.end()
+                else:
+                    self._append(inner[i], quoted=True, computed=inner[i] == "$")
+                    i += 1
         self.i = end + 1
 
     def _dollar(self) -> None:
@@ -261,7 +269,7 @@ class _Reader:
 
     def _substitute(self, inner: str, written: str) -> None:
         """Code that runs: read as a command line of its own; the word keeps its text."""
-        self.simple.substitutions.append(read_script(inner, self.depth + 1))
+        self.simple.substitutions.append(read_script(inner, self.depth + 1, self.counted))
         self._append(written, computed=True)
 
     # -- operators and redirections --------------------------------------------------------
@@ -324,6 +332,9 @@ class _Reader:
     def _end_simple(self) -> None:
         if self.simple.words or self.simple.redirects or self.simple.substitutions:
             self.pipeline.commands.append(self.simple)
+            self.counted[0] += 1
+            if self.counted[0] > MAX_COMMANDS:
+                raise Unreadable(f"more than {MAX_COMMANDS:,} commands in one line")
         self.simple = Simple()
 
     def _end_pipeline(self) -> None:
@@ -331,3 +342,10 @@ class _Reader:
         if self.pipeline.commands:
             self.script.pipelines.append(self.pipeline)
         self.pipeline = Pipeline()
+
+
+_HANDLERS: dict[str, Callable[[_Reader], None]] = {
+    " ": _Reader._blank, "\t": _Reader._blank, "\r": _Reader._blank, "'": _Reader._single, '"': _Reader._double,
+    "\\": _Reader._escape, "$": _Reader._dollar, "`": _Reader._backtick, "<": _Reader._redirect,
+    ">": _Reader._redirect,
+}

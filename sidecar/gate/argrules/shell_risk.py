@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 
 from sidecar.gate.argrules.rating import SAFE, Level, Rating, worst
 from sidecar.gate.argrules.shell_git import rate_git
-from sidecar.gate.argrules.shell_lexer import Pipeline, Script, Simple, Unreadable, Word, read_script
+from sidecar.gate.argrules.shell_lexer import MAX_COMMANDS, Pipeline, Script, Simple, Unreadable, Word, read_script
 from sidecar.gate.argrules.shell_tables import (
     DECODERS, DOWNLOADERS, INTERPRETERS, KEYWORDS, PUBLISHERS, READ_ONLY, SHELLS, WIPERS, WRAPPER_VALUED, WRAPPERS,
     is_root_or_home, is_system_path,
@@ -28,13 +28,13 @@ from sidecar.gate.argrules.shell_tables import (
 
 __all__ = ["Level", "MAX_CHARS", "Rating", "rate_argv", "rate_command", "worst"]
 
-MAX_CHARS = 256 * 1024  # a longer command line is not read: review
-_FORK_BOMB = re.compile(r"([\w:.]+)\s*\(\s*\)\s*\{[^}]*?\1\s*\|\s*&?\s*\1\s*&")
+MAX_CHARS = 64 * 1024  # a longer command line is not read: review
+_FUNCTION_HEAD = re.compile(r"\(\s*\)\s*\{")
+_NAME_BEFORE = re.compile(r"([\w:.]{1,64})\s*$")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\[[^]]*\])?\+?=")
 _RISKY_VARIABLES = ("PATH=", "LD_PRELOAD=", "LD_LIBRARY_PATH=", "BASH_ENV=", "ENV=", "PROMPT_COMMAND=", "IFS=",
                     "GIT_SSH_COMMAND=", "PAGER=", "GIT_PAGER=", "EDITOR=", "DYLD_INSERT_LIBRARIES=")
 COMPUTED = "$computed"
-_SHOWN_NAME = re.compile(r"^[\w.+-]{1,32}$")
 
 
 def rate_command(text: str) -> Rating:
@@ -42,9 +42,22 @@ def rate_command(text: str) -> Rating:
         return Rating("review", f"the command is longer than {MAX_CHARS:,} characters and was not read")
     if "\0" in text:
         return Rating("review", "the command holds a NUL character")
-    if _FORK_BOMB.search(text):
+    if _forks_itself(text):
         return Rating("high", "a fork bomb")
     return _rate_text(text, 0)
+
+
+def _forks_itself(text: str) -> bool:
+    """A function whose body pipes it into itself in the background: `:(){ :|:& };:`."""
+    for head in _FUNCTION_HEAD.finditer(text):
+        name = _NAME_BEFORE.search(text, max(0, head.start() - 64), head.start())
+        if name is None:
+            continue
+        body = text[head.end():head.end() + 1024].split("}", 1)[0]
+        called = re.escape(name.group(1))
+        if re.search(rf"{called}\s*\|\s*&?\s*{called}\s*&", body):
+            return True
+    return False
 
 
 def rate_argv(argv: Sequence[str]) -> Rating:
@@ -64,7 +77,7 @@ def _rate_text(text: str, depth: int) -> Rating:
 def _salvage(text: str, depth: int) -> Rating:
     """The words of an unreadable line, split crudely on separators with quotes dropped."""
     pieces = re.split(r"[;&|\n()`]+|\$\(", text.replace("'", " ").replace('"', " "))
-    return worst(*(_rate_words([Word(text=w) for w in piece.split()], depth) for piece in pieces[:10_000]))
+    return worst(*(_rate_words([Word(text=w) for w in piece.split()], depth) for piece in pieces[:MAX_COMMANDS]))
 
 
 def _rate_script(script: Script, depth: int) -> Rating:
@@ -73,23 +86,22 @@ def _rate_script(script: Script, depth: int) -> Rating:
 
 def _rate_pipeline(pipeline: Pipeline, depth: int) -> Rating:
     ratings = [_rate_simple(simple, depth) for simple in pipeline.commands]
-    fed = [_program(simple.words)[0] for simple in pipeline.commands]
-    for index, simple in enumerate(pipeline.commands[1:], 1):
+    downloaded = decoded = False  # some earlier stage fetched or decoded what flows on
+    for simple in pipeline.commands:
         name, args = _program(simple.words)
-        if name not in INTERPRETERS or any(a.text == "-c" for a in args):
-            continue
-        earlier = pipeline.commands[:index]
-        if any(n in DOWNLOADERS for n in fed[:index]):
-            ratings.append(Rating("high", "a download piped into a shell or interpreter"))
-        elif any(_decodes(s) for s in earlier):
-            ratings.append(Rating("high", "decoded text piped into a shell or interpreter"))
-        else:
-            ratings.append(Rating("review", "text piped into a shell or interpreter"))
+        if name in INTERPRETERS and not any(a.text == "-c" for a in args) and simple is not pipeline.commands[0]:
+            if downloaded:
+                ratings.append(Rating("high", "a download piped into a shell or interpreter"))
+            elif decoded:
+                ratings.append(Rating("high", "decoded text piped into a shell or interpreter"))
+            else:
+                ratings.append(Rating("review", "text piped into a shell or interpreter"))
+        downloaded |= name in DOWNLOADERS
+        decoded |= _decodes(name, args)
     return worst(*ratings)
 
 
-def _decodes(simple: Simple) -> bool:
-    name, args = _program(simple.words)
+def _decodes(name: str, args: list[Word]) -> bool:
     flags = DECODERS.get(name)
     return flags is not None and ("" in flags or any(a.text in flags for a in args))
 
@@ -183,8 +195,7 @@ def _rate_program(name: str, args: list[str], depth: int) -> Rating:
         return handler(args, depth)
     if name in READ_ONLY:
         return SAFE
-    shown = name if _SHOWN_NAME.match(name) else "this program"
-    return Rating("review", f"{shown} is not a known read-only command")
+    return Rating("review", "not a known read-only command")
 
 
 def _targets(args: list[str]) -> list[str]:
@@ -225,8 +236,17 @@ def _kill(args: list[str], depth: int) -> Rating:
     return Rating("review", "kill (ends processes)")
 
 
-def _writes_to(args: list[str], depth: int, name: str = "the command") -> Rating:
-    targets = _targets(args)
+def _moves(args: list[str], depth: int) -> Rating:
+    """mv, touch, truncate, unlink: every operand is changed."""
+    return _writes_into(_targets(args), args)
+
+
+def _copies(args: list[str], depth: int) -> Rating:
+    """cp, ln, install, rsync: only the destination (the last operand, or `-t`'s) changes."""
+    return _writes_into(_targets(args)[-1:], args)
+
+
+def _writes_into(targets: list[str], args: list[str]) -> Rating:
     if "-t" in args and args.index("-t") + 1 < len(args):
         targets.append(args[args.index("-t") + 1])
     if any(is_system_path(t) for t in targets):
@@ -240,14 +260,14 @@ def _tee(args: list[str], depth: int) -> Rating:
     targets = _targets(args)
     if all(posixpath.normpath(t) in ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty") for t in targets):
         return SAFE
-    return _writes_to(args, depth)
+    return _writes_into(targets, args)
 
 
 def _find(args: list[str], depth: int) -> Rating:
     ratings: list[Rating] = []
     roots = [a for a in args[: next((i for i, a in enumerate(args) if a.startswith(("-", "(", "!"))), len(args))]]
     if "-delete" in args:
-        system = any(is_system_path(r) or is_root_or_home(r) for r in roots)
+        system = any(is_system_path(r) or r.rstrip("/") in ("", "~", "$HOME") for r in roots)
         ratings.append(Rating("high", "find -delete over / or a system path") if system
                        else Rating("review", "find -delete (deletes files)"))
     for i, arg in enumerate(args):
@@ -330,8 +350,8 @@ Handler = Callable[[list[str], int], Rating]
 _HANDLERS: dict[str, Handler] = {
     "rm": _rm, "chmod": _change_owner_or_mode, "chown": _change_owner_or_mode, "chgrp": _change_owner_or_mode,
     "chattr": _change_owner_or_mode, "setfacl": _change_owner_or_mode, "kill": _kill,
-    "cp": _writes_to, "mv": _writes_to, "ln": _writes_to, "install": _writes_to, "rsync": _writes_to,
-    "touch": _writes_to, "mkdir": _writes_to, "truncate": _writes_to, "unlink": _writes_to, "rmdir": _writes_to,
+    "cp": _copies, "mv": _moves, "ln": _copies, "install": _copies, "rsync": _copies,
+    "touch": _moves, "mkdir": _moves, "truncate": _moves, "unlink": _moves, "rmdir": _moves,
     "tee": _tee, "find": _find, "sed": _sed, "sort": _sort, "eval": _eval, "nc": _netcat, "ncat": _netcat,
     "netcat": _netcat, "systemctl": _systemctl, "init": _init, "telinit": _init, "terraform": _destroyer,
     "tofu": _destroyer, "pulumi": _destroyer, "crontab": _crontab, "git": _git,
