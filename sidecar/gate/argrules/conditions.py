@@ -5,9 +5,10 @@ then every function it names must exist and take that many arguments, and the ro
 given to `path_outside` must be absolute), the functions this room adds to JMESPath,
 and one evaluation: the condition runs on the very arguments the upstream will
 receive, through the metered interpreter, under `LIMITS` shared by every condition of
-one call. JMESPath's truth decides (false, null, "", [] and {} are false). A condition
-that fails on the data (a type error) or runs out of its bound says so with
-`ConditionError`, and the rule decides what that means.
+one call. JMESPath's truth decides (false, null, "", [] and {} are false); a function
+given an argument the call does not have (null) makes the condition false. A condition
+that fails on the data otherwise (a list where text was expected) or runs out of its
+bound says so with `ConditionError`, and the rule decides what that means.
 """
 
 from __future__ import annotations
@@ -91,6 +92,8 @@ class Condition:
         except MemoryError:
             raise ConditionError("the condition makes too large a value", True) from None
         except exceptions.JMESPathTypeError as exc:
+            if exc.actual_type == "null":  # an argument the call does not have: nothing to judge
+                return False
             raise ConditionError(f"{exc.function_name}() got {exc.actual_type}", False) from None
         except Exception as exc:  # jmespath meeting data it does not expect: a decision all the same
             log.debug("a condition failed inside jmespath: %s", type(exc).__name__)

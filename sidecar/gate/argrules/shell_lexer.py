@@ -17,10 +17,11 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-__all__ = ["MAX_COMMANDS", "MAX_DEPTH", "Pipeline", "Script", "Simple", "Unreadable", "Word", "read_script"]
+__all__ = ["MAX_COMMANDS", "MAX_DEPTH", "MAX_WORDS", "Pipeline", "Script", "Simple", "Unreadable", "Word", "read_script"]
 
 MAX_DEPTH = 12  # substitutions inside substitutions read, at most
-MAX_COMMANDS = 1000  # simple commands in one line (substitutions count apart), at most
+MAX_COMMANDS = 1000  # simple commands in one line, its substitutions included, at most
+MAX_WORDS = 2000  # words in one simple command, at most
 
 _PLAIN = re.compile(r"[^\s'\"\\$`;&|<>()]+")
 _DOUBLE_PLAIN = re.compile(r"[^\\$`]+")
@@ -182,6 +183,8 @@ class _Reader:
             self.target_of = None
         else:
             self.simple.words.append(word)
+            if len(self.simple.words) > MAX_WORDS:
+                raise Unreadable(f"more than {MAX_WORDS:,} words in one command")
 
     # -- what is not a plain character ---------------------------------------------------
 

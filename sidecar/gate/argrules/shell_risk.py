@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 
 from sidecar.gate.argrules.rating import SAFE, Level, Rating, worst
 from sidecar.gate.argrules.shell_git import rate_git
-from sidecar.gate.argrules.shell_lexer import MAX_COMMANDS, Pipeline, Script, Simple, Unreadable, Word, read_script
+from sidecar.gate.argrules.shell_lexer import MAX_COMMANDS, MAX_WORDS, Pipeline, Script, Simple, Unreadable, Word, read_script
 from sidecar.gate.argrules.shell_tables import (
     DECODERS, DOWNLOADERS, INTERPRETERS, KEYWORDS, PUBLISHERS, READ_ONLY, SHELLS, WIPERS, WRAPPER_VALUED, WRAPPERS,
     is_root_or_home, is_system_path,
@@ -62,6 +62,8 @@ def _forks_itself(text: str) -> bool:
 
 def rate_argv(argv: Sequence[str]) -> Rating:
     """A command given as a list of words (no shell reads it): its program and arguments."""
+    if len(argv) > MAX_WORDS or sum(map(len, argv)) > MAX_CHARS:
+        return Rating("review", "the command is too long to read")
     return _rate_words([Word(text=part) for part in argv], 0)
 
 
@@ -77,7 +79,8 @@ def _rate_text(text: str, depth: int) -> Rating:
 def _salvage(text: str, depth: int) -> Rating:
     """The words of an unreadable line, split crudely on separators with quotes dropped."""
     pieces = re.split(r"[;&|\n()`]+|\$\(", text.replace("'", " ").replace('"', " "))
-    return worst(*(_rate_words([Word(text=w) for w in piece.split()], depth) for piece in pieces[:MAX_COMMANDS]))
+    return worst(*(_rate_words([Word(text=w) for w in piece.split()[:MAX_WORDS]], depth)
+                   for piece in pieces[:MAX_COMMANDS]))
 
 
 def _rate_script(script: Script, depth: int) -> Rating:

@@ -80,6 +80,8 @@ _HOME_SECRETS = ("~/.ssh", "~/.gnupg", "~/.aws", "~/.kube", "~/.docker", "~/.net
                  "~/.profile", "~/.zshrc", "~/.zprofile", "~/.zshenv", "~/.bash_login", "~/.config/autostart",
                  "~/.config/systemd", "~/.npmrc", "~/.pypirc", "~/.gitconfig", "~/.git-credentials",
                  "~/Library/LaunchAgents", "~/.local/bin")
+_GUARDED = frozenset((*_SYSTEM_ROOTS, *_HOME_SECRETS))
+_GUARDED_FOLDERS = tuple(root + "/" for root in _GUARDED)
 _HARMLESS_DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/zero"})
 _HOME_FORMS = re.compile(r"^(?:~[^/]*|\$HOME|\$\{HOME\}|/home/[^/]+|/Users/[^/]+)(?=/|$)")
 
@@ -98,8 +100,7 @@ def is_system_path(path: str) -> bool:
     normal = _normal(path)
     if normal in _HARMLESS_DEVICES or normal.startswith("/dev/fd/"):
         return False
-    return normal == "/" or any(normal == root or normal.startswith(root + "/")
-                                for root in (*_SYSTEM_ROOTS, *_HOME_SECRETS))
+    return normal == "/" or normal in _GUARDED or normal.startswith(_GUARDED_FOLDERS)
 
 
 def is_root_or_home(path: str) -> bool:
