@@ -1,0 +1,101 @@
+"""A condition sees exactly the arguments the upstream receives, on every path a call
+takes: a direct call, `use_tool` (arguments as an object or as JSON text), an upstream's
+own trio (`<alias>__call_tool`) and the shared trio (`mcp_call_tool`). For generated
+arguments X, a rule denies exactly `@ == X`: a call with X is refused (and never reaches
+the upstream), a call with X plus one key passes and the upstream receives it whole.
+The call's record names the rule; the audit line carries it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sidecar.gate import ToolCall
+from tests.harness import FakeServer, in_memory, text_of, tool
+
+# Text without backticks: the literal is written inside a JMESPath `...` literal.
+_TEXT = st.text(alphabet=st.characters(blacklist_characters="`", blacklist_categories=("Cs",)), max_size=12)
+_SCALARS = st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.floats(allow_nan=False,
+                                                                                allow_infinity=False) | _TEXT
+JSON = st.recursive(_SCALARS, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_TEXT, inner, max_size=4),
+                    max_leaves=12)
+ARGUMENTS = st.dictionaries(_TEXT, JSON, max_size=5)
+
+# path -> (the upstream, the tool the engine calls, how the real tool's arguments are wrapped)
+PATHS = {
+    "direct": ("f", "f__echo", lambda a: a),
+    "use_tool": ("agents", "use_tool", lambda a: {"name": "agents__echo", "arguments": a}),
+    "use_tool_text": ("agents", "use_tool", lambda a: {"name": "agents__echo", "arguments": json.dumps(a)}),
+    "own_trio": ("big", "big__call_tool", lambda a: {"name": "big__echo", "arguments": a}),
+    "shared_trio": ("g", "mcp_call_tool", lambda a: {"name": "g__echo", "arguments": a}),
+}
+
+
+def _servers() -> dict[str, FakeServer]:
+    big = [tool("echo")] + [tool(f"filler{i}") for i in range(45)]
+    return {"agents": FakeServer([tool("echo")]), "big": FakeServer(big), "f": FakeServer([tool("echo")]),
+            "g": FakeServer([tool("echo"), tool("a"), tool("b")])}
+
+
+def _literal(value: Any) -> str:
+    return "`" + json.dumps(value) + "`"
+
+
+async def _run_path(path: str, arguments: dict[str, Any], audit: Path) -> list[ToolCall]:
+    alias, called, wrap = PATHS[path]
+    rules = [{"tool": "*", "when": f"@ == {_literal(arguments)}", "action": "deny", "label": "exact"},
+             {"tool": "*", "when": "private_host(url)", "action": "deny"}]
+    top: dict[str, Any] = {"bot": {"engine": "api"}, "features": {"agentsToolBridge": True},
+                           "policy": {"rules": rules}, "audit": {"file": str(audit)}}
+    if path == "shared_trio":
+        top["budgets"] = {"toolCap": 9}
+    seen: list[ToolCall] = []
+    async with in_memory(_servers(), entries={"agents": {"builtin": True}}, **top) as sidecar:
+        sidecar.face.gate.observe(seen.append)
+        engine = await sidecar.engine()
+        refused = await engine.call_and_wait(called, wrap(arguments))
+        assert refused["result"]["isError"] and "policy refused" in text_of(refused), refused
+        passing = {**arguments, "pass \u2713": True}
+        ident = engine.call(called, wrap(passing))
+        received = await sidecar.upstream(alias).expect_call("echo")
+        assert received.arguments == passing  # whole, and the refused call never came
+        received.answer("ok")
+        assert text_of(await engine.answer_to(ident)) == "ok"
+    return seen
+
+
+@pytest.mark.parametrize("path", list(PATHS))
+def test_a_condition_sees_exactly_what_the_upstream_receives(path: str, tmp_path: Path) -> None:
+    @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                     HealthCheck.too_slow])
+    @given(ARGUMENTS)
+    def check(arguments: dict[str, Any]) -> None:
+        audit = tmp_path / "audit.jsonl"
+        audit.unlink(missing_ok=True)
+        seen = asyncio.run(_run_path(path, arguments, audit))
+        denied, passed = seen[0], seen[1]
+        assert denied.rule == "#0 exact" and ("policy", "deny", "a policy rule refuses this call") in denied.decisions
+        assert passed.rule == "" and passed.outcome == "completed"
+        lines = [json.loads(line) for line in audit.read_text().splitlines()]
+        assert [line["rule"] for line in lines] == ["#0 exact", None]
+        assert all(json.dumps(arguments)[1:-1] not in json.dumps(line) for line in lines if len(arguments) > 1)
+
+    check()
+
+
+async def test_an_address_rule_refuses_the_metadata_address_through_every_meta_tool() -> None:
+    rules = [{"tool": "*", "when": "private_host(url)", "action": "deny", "reason": "no private addresses"}]
+    async with in_memory(_servers(), entries={"agents": {"builtin": True}}, bot={"engine": "api"},
+                         features={"agentsToolBridge": True}, policy={"rules": rules}) as sidecar:
+        engine = await sidecar.engine()
+        for path in ("direct", "use_tool", "use_tool_text", "own_trio"):
+            _, called, wrap = PATHS[path]
+            answer = await engine.call_and_wait(called, wrap({"url": "http://[::ffff:a9fe:a9fe]/latest"}))
+            assert "no private addresses" in text_of(answer), (path, answer)
