@@ -19,12 +19,13 @@ from typing import Any
 from jmespath import exceptions, functions
 
 from sidecar.gate.argrules.places import host_is_private, path_outside
+from sidecar.gate.argrules.rating import Rating
 from sidecar.gate.argrules.shell_risk import rate_argv, rate_command
 from sidecar.gate.query import compile_query
 from sidecar.gate.query_interpreter import MeteredFunctions, interpreter_for
 from sidecar.gate.query_meter import Meter, QueryError, QueryLimits
 
-__all__ = ["Condition", "ConditionError", "LIMITS", "compile_condition", "new_meter"]
+__all__ = ["Condition", "ConditionError", "Judging", "LIMITS", "compile_condition", "new_meter"]
 
 log = logging.getLogger(__name__)
 
@@ -41,8 +42,27 @@ class ConditionError(Exception):
         self.over_bound = over_bound  # the meter stopped it (else: the data did not fit)
 
 
+class Judging(Meter):
+    """The meter of one call's conditions, with the interpreter they share and the shell
+    ratings already made (a command rated once per call, however many rules ask)."""
+
+    def __init__(self) -> None:
+        super().__init__(LIMITS, 0)
+        self.interpreter: Any = None
+        self.ratings: dict[str, Rating] = {}
+
+    def rate(self, command: str) -> Rating:
+        rating = self.ratings.get(command)
+        if rating is None:
+            self.step(1 + len(command) // 64)
+            rating = self.ratings[command] = rate_command(command)
+        return rating
+
+
 class ArgumentFunctions(MeteredFunctions):
     """JMESPath's functions, metered, and three of this room's."""
+
+    meter: Judging
 
     @functions.signature({"types": []}, {"types": ["array"]})  # type: ignore[untyped-decorator]
     def _func_path_outside(self, path: Any, roots: list[Any]) -> bool:
@@ -65,10 +85,10 @@ class ArgumentFunctions(MeteredFunctions):
     def _func_shell_level(self, command: Any) -> str | None:
         if command is None:
             return None
-        self.meter.step(1 + (len(command) // 64 if isinstance(command, str) else 0))
         if isinstance(command, list) and all(isinstance(part, str) for part in command):
+            self.meter.step(1 + len(command))
             return rate_argv(command).level
-        return rate_command(command).level if isinstance(command, str) else "review"
+        return self.meter.rate(command).level if isinstance(command, str) else "review"
 
 
 _TABLE: dict[str, Any] = ArgumentFunctions.FUNCTION_TABLE
@@ -81,10 +101,11 @@ class Condition:
         self.expression = expression
         self.tree = tree
 
-    def holds(self, arguments: dict[str, Any], meter: Meter) -> bool:
-        interpreter = interpreter_for(meter, ArgumentFunctions)
+    def holds(self, arguments: dict[str, Any], meter: Judging) -> bool:
+        if meter.interpreter is None:
+            meter.interpreter = interpreter_for(meter, ArgumentFunctions)
         try:
-            value = interpreter.visit(self.tree, arguments)
+            value = meter.interpreter.visit(self.tree, arguments)
         except QueryError as exc:
             raise ConditionError(str(exc), True) from None
         except RecursionError:
@@ -105,8 +126,8 @@ def _truthy(value: Any) -> bool:
     return not (value is None or value is False or value == "" or value == [] or value == {})
 
 
-def new_meter() -> Meter:
-    return Meter(LIMITS, 0)
+def new_meter() -> Judging:
+    return Judging()
 
 
 def compile_condition(expression: str) -> Condition:

@@ -18,9 +18,11 @@ from typing import Any
 
 from sidecar.config import PolicyRule
 from sidecar.errors import ConfigError
-from sidecar.gate.argrules.conditions import Condition, ConditionError, compile_condition, new_meter
-from sidecar.gate.argrules.shell_risk import Rating, rate_argv, rate_command
+from sidecar.gate.argrules.conditions import Condition, ConditionError, Judging, compile_condition, new_meter
+from sidecar.gate.argrules.rating import Rating
+from sidecar.gate.argrules.shell_risk import rate_argv
 from sidecar.gate.grants import glob_match
+from sidecar.gate.query_meter import QueryError
 
 __all__ = ["ArgumentRules", "DEFAULT_LEVELS", "Found", "label_of"]
 
@@ -62,7 +64,7 @@ class ArgumentRules:
         self.rules = [_Compiled(index, rule) for index, rule in enumerate(rules)]
 
     def first_match(self, tool: str, arguments: dict[str, Any]) -> Found | None:
-        meter = None
+        meter: Judging | None = None
         for compiled in self.rules:
             rule = compiled.rule
             if not glob_match(rule.tool, tool):
@@ -83,15 +85,19 @@ class ArgumentRules:
             if rule.classify is None:
                 assert rule.action is not None
                 return compiled.index, compiled.label, rule.action, "; ".join(filter(None, (rule.reason, unread)))
-            rating = _rate(arguments.get(rule.classify.argument), rule.classify.argument)
+            meter = meter or new_meter()
+            try:
+                rating = _rate(arguments.get(rule.classify.argument), rule.classify.argument, meter)
+            except QueryError as exc:  # the call's conditions spent the bound before the command was read
+                return compiled.index, compiled.label, "deny", f"the command could not be rated within the bound ({exc})"
             reason = f"the command is rated {rating.level}: {rating.why}"
             return compiled.index, compiled.label, compiled.levels[rating.level], reason
         return None
 
 
-def _rate(value: Any, argument: str) -> Rating:
+def _rate(value: Any, argument: str, meter: Judging) -> Rating:
     if isinstance(value, str):
-        return rate_command(value)
+        return meter.rate(value)
     if isinstance(value, list) and all(isinstance(part, str) for part in value):
         return rate_argv(value)
     if value is None:

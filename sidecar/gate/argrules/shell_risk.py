@@ -88,11 +88,11 @@ def _rate_script(script: Script, depth: int) -> Rating:
 
 
 def _rate_pipeline(pipeline: Pipeline, depth: int) -> Rating:
-    ratings = [_rate_simple(simple, depth) for simple in pipeline.commands]
+    programs = [_program(simple.words) for simple in pipeline.commands]
+    ratings = [_rate_simple(simple, program, depth) for simple, program in zip(pipeline.commands, programs)]
     downloaded = decoded = False  # some earlier stage fetched or decoded what flows on
-    for simple in pipeline.commands:
-        name, args = _program(simple.words)
-        if name in INTERPRETERS and not any(a.text == "-c" for a in args) and simple is not pipeline.commands[0]:
+    for stage, (name, args) in enumerate(programs):
+        if stage and name in INTERPRETERS and not any(a.text == "-c" for a in args):
             if downloaded:
                 ratings.append(Rating("high", "a download piped into a shell or interpreter"))
             elif decoded:
@@ -114,8 +114,8 @@ def _runs_download(script: Script) -> bool:
                for simple in script.simples())
 
 
-def _rate_simple(simple: Simple, depth: int) -> Rating:
-    name, _ = _program(simple.words)
+def _rate_simple(simple: Simple, program: tuple[str, list[Word]], depth: int) -> Rating:
+    name = program[0]
     ratings = [_rate_script(sub, depth + 1) for sub in simple.substitutions]
     ratings += [_rate_redirect(op, target) for op, target in simple.redirects]
     if name in INTERPRETERS and any(_runs_download(sub) for sub in simple.substitutions):
@@ -123,7 +123,7 @@ def _rate_simple(simple: Simple, depth: int) -> Rating:
     for body in simple.heredocs:
         ratings.append(_rate_text(body, depth + 1) if name in SHELLS else
                        Rating("review", "a here-document fed to an interpreter") if name in INTERPRETERS else SAFE)
-    return worst(_rate_words(simple.words, depth), *ratings)
+    return worst(_rate_words(simple.words, depth, program), *ratings)
 
 
 def _rate_redirect(operator: str, target: Word) -> Rating:
@@ -174,9 +174,9 @@ def _skip_wrapper(words: Sequence[Word], i: int, positional: int, assignments: b
     return i
 
 
-def _rate_words(words: Sequence[Word], depth: int) -> Rating:
-    risky = [w for w in words if not w.quoted and w.text.startswith(_RISKY_VARIABLES)]
-    name, args = _program(words)
+def _rate_words(words: Sequence[Word], depth: int, program: tuple[str, list[Word]] | None = None) -> Rating:
+    name, args = program if program is not None else _program(words)
+    risky = any(not w.quoted and w.text.startswith(_RISKY_VARIABLES) for w in words)
     base = Rating("review", "sets a variable that changes what runs") if risky else SAFE
     if not name:
         return base
