@@ -99,3 +99,38 @@ async def test_an_address_rule_refuses_the_metadata_address_through_every_meta_t
             _, called, wrap = PATHS[path]
             answer = await engine.call_and_wait(called, wrap({"url": "http://[::ffff:a9fe:a9fe]/latest"}))
             assert "no private addresses" in text_of(answer), (path, answer)
+
+
+def _frame(ident: str, arguments: str) -> bytes:
+    return ('{"jsonrpc":"2.0","id":"%s","method":"tools/call","params":{"name":"f__echo","arguments":%s}}'
+            % (ident, arguments)).encode()
+
+
+async def test_hostile_frames_end_with_a_decision_never_a_crash() -> None:
+    """Escapes are decoded before a rule reads them (as the upstream will read them),
+    look-alikes are other paths, a 1 MB value and 500-deep nesting are judged within the
+    bound, and nesting past the front's limit is refused before any rule runs."""
+    rules = [{"tool": "f__echo", "when": "starts_with(path, '/etc/')", "action": "deny", "reason": "etc"},
+             {"tool": "f__echo", "when": "path_outside(path, ['/work'])", "action": "deny", "reason": "outside"},
+             {"tool": "f__echo", "when": "deep.a.a.a == 'x'", "action": "deny", "reason": "deep"},
+             {"tool": "f__echo", "classify": {"argument": "command", "as": "shell"}, "levels": {"review": "deny"}}]
+    deep = '{"a":' * 500 + '"leaf"' + "}" * 500
+    cases = [
+        ('{"path": "\\u002fetc\\u002fpasswd"}', "etc"),
+        ('{"path": "/\\u0435tc/passwd"}', "outside"),  # a Cyrillic ie: another path, outside the root
+        ('{"path": "/work/../etc/shadow"}', "outside"),  # the text does not start with /etc/; its place is outside
+        ('{"path": "/work/%s"}' % ("x" * (1 << 20)), "outside"),
+        ('{"path": "/work/a", "command": "ls", "deep": %s}' % deep, "rated safe"),
+        ('{"path": "/work/a", "command": "\\u0072m -rf /"}', "rated high"),
+        ('{"path": "/work/a", "command": "%s"}' % ("ls " * 400_000), "rated review"),
+        ('{"deep": %s}' % ('{"a":' * 10_000 + "1" + "}" * 10_000), "nested deeper"),
+    ]
+    async with in_memory({"f": FakeServer([tool("echo")])}, policy={"rules": rules}) as sidecar:
+        engine = await sidecar.engine()
+        for n, (arguments, words) in enumerate(cases):
+            engine.send(_frame(f"h{n}", arguments))
+            if words == "rated safe":  # no rule refuses it: the upstream gets it
+                (await sidecar.upstream("f").expect_call("echo")).answer("ran")
+            answer = await engine.answer_to(f"h{n}")
+            said = json.dumps(answer)
+            assert words in said or (words == "rated safe" and "ran" in said), (n, said[:300])
