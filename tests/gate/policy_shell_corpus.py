@@ -26,7 +26,7 @@ SAFE = [
     "for f in *.md; do wc -l \"$f\"; done", "if [ -f x ]; then cat x; fi", "test -d build && echo yes",
     "A=1 B=2 env", "ls; pwd; whoami", "true && echo ok || echo no", "sleep 1", "seq 1 10 | paste -sd+ | bc",
     "readlink -f .", "basename $(pwd)", "history | tail", "free -m", "uptime", "echo ~/.ssh/id_rsa",
-    "cat ~/.bashrc", "ls -la ~/.ssh", "crontab -l", "systemctl status nginx", "base64 README.md | head -1", "watch -n 1 ls",
+    "cat ~/.bashrc", "ls -la ~/.ssh", "crontab -l", "systemctl status nginx", "base64 README.md | head -1", "watch -n 1 ls", "echo PATH=/tmp",
 ]
 
 REVIEW = [

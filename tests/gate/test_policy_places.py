@@ -86,3 +86,8 @@ def test_a_loop_of_links_is_judged_without_hanging(tmp_path: Path) -> None:
     (tmp_path / "b").symlink_to(tmp_path / "a")
     assert not path_outside(str(tmp_path / "a" / "x"), [str(tmp_path)])
     assert path_outside(str(tmp_path / "a" / "x"), ["/nowhere"])
+
+
+def test_numbers_too_long_for_an_address_are_names_not_crashes() -> None:
+    assert host_is_private("http://" + "1" * 5000 + "/")  # one label: an intranet name
+    assert not host_is_private("http://" + "1" * 5000 + ".example.com/")

@@ -122,7 +122,7 @@ def _loose_ipv4(host: str) -> ipaddress.IPv4Address | None:
     """An IPv4 address in any form `inet_aton` accepts: 1 to 4 parts, each decimal, octal
     (a leading 0) or hex (0x); the last part fills the remaining bytes."""
     parts = host.split(".")
-    if not 1 <= len(parts) <= 4 or not all(_IPV4_PART.match(p) for p in parts):
+    if not 1 <= len(parts) <= 4 or len(host) > 64 or not all(_IPV4_PART.match(p) for p in parts):
         return None
     values = [int(p, 16) if p[:2].lower() == "0x" and len(p) > 2 else int(p, 8) if p.startswith("0") and p != "0"
               else 0 if p.lower() == "0x" else int(p) for p in parts]

@@ -14,6 +14,7 @@ tests and the documentation.
 
 from __future__ import annotations
 
+import itertools
 import posixpath
 import re
 from collections.abc import Callable, Sequence
@@ -176,7 +177,8 @@ def _skip_wrapper(words: Sequence[Word], i: int, positional: int, assignments: b
 
 def _rate_words(words: Sequence[Word], depth: int, program: tuple[str, list[Word]] | None = None) -> Rating:
     name, args = program if program is not None else _program(words)
-    risky = any(not w.quoted and w.text.startswith(_RISKY_VARIABLES) for w in words)
+    leading = itertools.takewhile(lambda w: not w.quoted and _ASSIGNMENT.match(w.text) is not None, words)
+    risky = any(w.text.startswith(_RISKY_VARIABLES) for w in leading)
     base = Rating("review", "sets a variable that changes what runs") if risky else SAFE
     if not name:
         return base
