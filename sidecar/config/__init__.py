@@ -6,7 +6,8 @@ log redactor must hide. Refuses: unknown keys (reported, ignored), bad values (f
 the top-level sections, a skipped entry under `mcpServers`).
 
 Beside it: `rules` (the pure checks a server entry must pass wherever a config is read,
-imported or edited) and `bots` (a gateway config cut for one bot).
+imported or edited), `conditions` (the checks on `policy.rules` conditions) and `bots` (a
+gateway config cut for one bot).
 """
 
 from __future__ import annotations
@@ -384,6 +385,11 @@ def parse_config(document: object, environ: Mapping[str, str]) -> SidecarConfig:
             sections[key] = _convert(value, _SECTIONS[key], key)
         elif key != "mcpServers":
             log.warning("config: unknown key %s ignored", key)
+    policy = sections.get("policy")
+    if policy is not None and any(rule.when is not None for rule in policy.rules):
+        from sidecar.config.conditions import check_conditions  # jmespath only for a config with conditions
+
+        check_conditions([(rule.tool, rule.when) for rule in policy.rules])
     organization = sections.get("organization", Organization())
     servers, skipped = _parse_servers(document.get("mcpServers", {}), organization)
     config = SidecarConfig(**sections, servers=servers, skipped=skipped)

@@ -173,3 +173,29 @@ def test_a_policy_without_argument_rules_reads_no_arguments() -> None:
     named = engine([{"tool": "a__*", "action": "deny", "reason": "off"}])
     assert named.argument_rules is None and named.match("a__b", {}) == RuleMatch(0, "#0 a__*", "deny", "off")
     assert json.dumps(named.match("a__b", {})) == '[0, "#0 a__*", "deny", "off"]'
+
+
+def test_the_gate_offers_exactly_the_functions_the_config_check_knows() -> None:
+    from jmespath.functions import Functions
+
+    from sidecar.config.conditions import SIDECAR_FUNCTIONS
+    from sidecar.gate.argrules.conditions import ArgumentFunctions
+
+    added = {name: len(spec["signature"]) for name, spec in ArgumentFunctions.FUNCTION_TABLE.items()
+             if name not in Functions.FUNCTION_TABLE}
+    assert added == SIDECAR_FUNCTIONS
+
+
+def test_a_bad_condition_stops_the_sidecar_at_start_with_the_rule_named(tmp_path: Any) -> None:
+    import subprocess
+    import sys
+
+    from tests.test_imports import REPO
+
+    config = tmp_path / "sidecar.json"
+    config.write_text(json.dumps({"mcpServers": {}, "policy": {"rules": [
+        {"tool": "a__b", "action": "allow"}, {"tool": "files__write_file", "when": "nope(path)", "action": "deny"}]}}))
+    done = subprocess.run([sys.executable, "-m", "sidecar", "--config", str(config)], capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL, cwd=REPO, timeout=60)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "policy.rules[1].when: the rule for 'files__write_file': unknown function nope()" in done.stderr

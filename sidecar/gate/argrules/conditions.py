@@ -1,8 +1,8 @@
 """`when` conditions: JMESPath over a call's arguments, checked at start, metered per call.
 
 Owns the compile of a condition (the checks of `query_result` on length and nesting,
-then every function it names must exist and take that many arguments, and the roots
-given to `path_outside` must be absolute), the functions this room adds to JMESPath,
+then those of `sidecar.config.conditions`, made already when the config was read), the
+functions this room adds to JMESPath (`SIDECAR_FUNCTIONS` names them),
 and one evaluation: the condition runs on the very arguments the upstream will
 receive, through the metered interpreter, under `LIMITS` shared by every condition of
 one call. JMESPath's truth decides (false, null, "", [] and {} are false); a function
@@ -18,6 +18,7 @@ from typing import Any
 
 from jmespath import exceptions, functions
 
+from sidecar.config.conditions import check_functions
 from sidecar.gate.argrules.places import host_is_private, path_outside
 from sidecar.gate.argrules.rating import Rating
 from sidecar.gate.argrules.shell_risk import rate_argv, rate_command
@@ -91,9 +92,6 @@ class ArgumentFunctions(MeteredFunctions):
         return self.meter.rate(command).level if isinstance(command, str) else "review"
 
 
-_TABLE: dict[str, Any] = ArgumentFunctions.FUNCTION_TABLE
-
-
 class Condition:
     """One compiled `when`."""
 
@@ -136,40 +134,5 @@ def compile_condition(expression: str) -> Condition:
         tree = compile_query(expression, LIMITS)
     except QueryError as exc:
         raise ValueError(str(exc).replace("query", "condition")) from None
-    _check_functions(tree)
+    check_functions(tree)  # the same check the config made when it was read
     return Condition(expression, tree)
-
-
-def _check_functions(tree: dict[str, Any]) -> None:
-    stack = [tree]
-    while stack:
-        node = stack.pop()
-        children = [c for c in node.get("children", []) if isinstance(c, dict)]
-        stack.extend(children)
-        if node.get("type") != "function_expression":
-            continue
-        name = node["value"]
-        spec = _TABLE.get(name)
-        if spec is None:
-            raise ValueError(f"unknown function {name}()")
-        signature = spec["signature"]
-        variadic = bool(signature) and signature[-1].get("variadic")
-        if len(children) < len(signature) or (len(children) > len(signature) and not variadic):
-            raise ValueError(f"{name}() takes {len(signature)} argument(s), not {len(children)}")
-        if name == "path_outside":
-            _check_roots(children[1])
-
-
-def _check_roots(node: dict[str, Any]) -> None:
-    """`path_outside`'s roots must be written in the rule (a list of absolute paths)."""
-    if node.get("type") == "literal":
-        roots = node.get("value")
-    elif node.get("type") == "multi_select_list":
-        roots = [c.get("value") if c.get("type") == "literal" else None for c in node.get("children", [])]
-    else:
-        raise ValueError("path_outside() takes its roots as a list written in the rule, e.g. ['/work']")
-    if not isinstance(roots, list) or not roots:
-        raise ValueError("path_outside() needs a non-empty list of roots")
-    for root in roots:
-        if not isinstance(root, str) or not (root.startswith("/") or root.startswith("~")):
-            raise ValueError("path_outside() roots must be absolute paths (or start with ~)")
