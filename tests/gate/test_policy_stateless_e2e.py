@@ -56,3 +56,44 @@ async def test_argument_rules_decide_on_the_stateless_path_of_a_real_process(
     assert [(line["rule"], line["decisions"][-1]["action"]) for line in lines] == [
         ("#1 f__echo classify:shell", "allow"), ("#1 f__echo classify:shell", "deny"), ("#0 no intranet", "deny")]
     assert "x.example" not in audit.read_text()
+
+
+def _generated(count: int) -> list[dict[str, Any]]:
+    """Arguments from hypothesis (generation only: the process is shared by every case)."""
+    from hypothesis import Phase, given, settings
+    from hypothesis import strategies as st
+
+    from tests.gate.test_policy_paths_in_memory import ARGUMENTS
+
+    found: list[dict[str, Any]] = []
+    marked = st.tuples(ARGUMENTS, st.booleans(), st.integers(0, 3))
+
+    @settings(max_examples=count, database=None, phases=[Phase.generate], deadline=None)
+    @given(marked)
+    def collect(case: tuple[dict[str, Any], bool, int]) -> None:
+        arguments, stop, depth = case
+        if stop:  # the marker, somewhere in the arguments: at the top, or nested
+            inner: Any = "STOP"
+            for _ in range(depth):
+                inner = {"k": [inner]}
+            arguments = {**arguments, "marker": inner}
+        found.append(arguments)
+
+    collect()
+    return found
+
+
+async def test_on_the_stateless_path_a_condition_reads_the_whole_arguments(
+        write_config: Any, fault_server_entry: Any, tmp_path: Path) -> None:
+    """Generated arguments, with a marker hidden at some depth or not: the rule refuses
+    exactly the calls whose arguments hold it, and the others reach the upstream."""
+    rules = [{"tool": "f__echo", "when": "contains(to_string(@), 'STOP')", "action": "deny", "reason": "marked"}]
+    config = write_config({"f": {**fault_server_entry(), "pinning": "off"}}, policy={"rules": rules})
+    cases = _generated(40)
+    async with open_http_sidecar(config, tmp_path, log_level="WARNING") as sc, aiohttp.ClientSession() as client:
+        for n, arguments in enumerate(cases):
+            nonce = f"n-{n}"
+            answer = await _call(client, sc, {**arguments, "nonce": nonce})
+            marked = "STOP" in json.dumps({**arguments, "nonce": nonce})
+            assert (_said(answer) == "The sidecar's policy refused this call: marked") is marked, (arguments, answer)
+            assert (_said(answer) == nonce) is (not marked), (arguments, answer)
