@@ -134,3 +134,26 @@ async def test_hostile_frames_end_with_a_decision_never_a_crash() -> None:
             answer = await engine.answer_to(f"h{n}")
             said = json.dumps(answer)
             assert words in said or (words == "rated safe" and "ran" in said), (n, said[:300])
+
+
+async def test_a_review_command_is_put_to_the_person_with_the_rating_and_runs_on_allow() -> None:
+    """The issue's shell rule with its default `review: confirm`: an engine that can ask
+    the person asks (the question says why), "allow" runs it; safe runs unasked; high is
+    refused unasked."""
+    rules = [{"tool": "f__echo", "classify": {"argument": "command", "as": "shell"},
+              "levels": {"safe": "allow", "review": "confirm", "high": "deny"}}]
+    async with in_memory({"f": FakeServer([tool("echo")])}, policy={"rules": rules, "confirmSeconds": 5}) as sidecar:
+        engine = await sidecar.engine(capabilities={"elicitation": {}})
+        ident = engine.call("f__echo", {"command": "make install"})
+        asked = await engine.expect_request("elicitation/create")
+        assert "rated review" in asked["params"]["message"]
+        engine.respond(asked["id"], {"action": "accept", "content": {"decision": "allow"}})
+        (await sidecar.upstream("f").expect_call("echo")).answer("built")
+        assert text_of(await engine.answer_to(ident)) == "built"
+        ident = engine.call("f__echo", {"command": "git status"})
+        (await sidecar.upstream("f").expect_call("echo")).answer("clean")
+        assert text_of(await engine.answer_to(ident)) == "clean"
+        refused = await engine.call_and_wait("f__echo", {"command": "git push --force"})
+        assert "rated high: git push --force" in text_of(refused)
+        questions = [f for f in engine.frames if f.get("method") == "elicitation/create"]
+        assert len(questions) == 1 and len(sidecar.upstream("f").frames("tools/call")) == 2
