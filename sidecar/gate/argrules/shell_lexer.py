@@ -141,7 +141,7 @@ class _Reader:
         self.simple = Simple()
         self.word: Word | None = None
         self.target_of: str | None = None  # the redirection the next word is the target of
-        self.pending_heredocs: list[tuple[str, bool]] = []  # (delimiter, strip tabs)
+        self.pending_heredocs: list[tuple[str, bool, bool]] = []  # (delimiter, strip tabs, quoted)
 
     def read(self) -> Script:
         text = self.text
@@ -179,7 +179,7 @@ class _Reader:
         if self.target_of is not None:
             self.simple.redirects.append((self.target_of, word))
             if self.target_of in ("<<", "<<-"):
-                self.pending_heredocs.append((word.text, self.target_of == "<<-"))
+                self.pending_heredocs.append((word.text, self.target_of == "<<-", word.quoted))
             self.target_of = None
         else:
             self.simple.words.append(word)
@@ -242,16 +242,18 @@ class _Reader:
 
     def _dollar(self) -> None:
         text, i = self.text, self.i
-        if text.startswith("$((", i):  # arithmetic: data, though computed
+        if text.startswith("$((", i):  # arithmetic: data, though computed (and what it substitutes runs)
             close = _closing(text, i + 2)
+            self._substitutions_in(text[i + 3:close], self.simple)
             self._append(text[i:close + 1], computed=True)
             self.i = close + 1
         elif text.startswith("$(", i):
             close = _closing(text, i + 2)
             self._substitute(text[i + 2:close], text[i:close + 1])
             self.i = close + 1
-        elif text.startswith("${", i):
+        elif text.startswith("${", i):  # `${x:-$(cmd)}`: the default's substitution runs
             close = _closing(text, i + 2, "{", "}")
+            self._substitutions_in(text[i + 2:close], self.simple)
             self._append(text[i:close + 1], computed=True)
             self.i = close + 1
         elif text.startswith("$'", i):  # ANSI-C quoting: kept as written (its escapes are not decoded)
@@ -269,6 +271,22 @@ class _Reader:
         close = _backtick_end(self.text, self.i + 1)
         self._substitute(self.text[self.i + 1:close], self.text[self.i:close + 1])
         self.i = close + 1
+
+    def _substitutions_in(self, text: str, simple: Simple) -> None:
+        """Every `$(...)` and backtick span inside `text` (a here-document, a `${...}`),
+        read as a command line of its own and counted as `simple`'s."""
+        i = 0
+        while True:
+            dollar, tick = text.find("$(", i), text.find("`", i)
+            if dollar < 0 and tick < 0:
+                return
+            if tick < 0 or 0 <= dollar < tick:
+                close = _closing(text, dollar + 2)
+                simple.substitutions.append(read_script(text[dollar + 2:close], self.depth + 1, self.counted))
+            else:
+                close = _backtick_end(text, tick + 1)
+                simple.substitutions.append(read_script(text[tick + 1:close], self.depth + 1, self.counted))
+            i = close + 1
 
     def _substitute(self, inner: str, written: str) -> None:
         """Code that runs: read as a command line of its own; the word keeps its text."""
@@ -315,7 +333,7 @@ class _Reader:
 
     def _read_heredocs(self) -> None:
         """After a newline, the bodies of the here-documents named on the line just ended."""
-        for delimiter, strip in self.pending_heredocs:
+        for delimiter, strip, quoted in self.pending_heredocs:
             lines: list[str] = []
             while self.i < len(self.text):
                 newline = self.text.find("\n", self.i)
@@ -324,7 +342,10 @@ class _Reader:
                 if (line.lstrip("\t") if strip else line) == delimiter:
                     break
                 lines.append(line)
-            self._last_simple().heredocs.append("\n".join(lines))
+            body = "\n".join(lines)
+            self._last_simple().heredocs.append(body)
+            if not quoted:  # an unquoted delimiter: the body's substitutions run
+                self._substitutions_in(body, self._last_simple())
         self.pending_heredocs = []
 
     def _last_simple(self) -> Simple:
