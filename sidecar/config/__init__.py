@@ -6,8 +6,7 @@ log redactor must hide. Refuses: unknown keys (reported, ignored), bad values (f
 the top-level sections, a skipped entry under `mcpServers`).
 
 Beside it: `rules` (the pure checks a server entry must pass wherever a config is read,
-imported or edited), `conditions` (the checks on `policy.rules` conditions) and `bots` (a
-gateway config cut for one bot).
+imported or edited) and `bots` (a gateway config cut for one bot).
 """
 
 from __future__ import annotations
