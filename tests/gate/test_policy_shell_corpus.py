@@ -100,3 +100,22 @@ def test_the_highest_level_wins_in_a_compound_line(high: str, safe: str, separat
     if "<<" in high:  # a here-document must end its line
         return
     assert rate_command(safe + separator + high).level == "high"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(HIGH + REVIEW), st.sampled_from(["echo", "printf '%s'", "grep -n", "cat --"]))
+def test_quoted_spans_are_data(command: str, reader: str) -> None:
+    """Any command line, single-quoted as one argument of a read-only program, is safe; so
+    is it double-quoted when it holds nothing a shell expands inside double quotes."""
+    if "'" not in command:
+        assert rate_command(f"{reader} '{command}'").level == "safe"
+    if not any(c in command for c in '"$`\\'):
+        assert rate_command(f'{reader} "{command}"').level == "safe"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(SAFE + REVIEW + HIGH), st.text(alphabet=st.sampled_from(list("rm -f/;|&$()`'\"")), max_size=20))
+def test_a_trailing_comment_changes_nothing(command: str, comment: str) -> None:
+    if "<<" in command or "\n" in comment:
+        return
+    assert rate_command(f"{command} # {comment}").level == rate_command(command).level

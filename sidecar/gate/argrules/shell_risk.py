@@ -31,6 +31,7 @@ __all__ = ["Level", "MAX_CHARS", "Rating", "rate_argv", "rate_command", "worst"]
 
 MAX_CHARS = 64 * 1024  # a longer command line is not read: review
 _FUNCTION_HEAD = re.compile(r"\(\s*\)\s*\{")
+_QUOTED = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"")
 _NAME_BEFORE = re.compile(r"([\w:.]{1,64})\s*$")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\[[^]]*\])?\+?=")
 _RISKY_VARIABLES = ("PATH=", "LD_PRELOAD=", "LD_LIBRARY_PATH=", "BASH_ENV=", "ENV=", "PROMPT_COMMAND=", "IFS=",
@@ -43,7 +44,7 @@ def rate_command(text: str) -> Rating:
         return Rating("review", f"the command is longer than {MAX_CHARS:,} characters and was not read")
     if "\0" in text:
         return Rating("review", "the command holds a NUL character")
-    if _forks_itself(text):
+    if _FUNCTION_HEAD.search(text) and _forks_itself(_QUOTED.sub(" ", text)):  # quoted spans are data
         return Rating("high", "a fork bomb")
     return _rate_text(text, 0)
 
