@@ -32,6 +32,7 @@ __all__ = [
     "Grants",
     "Policy",
     "PolicyRule",
+    "Classify",
     "Bot",
     "Budgets",
     "Data",
@@ -101,10 +102,43 @@ class Grants(msgspec.Struct, rename="camel", frozen=True):
     deny: list[str] = []
 
 
+RuleAction = Literal["allow", "deny", "confirm"]
+RiskLevel = Literal["safe", "review", "high"]
+
+
+class Classify(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Which argument carries what: `{"argument": "command", "as": "shell"}` (issue 27)."""
+
+    argument: str
+    kind: Literal["shell"] = msgspec.field(default="shell", name="as")
+
+
 class PolicyRule(msgspec.Struct, rename="camel", frozen=True):
+    """A tool pattern, and optionally what the call's arguments must show (issue 27): a
+    `when` condition (JMESPath over the arguments, compiled when the gate is built) or a
+    `classify` rule whose `levels` map the rated risk to an action."""
+
     tool: str  # a pattern as in Grants
-    action: Literal["allow", "deny", "confirm"]
+    action: RuleAction | None = None  # required unless `classify` is given
     reason: str = ""
+    when: str | None = None
+    classify: Classify | None = None
+    levels: dict[RiskLevel, RuleAction] | None = None  # with `classify`; unnamed levels keep their default
+    label: str = ""  # a short name for the record and audit line
+
+    def __post_init__(self) -> None:
+        if self.classify is None and self.action is None:
+            raise ValueError("a rule needs `action` (or `classify` with `levels`)")
+        if self.classify is None and self.levels is not None:
+            raise ValueError("`levels` belongs to a rule with `classify`")
+        if self.classify is not None and self.action is not None:
+            raise ValueError("a `classify` rule takes its actions from `levels`, not `action`")
+        if self.when is not None and not self.when.strip():
+            raise ValueError("`when` is empty")
+
+    @property
+    def reads_arguments(self) -> bool:
+        return self.when is not None or self.classify is not None
 
 
 class Policy(msgspec.Struct, rename="camel", frozen=True):
@@ -368,6 +402,11 @@ def parse_config(document: object, environ: Mapping[str, str]) -> SidecarConfig:
             sections[key] = _convert(value, _SECTIONS[key], key)
         elif key != "mcpServers":
             log.warning("config: unknown key %s ignored", key)
+    policy = sections.get("policy")
+    if policy is not None and any(rule.when is not None for rule in policy.rules):
+        from sidecar.config.conditions import check_conditions  # jmespath only for a config with conditions
+
+        check_conditions([(rule.tool, rule.when) for rule in policy.rules])
     organization = sections.get("organization", Organization())
     servers, skipped = _parse_servers(document.get("mcpServers", {}), organization)
     config = SidecarConfig(**sections, servers=servers, skipped=skipped)
