@@ -92,7 +92,7 @@ def signin(session: Session) -> int:
 
 
 async def _sign_in(session: Session, server: ServerConfig, token_file: TokenFile, say: Say) -> None:
-    http = OAuthHttp()
+    http = OAuthHttp(server.url or "")
     try:
         found = await locate(server, http)
         resource = found.resource.resource
@@ -230,7 +230,7 @@ async def _revoke(server: ServerConfig, entry: dict[str, Any]) -> str:
     endpoint = entry.get("revocationEndpoint")
     if not isinstance(endpoint, str) or not endpoint:
         return "the server offers no revocation, so its tokens were forgotten here"
-    http = OAuthHttp()
+    http = OAuthHttp(server.url or "")
     try:
         proof = revocation_proof(server, entry)
         done: dict[str, bool] = {}

@@ -104,7 +104,7 @@ async def refresh_entry(server: ServerConfig, resource: str, servers: dict[str, 
     from sidecar.errors import UpstreamUnavailable
 
     unattended = server.oauth is not None and server.oauth.grant == "client_credentials"
-    http = OAuthHttp()
+    http = OAuthHttp(server.url or "")
     try:
         if unattended:
             auth = server_of(entry) if entry else await _located(server, http)
