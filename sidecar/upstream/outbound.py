@@ -82,7 +82,8 @@ def _shown(url: str) -> str:
     except ValueError:
         return "an unreadable address"
     text = f"{scheme}://{host}:{port}" if host else "an address with no host"
-    return text if len(text) <= 80 and text.isprintable() else text[:77].encode("ascii", "replace").decode() + "..."
+    text = "".join(ch if ch.isascii() and ch.isprintable() else "?" for ch in text)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _embedded_v4(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
@@ -153,7 +154,8 @@ class OutboundGate:
             raise self.refuse(url, "it carries user:password@")
         if not host or "%" in host or port == 0:
             raise self.refuse(url, "it has no usable host or port")
-        if scheme != "https" and not (scheme == "http" and self.loopback_only and is_loopback_host(host)):
+        # a loopback server's sign-in is confined to loopback addresses below, so http is safe there
+        if scheme != "https" and not (scheme == "http" and self.loopback_only):
             raise self.refuse(url, "only https is fetched (plain http only on loopback, for a loopback server)")
         self._check_numeric(url, host)
         if same_origin and origin_of(url) != origin_of(self.server_url):
