@@ -92,7 +92,7 @@ async def sign_in_once(site: HostileAuth) -> str:
     http = OAuthHttp(site.url)
     try:
         found = await locate(server, http)
-        tokens = await client_credentials(server, http, found.auth, found.resource.resource)
+        tokens = await client_credentials(server, http, found.auth, found.resource.resource, {})
         return tokens.access_token
     finally:
         await http.close()
