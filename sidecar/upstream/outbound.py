@@ -259,6 +259,8 @@ class Outbound:
                 target = next_hop(target, method, status, headers.get("Location"))
             except UpstreamUnavailable as exc:
                 raise self.gate.refuse(target, exc.message) from None
+            except ValueError:  # a Location no URL parser reads (a broken IPv6 literal, a port past 65535)
+                raise self.gate.refuse(target, "it redirected to an address that is not a valid URL") from None
         raise self.gate.refuse(url, "it redirected too many times")
 
     async def _once(self, method: str, admitted: Admitted, cap: int, **send: Any) -> tuple[int, dict[str, str], bytes]:

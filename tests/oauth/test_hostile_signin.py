@@ -88,3 +88,30 @@ async def test_a_running_sidecar_keeps_serving_the_others(tmp_path: Path, sdk_se
         assert "refused to fetch http://169.254.169.254:80" in log, log
         assert not any(word in log for word in UNSEEN), log
         assert cloudy.seen and set(cloudy.seen) == {"/mcp"}
+
+
+async def test_a_refresh_passes_the_gate_again(tmp_path: Path) -> None:
+    """The token endpoint kept beside the tokens is admitted again on every refresh: one
+    that now points at the cloud metadata address is refused in words, unattended."""
+    from sidecar.config import load_config
+    from sidecar.errors import UpstreamUnavailable
+    from sidecar.upstream.oauth import runtime
+    from sidecar.upstream.oauth.discovery import canonical_resource
+    from sidecar.upstream.oauth.sealed import TokenFile
+
+    async with hostile_auth() as site:
+        config = load_config(write_config(tmp_path / "config.json", {"robot": unattended(site)}))
+        runtime.use(config)
+        first = runtime.source_for(config.servers[0])
+        assert first is not None and await first.bearer() == "at-hostile-canary"
+        with TokenFile(tmp_path / "mcp-oauth.json", tmp_path / "mcp-oauth.key").edit() as servers:
+            entry = servers[canonical_resource(site.url)]
+            entry.update(tokenEndpoint="http://169.254.169.254/latest/api/token", expiresAt=0)
+        site.seen.clear()
+        again = runtime.source_for(config.servers[0])
+        assert again is not None
+        with pytest.raises(UpstreamUnavailable) as refused:
+            await again.bearer()
+        assert refused.value.message.startswith("could not renew its sign-in: the sidecar refused to fetch "
+                                                "http://169.254.169.254:80"), refused.value.message
+        assert site.seen == []

@@ -213,13 +213,16 @@ async def test_hops_pass_the_gate_again_and_stay_on_the_origin() -> None:
             "/metadata": lambda: web.Response(status=307,
                                               headers={"Location": "http://169.254.169.254/latest/meta-data/"}),
             "/loop": lambda: web.Response(status=302, headers={"Location": "/loop"}),
+            "/broken": lambda: web.Response(status=302, headers={"Location": "http://[::1/x"}),
+            "/port": lambda: web.Response(status=302, headers={"Location": "http://127.0.0.1:99999/x"}),
         }
         async with origin_server(routes) as (hostile, _):
             outbound = Outbound(f"http://127.0.0.1:{hostile}/mcp", resolve=resolver, environ={})
             try:
                 assert (await outbound.fetch("GET", f"http://127.0.0.1:{hostile}/same")).status == 200
                 for path, words in (("/away", "another address"), ("/metadata", "another address"),
-                                    ("/loop", "too many")):
+                                    ("/loop", "too many"), ("/broken", "not a valid URL"),
+                                    ("/port", "not a valid URL|another address")):
                     with pytest.raises(OutboundRefused, match=words):
                         await outbound.fetch("GET", f"http://127.0.0.1:{hostile}{path}")
             finally:

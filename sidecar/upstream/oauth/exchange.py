@@ -1,12 +1,12 @@
 """Talking to authorization servers: metadata, registration, tokens, revocation.
 
-Owns the requests of one sign-in, all through the outbound gate (`sidecar.upstream.outbound`:
-https, checked and pinned addresses, same-origin redirects, a 64 KB cap on every answer),
-with none of the MCP server's configured headers; answers read by `documents` (bounded
-nesting, non-JSON as None); and the client's proof at the
-token endpoint (HTTP Basic, the form, or a private_key_jwt assertion signed with
-joserfc). Refuses to follow a redirect that changes the method or the origin. Every failure becomes a SignInError
-(or TokenRefused for an `invalid_grant`) in words that carry no token.
+Owns the requests of one sign-in, every one through the outbound gate
+(`sidecar.upstream.outbound`: https, a checked address dialled as checked, same-origin
+redirects, a 64 KB cap on every answer), with none of the MCP server's configured
+headers; answers read by `documents` (nesting bounded, non-JSON read as None); and the
+client's proof at the token endpoint (HTTP Basic, the form, or a private_key_jwt
+assertion signed with joserfc). Every failure becomes a SignInError (FetchRefused for
+the gate's refusal, TokenRefused for an `invalid_grant`) in words that carry no token.
 """
 
 from __future__ import annotations
