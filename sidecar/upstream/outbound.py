@@ -30,6 +30,7 @@ import ipaddress
 import os
 import re
 import socket
+import ssl
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -225,8 +226,10 @@ class Outbound:
     """The door: `fetch` is the only way a URL an upstream named is dialled; `close()` when done."""
 
     def __init__(self, server_url: str, *, resolve: Resolve | None = None,
-                 environ: Mapping[str, str] | None = None, seconds: float = 20.0) -> None:
+                 environ: Mapping[str, str] | None = None, seconds: float = 20.0,
+                 trust: ssl.SSLContext | None = None) -> None:
         self.gate = OutboundGate(server_url, resolve)
+        self._trust: ssl.SSLContext | bool = trust if trust is not None else True  # True: the system's roots
         self._environ = dict(os.environ if environ is None else environ)
         self._seconds = seconds
         self._resolver: _PinnedResolver | None = None
@@ -272,7 +275,7 @@ class Outbound:
             self._resolver.proxies.add((urlsplit(proxy).hostname or "").lower())
         try:
             async with session.request(method, admitted.url, allow_redirects=False, proxy=proxy,
-                                       **send) as response:
+                                       ssl=self._trust, **send) as response:
                 if response.status in _REDIRECTS:
                     return response.status, dict(response.headers), b""
                 return response.status, dict(response.headers), await _read_capped(self.gate, admitted, response, cap)

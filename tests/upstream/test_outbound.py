@@ -11,14 +11,17 @@ resolver knows (no /etc/hosts, no network).
 from __future__ import annotations
 
 import ipaddress
+import ssl
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 import pytest
 from aiohttp import web
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from sidecar.errors import UpstreamUnavailable
 from sidecar.upstream.outbound import Outbound, OutboundGate, OutboundRefused, address_refusal
 
 PUBLIC_SERVER = "https://mcp.example.com/mcp"
@@ -252,6 +255,73 @@ async def test_a_huge_answer_is_refused_before_it_is_buffered() -> None:
         for path in ("/big", "/declared"):
             with pytest.raises(OutboundRefused, match="larger than 64 KB"):
                 await outbound.fetch("GET", f"http://127.0.0.1:{port}{path}")
+    finally:
+        await outbound.close()
+        await runner.cleanup()
+
+
+def _certificates(folder: Path) -> tuple[Path, Path, Path]:
+    """A test CA and a certificate for the name `as.test` only (no IP address in it)."""
+    import datetime
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    def name(text: str) -> x509.Name:
+        return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, text)])
+
+    now = datetime.datetime.now(datetime.timezone.utc)
+    ca_key, leaf_key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
+    ca = (x509.CertificateBuilder().subject_name(name("outbound test CA")).issuer_name(name("outbound test CA"))
+          .public_key(ca_key.public_key()).serial_number(1).not_valid_before(now - datetime.timedelta(days=1))
+          .not_valid_after(now + datetime.timedelta(days=1))
+          .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+          .sign(ca_key, hashes.SHA256()))
+    leaf = (x509.CertificateBuilder().subject_name(name("as.test")).issuer_name(ca.subject)
+            .public_key(leaf_key.public_key()).serial_number(2).not_valid_before(now - datetime.timedelta(days=1))
+            .not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName([x509.DNSName("as.test")]), critical=False)
+            .sign(ca_key, hashes.SHA256()))
+    paths = folder / "ca.pem", folder / "leaf.pem", folder / "leaf.key"
+    paths[0].write_bytes(ca.public_bytes(serialization.Encoding.PEM))
+    paths[1].write_bytes(leaf.public_bytes(serialization.Encoding.PEM))
+    paths[2].write_bytes(leaf_key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                                serialization.NoEncryption()))
+    return paths
+
+
+async def test_tls_checks_the_name_while_the_checked_address_is_dialled(tmp_path: Path) -> None:
+    ca, leaf, key = _certificates(tmp_path)
+    served = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    served.load_cert_chain(leaf, key)
+    names: list[str | None] = []
+    served.sni_callback = lambda sock, server_name, context: names.append(server_name)  # type: ignore[assignment,misc,func-returns-value]
+    hosts: list[str] = []
+
+    async def answer(request: web.Request) -> web.Response:
+        hosts.append(request.headers.get("Host", ""))
+        return web.json_response({"issuer": "https://as.test"})
+
+    app = web.Application()
+    app.router.add_get("/meta", answer)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", 0, ssl_context=served).start()
+    port = runner.addresses[0][1]
+
+    async def names_loopback(host: str) -> list[str]:
+        return ["127.0.0.1"] if host in ("as.test", "other.test") else []
+
+    outbound = Outbound("https://127.0.0.1:1/mcp", resolve=names_loopback, environ={},
+                        trust=ssl.create_default_context(cafile=str(ca)))
+    try:
+        answer_ = await outbound.fetch("GET", f"https://as.test:{port}/meta")
+        assert answer_.status == 200 and names == ["as.test"] and hosts == [f"as.test:{port}"]
+        with pytest.raises(UpstreamUnavailable, match="could not be reached"):  # same address, wrong name
+            await outbound.fetch("GET", f"https://other.test:{port}/meta")
+        assert names[-1] == "other.test" and len(hosts) == 1  # it got as far as TLS, and no further
     finally:
         await outbound.close()
         await runner.cleanup()
