@@ -115,3 +115,15 @@ async def test_a_refresh_passes_the_gate_again(tmp_path: Path) -> None:
         assert refused.value.message.startswith("could not renew its sign-in: the sidecar refused to fetch "
                                                 "http://169.254.169.254:80"), refused.value.message
         assert site.seen == []
+
+
+async def test_check_reads_hostile_metadata_as_no_sign_in(tmp_path: Path) -> None:
+    """`check` looks for a sign-in at the well-known address: a 60,000-deep or non-JSON
+    document there is no sign-in, said in words."""
+    async with hostile_auth() as site:
+        site.challenge = "Bearer"  # no resource_metadata: check reads the well-known address
+        config = write_config(tmp_path / "config.json", {"deep": {"type": "http", "url": site.url}})
+        for body in (b"[" * 60000, b'{"authorization_servers": ' * 3000, b"\xff not json"):
+            site.answers["/.well-known/oauth-protected-resource/mcp"] = Canned(200, body)
+            code, out, err = await command(config, "check", "deep")
+            assert code == 1 and out.strip() and not any(word in out + err for word in UNSEEN), out + err
