@@ -204,6 +204,7 @@ class OAuthApp(msgspec.Struct, rename="camel", frozen=True):
     private_key_file: str | None = None  # client_credentials with private_key_jwt (a PEM key)
     key_id: str | None = None  # the `kid` of that key, when the server wants one
     client_metadata_url: str | None = None  # an https Client ID Metadata Document
+    issuer: str | None = None  # the one authorization server a configured secret or key is sent to
 
 
 class OAuthStore(msgspec.Struct, rename="camel", frozen=True):
