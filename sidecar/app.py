@@ -24,6 +24,7 @@ from sidecar.upstream.spawn import discard_early
 
 if TYPE_CHECKING:
     from sidecar.front.gateway import WatchHealth
+    from sidecar.front.http.console_door import MountConsole
     from sidecar.front.http.listener import FrontSettings
 
 __all__ = ["run_http", "run_stdio"]
@@ -74,9 +75,10 @@ async def run_stdio(config: SidecarConfig, redactor: Redactor) -> None:
 
 
 async def run_http(config: SidecarConfig, settings: FrontSettings, redactor: Redactor,
-                   watch_health: WatchHealth | None = None) -> None:
+                   watch_health: WatchHealth | None = None, console: MountConsole | None = None) -> None:
     """Serve Streamable HTTP (`--http HOST:PORT`) until SIGTERM or SIGINT, then drain and stop.
-    `watch_health` (given when `health.schedule` is set) watches each face's servers."""
+    `watch_health` (given when `health.schedule` is set) watches each face's servers;
+    `console` (given when `console.enabled` is set) adds the operator's page."""
     import anyio
 
     from sidecar.front.http.listener import Listener
@@ -89,9 +91,9 @@ async def run_http(config: SidecarConfig, settings: FrontSettings, redactor: Red
     if config.gateway.bots:
         from sidecar.front.gateway import serve_gateway
 
-        return await serve_gateway(config, redactor, settings, _wait_for_signal, watch_health)
+        return await serve_gateway(config, redactor, settings, _wait_for_signal, watch_health, console)
     face = build_face(mountable(config))
-    front = HttpFront(face, redactor, settings)
+    front = HttpFront(face, redactor, settings, _console_site(console, face, config, settings, redactor))
     if config.store.url:
         share_store(face, config)
     if config.metrics.enabled:
@@ -120,6 +122,15 @@ async def run_http(config: SidecarConfig, settings: FrontSettings, redactor: Red
                 if tracing is not None:
                     tracing.shutdown()
             group.cancel_scope.cancel()
+
+
+def _console_site(console: MountConsole | None, face: Face, config: SidecarConfig, settings: FrontSettings,
+                  redactor: Redactor) -> Any:
+    if console is None:
+        return None
+    from sidecar.front.http.console_door import ConsoleScene
+
+    return console(ConsoleScene({config.bot.id: face}, config, settings, redactor))
 
 
 def _start_tracing(faces: list[Face], transport: str) -> Any:
