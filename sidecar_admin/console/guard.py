@@ -36,7 +36,7 @@ SECURITY_HEADERS = {
                                 "frame-ancestors 'none'; base-uri 'none'"),
     "X-Frame-Options": "DENY",
     "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
+    "Referrer-Policy": "same-origin",  # no-referrer would make a browser send `Origin: null` with our own forms
     "Cache-Control": "no-store",
     "Cross-Origin-Opener-Policy": "same-origin",
     "Cross-Origin-Resource-Policy": "same-origin",

@@ -49,7 +49,8 @@ def _server_cells(esc: Escape, csrf: str, row: ServerRow, gateway: bool) -> list
     if row.reason:
         state += f'<div class="why">{esc(row.reason)}</div>'
     act = post_form(f"/console/servers/{_path(row.name)}/test", csrf, "", "Test", css="inline")
-    act += f' <a href="/console/servers/{_path(row.name)}/fill">Fill values</a>'
+    if row.needs:
+        act += f' <a href="/console/servers/{_path(row.name)}/fill">Fill values</a>'
     if row.url:
         act += " " + post_form(f"/console/servers/{_path(row.name)}/signin", csrf, "", "Sign in", css="inline")
         act += " " + post_form(f"/console/servers/{_path(row.name)}/signout", csrf, "", "Sign out", css="inline")
@@ -65,7 +66,7 @@ def calls_body(esc: Escape, lines: Iterable[CallLine], seen: int) -> str:
     rows = [[when(c.at), esc(c.tool), esc(c.bot), f'<span class="state {"ok" if c.outcome == "completed" else "bad"}">'
              f'{esc(c.outcome)}</span>', f"{c.ms:g} ms", f"{c.bytes_in} / {c.bytes_out}", "held" if c.held else "—"]
             for c in lines]
-    listing = table(["When", "Tool", "Bot", "Outcome", "Took", "Bytes in / out", "Result"], rows, "calls") if rows \
+    listing = table(["When", "Tool", "Bot", "Outcome", "Took", "Bytes in / out", "Result held"], rows, "calls") if rows \
         else "<p>No call has passed since the sidecar started.</p>"
     return (f"<p>The last calls as they pass ({seen} since start; this page refreshes every few seconds). "
             f"Arguments and results are never shown.</p>{listing}")
@@ -92,7 +93,7 @@ def held_body(esc: Escape, csrf: str, servers: Sequence[HeldServer], said: str =
 def _change_block(esc: Escape, csrf: str, alias: str, change: Change, tool: dict[str, Any],
                   pins: Mapping[str, Pin]) -> str:
     lines = change_lines(change, pins, tool)
-    diff = "\n".join(_diff_line(esc, line) for line in lines[1:])
+    diff = "".join(_diff_line(esc, line) for line in lines[1:])  # each line is its own block
     one = post_form(f"/console/held/{_path(alias)}/approve", csrf,
                     f'<input type="hidden" name="tool" value="{esc(change.tool)}">', f"Approve {esc(change.tool)}")
     return f'<article><h3>{esc(lines[0])}</h3><pre class="diff">{diff}</pre>{one}</article>'
@@ -100,13 +101,15 @@ def _change_block(esc: Escape, csrf: str, alias: str, change: Change, tool: dict
 
 def _diff_line(esc: Escape, line: str) -> str:
     body = line[2:] if line.startswith("  ") else line
+    kind = "line"
     if body.startswith("+") and not body.startswith("+++"):
-        return f'<span class="add">{esc(line)}</span>'
-    if body.startswith("-") and not body.startswith("---"):
-        return f'<span class="del">{esc(line)}</span>'
-    if body.startswith("finding:"):
-        return f'<span class="finding">{esc(line)}</span>'
-    return esc(line)
+        kind = "line add"
+    elif body.startswith("-") and not body.startswith("---"):
+        kind = "line del"
+    elif body.startswith("finding:"):
+        kind = "line finding"
+    return f'<span class="{kind}">{esc(line) or " "}</span>'
+
 
 
 # -- add ------------------------------------------------------------------------------------

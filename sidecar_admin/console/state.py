@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sidecar.config import SidecarConfig, parse_config
+from sidecar.config import SidecarConfig, parse_config, rules
 from sidecar.gate.call import ToolCall
 from sidecar.hub.face import Face
 from sidecar.mounts.health import HealthRecord
@@ -70,6 +70,7 @@ class ServerRow:
     next_check: float | None
     bots: tuple[str, ...]
     url: bool  # a URL server (it may sign in)
+    needs: bool  # blanks left to fill
 
 
 def server_rows(entries: Mapping[str, Any], document: dict[str, Any], faces: Mapping[str, Face],
@@ -86,8 +87,14 @@ def server_rows(entries: Mapping[str, Any], document: dict[str, Any], faces: Map
             record.tools if record is not None and record.ok else None)
         rows.append(ServerRow(name, state, reason, tools, record.checked_at if record else None,
                               _next_check(record, bool(running), config), _bots(name, faces),
-                              isinstance(entry.get("url"), str)))
+                              isinstance(entry.get("url"), str), bool(_blanks(entry))))
     return rows
+
+
+def _blanks(entry: dict[str, Any]) -> list[str]:
+    values = [*(entry.get("env") or {}).values(), *(entry.get("headers") or {}).values()] \
+        if isinstance(entry.get("env") or {}, dict) and isinstance(entry.get("headers") or {}, dict) else []
+    return [v for v in values if v == ""] + [a for a in entry.get("args") or [] if a == rules.NEEDS_VALUE]
 
 
 def _parsed(document: dict[str, Any]) -> SidecarConfig:

@@ -197,7 +197,7 @@ class Browser:
         """Click a button that submits a form, and wait for the page it leads to."""
         start = self.loads
         assert await self.run(f"(() => {{ const b = document.querySelector({json.dumps(selector)}); "
-                              "if (!b) return false; b.click(); return true; }})()"), selector
+                              "if (!b) return false; b.click(); return true; })()"), selector
         await self._after_load(start)
 
     async def fill(self, selector: str, value: str) -> None:
