@@ -61,9 +61,11 @@ async def open_console(config: Path, tmp_path: Path) -> AsyncIterator[HttpSideca
 class ConsoleClient:
     """A browser's side of the console by plain HTTP: cookies kept, Origin sent."""
 
-    def __init__(self, base: str) -> None:
+    def __init__(self, base: str, behind_tls: bool = False) -> None:
+        """`behind_tls`: the console is reached over https in front of it (Secure cookies go back)."""
         self.base = base
-        self.http = aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True))
+        jar = aiohttp.CookieJar(unsafe=True, treat_as_secure_origin=[base] if behind_tls else [])
+        self.http = aiohttp.ClientSession(cookie_jar=jar)
         self.csrf = ""
 
     async def close(self) -> None:
