@@ -60,6 +60,7 @@ class SignIn:
     def add_routes(self, router: web.UrlDispatcher) -> None:
         act = self.console._act
         router.add_post("/console/servers/{name}/signin", act(self._start))
+        router.add_get("/console/servers/{name}/signin", self.console._page(self._again))
         router.add_post("/console/servers/{name}/signin/paste", act(self._paste))
         router.add_post("/console/servers/{name}/signout", act(self._signout))
         router.add_get(RETURN_PATH, self._returned)
@@ -143,6 +144,15 @@ class SignIn:
                  '<input id="address" name="address" type="text" autocomplete="off" required spellcheck="false">')
         return link + post_form(f"/console/servers/{esc(pending.name)}/signin/paste", session.csrf, field,
                                 "Finish signing in", css="stack")
+
+    async def _again(self, request: web.Request, session: ConsoleSession) -> str:
+        """The sign-in still waiting for this server (the provider was opened in this tab)."""
+        name = request.match_info["name"]
+        waiting = [p for p in self.pending.values() if p.name == name and not p.flow.used]
+        if not waiting:
+            return self._page(session, notice(self.console.esc(f"No sign-in of '{name}' is waiting: start one "
+                                                               "with Sign in on the Servers page."), "info"))
+        return self._page(session, self._steps(session, max(waiting, key=lambda p: p.flow.started_at)))
 
     # -- finish ---------------------------------------------------------------------------
 

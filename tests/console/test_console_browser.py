@@ -99,3 +99,34 @@ async def test_log_in_add_connect_call_and_approve_in_a_browser(tmp_path: Path) 
     audit = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
     approvals = [r for r in audit if r.get("event") == "tool-approval"]
     assert approvals and approvals[0]["tools"] == ["lookup"] and approvals[0]["by"].startswith("console:")
+
+
+async def test_sign_in_in_a_browser_by_pasting_the_return_address(tmp_path: Path) -> None:
+    """The person's own browser: Sign in, the provider's page, Allow, the return address
+    that cannot load (nothing listens there), pasted back into the console."""
+    from tests.oauth.oauth_support import sdk_auth_server
+
+    async with sdk_auth_server() as auth:
+        config = write_config(tmp_path, {"guarded": {"type": "http", "url": auth.url}},
+                              data={"folder": str(tmp_path / "data")})
+        async with open_console(config, tmp_path) as sidecar, open_browser(tmp_path) as browser:
+            base = sidecar.base
+            await browser.goto(f"{base}/console/login")
+            await browser.fill("#token", TOKEN)
+            await browser.click("form[action='/console/login'] button")
+            await browser.click("form[action='/console/servers/guarded/signin'] button")
+            assert "Finish signing in" in await browser.text()
+            await browser.shot("signin")
+            provider = await browser.run("document.querySelector('a[target=_blank]').href")
+            await browser.goto(provider)
+            await browser.click("button[name=approve]")
+            history = await browser.send("Page.getNavigationHistory")
+            came_back = history["entries"][history["currentIndex"]]["url"]
+            assert "/mcp-oauth/callback?" in came_back and "code=" in came_back
+            await browser.goto(f"{base}/console/servers/guarded/signin")
+            await browser.fill("#address", came_back)
+            await browser.click("form[action='/console/servers/guarded/signin/paste'] button")
+            text = await browser.text()
+            assert "Signed in: 'guarded' is connected with 2 tools." in text, text
+            await browser.shot("signed-in")
+            assert "code=" not in await browser.html()
