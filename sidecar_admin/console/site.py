@@ -37,7 +37,7 @@ log = logging.getLogger(__name__)
 
 LOGIN_SECONDS = 10 * 60.0
 Page = Callable[[web.Request, ConsoleSession], Awaitable[str]]
-Act = Callable[[web.Request, ConsoleSession, dict[str, Any]], Awaitable[str]]
+Act = Callable[[web.Request, ConsoleSession, dict[str, Any]], Awaitable[str | web.StreamResponse]]
 
 
 class Console:
@@ -103,9 +103,8 @@ class Console:
             form = dict(await request.post())
             if not self.guard.csrf_matches(session.csrf, form.get("csrf")):
                 return self.refuse(403, "Forbidden: the form's CSRF token is missing or wrong")
-            if act == self._logout:
-                return await self._logout_answer(request)
-            return self.html(await act(request, session, form))
+            answer = await act(request, session, form)
+            return self.html(answer) if isinstance(answer, str) else answer
         return serve
 
     async def in_thread(self, work: Callable[[Session], Any]) -> Any:
@@ -163,10 +162,8 @@ class Console:
         self.guard.drop_cookie(response, PRE_COOKIE)
         return response
 
-    async def _logout(self, request: web.Request, session: ConsoleSession, form: dict[str, Any]) -> str:
-        return ""  # answered by _logout_answer (it sets cookies)
-
-    async def _logout_answer(self, request: web.Request) -> web.StreamResponse:
+    async def _logout(self, request: web.Request, session: ConsoleSession,
+                      form: dict[str, Any]) -> web.StreamResponse:
         self.guard.close_session(request)
         response = self.redirect("/console/login")
         self.guard.drop_cookie(response, COOKIE)
