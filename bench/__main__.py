@@ -37,6 +37,9 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
                         help="also measure the relay's select and uvloop copy loops")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
     parser.add_argument("--no-search", action="store_true", help="skip the search section (bench.search)")
+    parser.add_argument("--docs", type=Path, metavar="DIR",
+                        help="write the docs' benchmark tables into DIR (a full run writes docs/generated/)")
+    parser.add_argument("--no-docs", action="store_true", help="leave the docs' benchmark tables alone")
     return parser.parse_args(argv)
 
 
@@ -68,7 +71,25 @@ def main(argv: list[str] | None = None) -> int:
 
         print("\n" + "\n".join(search.render(results["search"])))
     print(f"\nresults: {args.out}")
+    if (docs := _docs_folder(args)) is not None:
+        from bench import doc_table
+
+        command = "python -m bench" + "".join(f" {a}" for a in (argv if argv is not None else sys.argv[1:]))
+        print(f"docs tables: {doc_table.write(results, command, docs)}")
     return 0
+
+
+def _docs_folder(args: argparse.Namespace) -> Path | None:
+    """Where the docs' tables go: only a full run (or an explicit --docs) replaces them."""
+    if args.no_docs:
+        return None
+    if args.docs is not None:
+        return Path(args.docs)
+    if args.quick or args.only or args.rounds:
+        return None
+    from bench.doc_table import DOCS_GENERATED
+
+    return DOCS_GENERATED
 
 
 if __name__ == "__main__":

@@ -45,7 +45,7 @@ def _index(tools: list[dict[str, Any]], use_model: bool) -> Any:
 
     catalog = build_catalog([UpstreamListing("dev", tools)], 64, prefixed=False)
     index = SearchIndex(catalog.tools, use_model=use_model).build()
-    if use_model and not index.semantic.wait(900):
+    if use_model and (index.semantic is None or not index.semantic.wait(900)):
         raise SystemExit("the sentence model did not become ready")
     return index
 
@@ -55,19 +55,51 @@ def _tools(dev: Path, name: str) -> list[dict[str, Any]]:
     return tools
 
 
+OWN_SET = ROOT / "tests" / "retrieval"  # the project's own queries: those no tool serves
+REFERENCE_TOOLS = ROOT / "tests" / "trust" / "reference_tools.json"
+IN_VIEW = 10  # names an answer shows: three whole, seven by one line
+
+
+def _catalog_tools(dev: Path, name: str) -> list[dict[str, Any]]:
+    """A set's catalog: a development-set file, or `npm:<server>` (the npm reference
+    servers' captured lists)."""
+    if name.startswith("npm:"):
+        tools: list[dict[str, Any]] = json.loads(REFERENCE_TOOLS.read_text())[name.removeprefix("npm:")]
+        return tools
+    return _tools(dev, name)
+
+
 def recall(dev: Path, use_model: bool) -> dict[str, dict[str, float]]:
-    """R@1, R@3, MRR and n per slice (overall, kind=..., catalog)."""
+    """R@1, R@3, MRR, R@10 (the right tool among the names an answer shows), the share
+    marked unsure, and n per slice (overall, kind=..., catalog)."""
     queries = _queries(dev)
     indexes = {name: _index(_tools(dev, name), use_model) for name in sorted({q["catalog"] for q in queries})}
-    found: dict[str, list[tuple[bool, bool, float]]] = defaultdict(list)
+    found: dict[str, list[tuple[bool, bool, float, bool, bool]]] = defaultdict(list)
     for q in queries:
-        names = [e.name for e in indexes[q["catalog"]].search(q["query"], 10)]
+        ranked = indexes[q["catalog"]].rank(q["query"], IN_VIEW)
+        names = [e.name for e in ranked.found]
         ranks = [i for i, n in enumerate(names) if n in q["expect"]]
-        row = (bool(ranks) and ranks[0] == 0, bool(ranks) and ranks[0] < 3, 1 / (ranks[0] + 1) if ranks else 0.0)
+        row = (bool(ranks) and ranks[0] == 0, bool(ranks) and ranks[0] < 3, 1 / (ranks[0] + 1) if ranks else 0.0,
+               bool(ranks), ranked.weak)
         for key in ("overall", f"kind={q['kind']}", q["catalog"]):
             found[key].append(row)
     return {key: {"n": len(rows), "r1": _mean(r[0] for r in rows), "r3": _mean(r[1] for r in rows),
-                  "mrr": _mean(r[2] for r in rows)} for key, rows in found.items()}
+                  "mrr": _mean(r[2] for r in rows), "r10": _mean(r[3] for r in rows),
+                  "unsure": _mean(r[4] for r in rows)} for key, rows in found.items()}
+
+
+def unanswerable(dev: Path, use_model: bool) -> dict[str, dict[str, float]]:
+    """The share of the queries no tool serves that the ranker marks unsure (weak or
+    nothing found), per slice."""
+    path = OWN_SET / "unanswerable.jsonl"
+    queries = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    indexes = {name: _index(_catalog_tools(dev, name), use_model) for name in sorted({q["catalog"] for q in queries})}
+    marks: dict[str, list[bool]] = defaultdict(list)
+    for q in queries:
+        weak = indexes[q["catalog"]].rank(q["query"], IN_VIEW).weak
+        for key in ("overall", f"kind={q['kind']}", q["catalog"]):
+            marks[key].append(weak)
+    return {key: {"n": len(rows), "unsure": _mean(rows)} for key, rows in marks.items()}
 
 
 def _mean(values: Any) -> float:
@@ -165,7 +197,7 @@ def run_search(progress: Any = None) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as folder, _environment(OMB_SIDECAR_SEMANTIC="1", OMB_SIDECAR_CACHE_DIR=folder):
         for mode, use_model in modes:
             say(f"search: {mode} recall")
-            entry: dict[str, Any] = {"recall": recall(dev, use_model)}
+            entry: dict[str, Any] = {"recall": recall(dev, use_model), "unanswerable": unanswerable(dev, use_model)}
             say(f"search: {mode} latency")
             entry["latency"] = latency(dev, use_model)
             say(f"search: {mode} build")
@@ -182,15 +214,22 @@ def render(results: dict[str, Any]) -> list[str]:
         return [f"search: skipped ({results['skipped']})"]
     lines = [f"search, development set {results['dev_set']} (development figures)", ""]
     modes = list(results["modes"])
-    lines.append("| slice | n | " + " | ".join(f"{m} R@1 | {m} R@3 | {m} MRR" for m in modes) + " |")
-    lines.append("|---|---|" + "---|---|---|" * len(modes))
+    lines.append("| slice | n | " + " | ".join(f"{m} R@1 | {m} R@3 | {m} MRR | {m} R@10 | {m} unsure"
+                                                for m in modes) + " |")
+    lines.append("|---|---|" + "---|---|---|---|---|" * len(modes))
     first = results["modes"][modes[0]]["recall"]
     for key in first:
         cells = []
         for mode in modes:
             row = results["modes"][mode]["recall"][key]
-            cells += [f"{row['r1']:.3f}", f"{row['r3']:.3f}", f"{row['mrr']:.3f}"]
+            cells += [f"{row[k]:.3f}" for k in ("r1", "r3", "mrr", "r10", "unsure")]
         lines.append(f"| {key} | {first[key]['n']} | " + " | ".join(cells) + " |")
+    lines += ["", "queries no tool serves (tests/retrieval/unanswerable.jsonl), share marked unsure:", "",
+              "| slice | n | " + " | ".join(modes) + " |", "|---|---|" + "---|" * len(modes)]
+    other = results["modes"][modes[0]]["unanswerable"]
+    for key in other:
+        cells = [f"{results['modes'][m]['unanswerable'][key]['unsure']:.3f}" for m in modes]
+        lines.append(f"| {key} | {other[key]['n']} | " + " | ".join(cells) + " |")
     lines += ["", "| mode | query p50 ms | query p99 ms | build 425 tools | vectors cached | RSS added MB |",
               "|---|---|---|---|---|---|"]
     for mode in modes:
@@ -204,10 +243,75 @@ def render(results: dict[str, Any]) -> list[str]:
     return lines
 
 
+def answer_sizes(dev: Path) -> dict[str, dict[str, float]]:
+    """The bytes of `find_tool`'s answer text (the real answer path, words only) for every
+    query of the set, per catalog: mean, largest, and the share cut to fit the budget."""
+    from sidecar.catalog import SearchIndex, UpstreamListing, build_catalog
+    from sidecar.catalog.answers import answer_meta
+    from sidecar.catalog.layouts import Listing, MetaTool
+
+    sizes: dict[str, list[tuple[int, bool]]] = defaultdict(list)
+    queries = _queries(dev)
+    for name in sorted({q["catalog"] for q in queries}):
+        catalog = build_catalog([UpstreamListing("dev", _tools(dev, name))], 64, prefixed=False)
+        index = SearchIndex(catalog.tools, use_model=False)
+        listing = Listing((), "bridged", {"find_tool": MetaTool("find_tool", {e.exposed: e.exposed for e in catalog.tools}, index)})
+        for q in (q for q in queries if q["catalog"] == name):
+            answer = answer_meta(listing, catalog, "find_tool", {"query": q["query"]}, lambda _: True)
+            text = answer["content"][0]["text"]
+            cut = any(t.get("cut") for t in answer["structuredContent"].get("tools", []))
+            sizes[name].append((len(text.encode()), cut))
+            sizes["overall"].append((len(text.encode()), cut))
+    return {key: {"n": len(rows), "mean_bytes": round(statistics.mean(b for b, _ in rows)),
+                  "max_bytes": max(b for b, _ in rows), "cut": _mean(c for _, c in rows)} for key, rows in sizes.items()}
+
+
+def _compact_bytes(tools: list[dict[str, Any]]) -> tuple[int, int]:
+    import msgspec
+
+    from sidecar.catalog.layouts.compact import compact_spec
+
+    full = len(msgspec.json.encode({"tools": tools}))
+    return full, len(msgspec.json.encode({"tools": [compact_spec(t) for t in tools]}))
+
+
+def compact_catalogs(dev: Path) -> dict[str, list[dict[str, Any]]]:
+    """Real catalogs to measure the compact listing on: the npm reference servers' lists
+    (as captured for the trust corpus) and the development set's invented ones."""
+    found: dict[str, list[dict[str, Any]]] = {}
+    reference = ROOT / "tests" / "trust" / "reference_tools.json"
+    if reference.exists():
+        for server, tools in json.loads(reference.read_text()).items():
+            found[f"npm/reference {server}"] = tools
+    if (dev / "catalogs").is_dir():
+        for path in sorted((dev / "catalogs").glob("*.json")):
+            found[f"dev {path.name}"] = json.loads(path.read_text())["tools"]
+    return found
+
+
+def compact_table(dev: Path) -> list[str]:
+    """`tools/list` bytes, full and compact, per catalog."""
+    lines = ["| catalog | tools | full B | compact B | saved |", "|---|---|---|---|---|"]
+    for name, tools in compact_catalogs(dev).items():
+        full, compact = _compact_bytes(tools)
+        lines.append(f"| {name} | {len(tools)} | {full} | {compact} | {1 - compact / full:.0%} |")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.search", description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=BENCH_DIR / "results" / "search.json")
+    parser.add_argument("--compact", action="store_true", help="only the compact listing's bytes per catalog")
+    parser.add_argument("--answers", action="store_true", help="only the search answers' bytes per catalog")
     args = parser.parse_args(argv)
+    if args.compact:
+        print("\n".join(compact_table(dev_dir())))
+        return 0
+    if args.answers:
+        print("| catalog | queries | mean B | largest B | cut to fit |\n|---|---|---|---|---|")
+        for key, row in answer_sizes(dev_dir()).items():
+            print(f"| {key} | {row['n']} | {row['mean_bytes']} | {row['max_bytes']} | {row['cut']:.0%} |")
+        return 0
     results = run_search(lambda line: print(line, file=sys.stderr, flush=True))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=1) + "\n")

@@ -1,6 +1,9 @@
 """The composition root: config -> face -> front, all owned by one task group. The face
 (pool, gate, catalog holder and hub) is built by `sidecar.hub.build_face`, the one
 assembly every front, the tests' harness and the benchmarks share. Shutdown on stdin EOF, SIGINT or SIGTERM stops every child in order.
+First every request still in flight gets its one answer, an error naming the shutdown
+(`sidecar.front.shutdown`; on HTTP after the drain), and written out; a process stopped
+by a signal then exits with 128 + the signal's number (143 for SIGTERM, 130 for SIGINT).
 
 The stdio path runs on asyncio's own TaskGroup (see `sidecar.concurrency`); the HTTP
 path, which loads aiohttp anyway, uses anyio's task groups and signal receiver.
@@ -17,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from sidecar.concurrency import Jobs, finish
 from sidecar.config import SidecarConfig
 from sidecar.front import Dispatcher, open_stdout, serve_stdio
+from sidecar.front.shutdown import answer_in_flight, signal_name, signalled_exit
 from sidecar.hub import EngineSession, Face, build_face
 from sidecar.mounts.plan import mountable
 from sidecar.redact import Redactor
@@ -31,16 +35,26 @@ __all__ = ["run_http", "run_stdio"]
 
 log = logging.getLogger(__name__)
 
+_FLUSH_SECONDS = 2.0  # the last answers' time to reach the engine at shutdown, at most
+# At the end of stdin (a script that pipes its requests in, then closes), the calls still in
+# flight may finish for this long before they get the shutdown error; a signal ends it at once.
+_EOF_SETTLE_SECONDS = 5.0
 
-async def _signalled() -> None:
-    """Return on the first SIGTERM or SIGINT."""
+
+async def _signalled() -> int:
+    """Return the number of the first SIGTERM or SIGINT."""
     loop = asyncio.get_running_loop()
-    received = asyncio.Event()
+    received: asyncio.Future[int] = loop.create_future()
+    def note(signum: int) -> None:
+        if not received.done():
+            received.set_result(signum)
+
     for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, received.set)
+        loop.add_signal_handler(sig, note, int(sig))
     try:
-        await received.wait()
-        log.info("signal received: shutting down")
+        signum = await received
+        log.info("signal %s received: shutting down", signal_name(signum))
+        return signum
     finally:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.remove_signal_handler(sig)
@@ -58,20 +72,25 @@ async def run_stdio(config: SidecarConfig, redactor: Redactor) -> None:
         face.sessions.append(session)
         jobs = Jobs()
         dispatcher = Dispatcher(face, session, jobs.spawn, redactor)
-        engine = group.create_task(serve_stdio(dispatcher.feed, stdout), name="engine stdin")
+        engine = group.create_task(serve_stdio(dispatcher.feed, stdout, dispatcher.take), name="engine stdin")
         signals = group.create_task(_signalled(), name="signals")
         try:
             await asyncio.wait((engine, signals), return_when=asyncio.FIRST_COMPLETED)
             if engine.done():
-                log.info("the engine closed stdin: shutting down")
+                log.info("the engine closed stdin: shutting down once the calls in flight end")
+                await jobs.settle(_EOF_SETTLE_SECONDS, signals)
         finally:
             face.closing = True
+            signum = signals.result() if signals.done() and not signals.cancelled() else None
+            answer_in_flight(session, "the engine closed stdin" if signum is None else signal_name(signum))
+            await finish(stdout.flushed(_FLUSH_SECONDS))
             await finish(jobs.aclose())
             for task in (engine, signals, pool):
                 task.cancel()
     discard_early()
     if tracing is not None:
         tracing.shutdown()
+    signalled_exit(signum)
 
 
 async def run_http(config: SidecarConfig, settings: FrontSettings, redactor: Redactor,
@@ -91,7 +110,14 @@ async def run_http(config: SidecarConfig, settings: FrontSettings, redactor: Red
     if config.gateway.bots:
         from sidecar.front.gateway import serve_gateway
 
-        return await serve_gateway(config, redactor, settings, _wait_for_signal, watch_health, console)
+        received: list[int] = []
+
+        async def until() -> None:
+            received.append(await _wait_for_signal())
+
+        await serve_gateway(config, redactor, settings, until, watch_health, console)
+        signalled_exit(received[0] if received else None)
+        return
     face = build_face(mountable(config))
     front = HttpFront(face, redactor, settings, _console_site(console, face, config, settings, redactor))
     if config.store.url:
@@ -111,9 +137,10 @@ async def run_http(config: SidecarConfig, settings: FrontSettings, redactor: Red
         group.start_soon(front.expire_idle, name="idle sessions")
         if watch_health is not None and config.health.schedule:
             group.start_soon(watch_health(face, config).run, name="health schedule")
+        signum: int | None = None
         try:
-            await _wait_for_signal()
-            await front.drain()
+            signum = await _wait_for_signal()
+            await front.drain(signal_name(signum))
         finally:
             face.closing = True
             with anyio.CancelScope(shield=True):
@@ -122,6 +149,7 @@ async def run_http(config: SidecarConfig, settings: FrontSettings, redactor: Red
                 if tracing is not None:
                     tracing.shutdown()
             group.cancel_scope.cancel()
+    signalled_exit(signum)
 
 
 def _console_site(console: MountConsole | None, face: Face, config: SidecarConfig, settings: FrontSettings,
@@ -168,10 +196,12 @@ def _attach_metrics(front: Any) -> None:
     front.metrics.watch(MetricsSource(front.face, lambda: len(front.table.sessions)))
 
 
-async def _wait_for_signal() -> None:
+async def _wait_for_signal() -> int:
+    """The number of the first SIGTERM or SIGINT."""
     import anyio
 
     with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
         async for received in signals:
-            log.info("signal %s: draining calls in flight, then stopping", received)
-            return
+            log.info("signal %s: draining calls in flight, then stopping", signal_name(int(received)))
+            return int(received)
+    raise AssertionError("the signal receiver ended")  # it never does

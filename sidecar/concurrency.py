@@ -48,6 +48,16 @@ class Jobs:
         if left:
             await asyncio.wait(left)
 
+    async def settle(self, seconds: float, interrupt: asyncio.Future[Any]) -> None:
+        """Let what still runs finish on its own, for at most `seconds` or until
+        `interrupt` is done; cancels nothing (`aclose` does that afterwards)."""
+        async with move_on_after(seconds):
+            while not interrupt.done():
+                left = [task for task in self._running if not task.done()]
+                if not left:
+                    return
+                await asyncio.wait([*left, interrupt], return_when=asyncio.FIRST_COMPLETED)
+
     def __len__(self) -> int:
         return len(self._running)
 

@@ -1,8 +1,10 @@
 """The import rules: the module graph is a DAG whose arrows point down the layers, the
 runtime never imports the admin package, and the runtime path stays light.
 
-Every import is read with `ast`, those inside functions (lazy) too; only the bodies of
-`if TYPE_CHECKING:` are left out, since they never run.
+Every import is read with `ast`: those inside functions (lazy) and those under
+`if TYPE_CHECKING:` (typing only) too. A typing-only import never runs, but it still ties
+two modules together for a reader and for the type checker, so it must keep the layers and
+may close no cycle; only the checks of what loads at run time (subprocesses below) leave it out.
 """
 
 from __future__ import annotations
@@ -48,9 +50,11 @@ class Arrow(NamedTuple):
     target: str  # the imported module
     line: int
     lazy: bool  # inside a function: runs only when it is called
+    typing_only: bool = False  # under `if TYPE_CHECKING:`: never runs, still an arrow
 
     def __str__(self) -> str:
-        return f"{self.source}:{self.line} -> {self.target}{' (lazy)' if self.lazy else ''}"
+        how = " (typing only)" if self.typing_only else " (lazy)" if self.lazy else ""
+        return f"{self.source}:{self.line} -> {self.target}{how}"
 
 
 @functools.cache
@@ -96,23 +100,25 @@ def arrows_of(module: str) -> list[Arrow]:
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     found: list[Arrow] = []
 
-    def visit(node: ast.AST, lazy: bool) -> None:
+    def visit(node: ast.AST, lazy: bool, typing_only: bool) -> None:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.If) and _is_type_checking(child):
+                for branch in child.body:
+                    visit_one(branch, lazy, True)
                 for branch in child.orelse:
-                    visit_one(branch, lazy)
+                    visit_one(branch, lazy, typing_only)
                 continue
-            visit_one(child, lazy)
+            visit_one(child, lazy, typing_only)
 
-    def visit_one(node: ast.AST, lazy: bool) -> None:
+    def visit_one(node: ast.AST, lazy: bool, typing_only: bool) -> None:
         if isinstance(node, ast.Import | ast.ImportFrom):
             for name in _targets(node, package):
                 target = _known(name)
                 if target is not None and target != module:
-                    found.append(Arrow(module, target, node.lineno, lazy))
-        visit(node, lazy or isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda))
+                    found.append(Arrow(module, target, node.lineno, lazy, typing_only))
+        visit(node, lazy or isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda), typing_only)
 
-    visit(ast.parse(path.read_text()), False)
+    visit(ast.parse(path.read_text()), False, False)
     return found
 
 
@@ -165,12 +171,12 @@ def _walk(start: str, group: set[str]) -> list[Arrow]:
     raise AssertionError(f"{start} is in a group with no way back")
 
 
-def test_the_graph_reads_lazy_imports_and_skips_type_checking_blocks() -> None:
+def test_the_graph_reads_lazy_and_type_checking_imports() -> None:
     """The reader itself: an import inside a function counts (lazily), one under
-    `if TYPE_CHECKING:` does not, and a relative import lands where Python puts it."""
+    `if TYPE_CHECKING:` counts (typing only), and a relative import lands where Python puts it."""
     arrows = graph()["sidecar.cli"]
     assert any(a.target == "sidecar_admin.commands" and a.lazy for a in arrows)
-    assert not any(a.target == "sidecar.front.gateway" for a in arrows)  # its annotation type only
+    assert any(a.target == "sidecar.front.gateway" and a.typing_only for a in arrows)  # its annotation type only
     assert any(a.target == "sidecar.config" and not a.lazy for a in arrows)
     assert any(a.target == "sidecar.upstream.oauth.where" and a.lazy for a in arrows)
     relative = ast.parse("from .channel import Channel\nfrom . import stdio").body

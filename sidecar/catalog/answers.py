@@ -2,8 +2,10 @@
 
 `answer_meta` answers `find_tool`, a trio's search tool and a trio's describe tool with an
 MCP `CallToolResult`, showing only tools the bot may see (`allowed`, by engine-visible
-name). Every search tool answers in one shape: `tools`, and when the best match is weak
-`match: "weak"`, a hint on how to ask again, the area summary and the closest names. `resolve_meta_call` turns a `use_tool` or trio call into the engine-visible name of
+name). Every search tool answers in one shape (`search.shown`, within its byte budget): the
+best three in full under `tools`, the next seven by one line under `more`, and a verdict:
+`match: "good"`, or `match: "weak"` with a hint on how to ask again and the area summary.
+A query that is exactly one tool's name answers that tool whole. `resolve_meta_call` turns a `use_tool` or trio call into the engine-visible name of
 the tool it runs and that tool's own arguments, or says in words why it cannot: the gate
 then runs that tool down exactly the path a direct call takes. Refuses: `directOnly`
 tools ("call it directly"), names it does not know, arguments of the wrong shape.
@@ -12,7 +14,7 @@ A tool the bot may not see is reported exactly as an unknown one.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -21,16 +23,19 @@ from sidecar.catalog.layouts.full import Listing, MetaTool
 from sidecar.catalog.layouts.trio import areas
 from sidecar.catalog.merge import Catalog, CatalogEntry
 
+from sidecar.catalog.layouts.shown import FULL_SHOWN, SHORT_SHOWN, Shown, fit_answer
+
 if TYPE_CHECKING:  # the index comes built with the listing: search loads only when one is
-    from sidecar.catalog.search.index import SearchIndex
+    from sidecar.catalog.search.index import Ranked, SearchIndex
 
-__all__ = ["answer_meta", "resolve_meta_call", "unknown_tool_text", "FIND_LIMIT", "SEARCH_LIMIT"]
+__all__ = ["answer_meta", "resolve_meta_call", "unknown_tool_text", "GOOD_NOTE", "WEAK_NOTE"]
 
-FIND_LIMIT = 3
-SEARCH_LIMIT = 6
-SHORT_DESCRIPTION = 280
 NAMES_SHOWN = 200  # a query that finds nothing lists at most this many names
 AREAS_SHOWN = 1200  # characters of area summary in a weak answer
+GOOD_NOTE = ("These fit the request. The best three are shown whole; look at the short list under "
+             "'more' before searching again.")
+WEAK_NOTE = ("None of these fits the request well: they are only the closest. Look at the short list "
+             "under 'more' and the server's areas before searching again.")
 RETRY_HINT = ("Ask again with the action and the object in English (e.g. 'delete snapshot'), "
               "plus any id or value you have; the areas and the closest names below may help.")
 
@@ -57,19 +62,8 @@ def _text_argument(arguments: Mapping[str, Any], key: str) -> str | None:
     return value if isinstance(value, str) and value.strip() else None
 
 
-def _short(text: object) -> str:
-    if not isinstance(text, str):
-        return ""
-    if len(text) <= SHORT_DESCRIPTION:
-        return text
-    cut = text[:SHORT_DESCRIPTION].rsplit(" ", 1)[0]
-    return f"{cut}…"
-
-
-def _found(entry: CatalogEntry, full: bool) -> dict[str, Any]:
+def _found(entry: CatalogEntry) -> dict[str, Any]:
     spec = entry.spec
-    if not full:
-        return {"name": entry.exposed, "description": _short(spec.get("description"))}
     return {"name": entry.exposed, "description": spec.get("description", ""),
             "inputSchema": spec.get("inputSchema", {"type": "object"})}
 
@@ -92,17 +86,39 @@ def _nothing_found(index: SearchIndex, query: str, allowed: Allowed) -> Result:
     return _result({"tools": [], "names": shown, "areas": _areas(index)}, text)
 
 
-def _search(meta: MetaTool, query: str, allowed: Allowed, full: bool) -> Result:
+def _shown(entries: Sequence[CatalogEntry]) -> list[Shown]:
+    return [(e.exposed, e.spec) for e in entries]
+
+
+def _verdict(meta: MetaTool, ranked: Ranked) -> dict[str, Any]:
+    """What the answer says of its own fit: sure, or the closest with the server's areas."""
+    if not ranked.weak:
+        return {"match": "good", "note": GOOD_NOTE}
+    assert meta.index is not None
+    return {"match": "weak", "note": WEAK_NOTE, "hint": RETRY_HINT, "areas": _areas(meta.index)}
+
+
+def _exact(meta: MetaTool, query: str, allowed: Allowed) -> Result | None:
+    """A query that is exactly one searchable tool's name: that tool whole, uncut (the way
+    to read a short-listed or cut tool in full where no describe tool is listed)."""
+    assert meta.index is not None
+    name = query.strip()
+    entry = next((e for e in meta.index.entries if e.exposed == name and allowed(name)), None)
+    if entry is None:
+        return None
+    return _result({"tools": [_found(entry)], "more": [], "match": "good", "note": GOOD_NOTE})
+
+
+def _search(meta: MetaTool, query: str, allowed: Allowed) -> Result:
     if meta.index is None:
         return _result({"tools": []})
-    ranked = meta.index.rank(query, FIND_LIMIT if full else SEARCH_LIMIT, allowed)
+    exact = _exact(meta, query, allowed)
+    if exact is not None:
+        return exact
+    ranked = meta.index.rank(query, FULL_SHOWN + SHORT_SHOWN, allowed)
     if not ranked.found:
         return _nothing_found(meta.index, query, allowed)
-    payload: dict[str, Any] = {"tools": [_found(e, full) for e in ranked.found]}
-    if ranked.weak:
-        payload |= {"match": "weak", "hint": f"None of these fits the request well. {RETRY_HINT}",
-                    "areas": _areas(meta.index), "closest": [e.exposed for e in ranked.closest]}
-    return _result(payload)
+    return _result(fit_answer(_shown(ranked.found), _verdict(meta, ranked)))
 
 
 def _describe(meta: MetaTool, catalog: Catalog, name: str, allowed: Allowed) -> Result:
@@ -128,7 +144,7 @@ def answer_meta(
     query = _text_argument(arguments, "query")
     if query is None:
         return _error(f'{meta_name} needs {{"query": "<words>"}}: params.arguments.query must be a non-empty string')
-    return _search(meta, query, allowed, full=meta.kind == "find_tool")
+    return _search(meta, query, allowed)
 
 
 def _inner_arguments(value: object) -> dict[str, Any] | None:

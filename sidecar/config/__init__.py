@@ -57,7 +57,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 Transport = Literal["stdio", "http", "sse"]
-LayoutName = Literal["auto", "full", "bridged", "trio", "cap"]
+LayoutName = Literal["auto", "full", "bridged", "trio", "cap", "compact"]
 
 
 class Selection(msgspec.Struct, rename="camel", frozen=True):
@@ -74,6 +74,7 @@ class Bot(msgspec.Struct, rename="camel", frozen=True):
 
 class Features(msgspec.Struct, rename="camel", frozen=True):
     agents_tool_bridge: bool = False
+    compact_listing: bool = False  # list whole tools by description and signature (issue 25)
 
 
 class Budgets(msgspec.Struct, rename="camel", frozen=True):
@@ -363,6 +364,7 @@ def parse_config(document: object, environ: Mapping[str, str]) -> SidecarConfig:
     organization = sections.get("organization", Organization())
     servers, skipped = _parse_servers(document.get("mcpServers", {}), organization)
     config = SidecarConfig(**sections, servers=servers, skipped=skipped)
+    rules.check_spent_states_shared(config.policy.confirm_key_env, config.store.url)
     return _apply_environment(config, environ)
 
 

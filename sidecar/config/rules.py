@@ -273,3 +273,19 @@ def folder_owner(path: str, root: str, bots: Iterable[str]) -> str | None:
         if path == folder or path.startswith(folder + "/"):
             return bot
     return None
+
+
+def check_spent_states_shared(key_env: str | None, store_url: str | None) -> None:
+    """A configured sealing key (`policy.confirmKeyEnv`) exists to let several processes
+    honour each other's 2026-07-28 confirmation states; "Allow once" then holds only if
+    they also share the record of used states (`store.url`). Without it each process
+    remembers only its own, so one state runs once per replica, or again after a restart.
+    No single-replica switch: even one replica restarting forgets its used states while
+    an env key outlives it, so the key alone is never safe. Raises ConfigError."""
+    if key_env and not store_url:
+        raise ConfigError("policy.confirmKeyEnv", (
+            "policy.confirmKeyEnv is set but store.url is not: a shared sealing key needs a shared record "
+            "of used confirmation states; without store.url each process remembers only its own, so one "
+            "'Allow once' could run once on every replica "
+            "(or again after a restart). Set store.url to the Redis every replica uses, or remove "
+            "policy.confirmKeyEnv (each process then seals with its own key)"))

@@ -5,19 +5,27 @@ Owns the choice, made from what the engine declared (never from the call itself)
 declared elicitation; the input-required round on a 2026-07-28 request whose envelope
 declared it; nothing otherwise. Also owns the request the sidecar itself sends to the
 engine and the wait for its answer, bounded; no answer in time is cancelled and denies.
+
+Names the caller a sealed state is bound to (`caller_of`): the identity the held results
+of the same request are bound to, so a state asked for by one caller is refused to
+every other, on every replica: a stateless request's bearer identity, or else one
+engine session (a random name of its own, which no other session or process has).
 """
 
 from __future__ import annotations
 
 import asyncio
+import secrets
+import weakref
 from typing import Any, cast
 
 from sidecar.gate.confirm import Asker, Confirmer
+from sidecar.gate.held import CallerScope
 from sidecar.hub.session import EngineSession
 from sidecar.wire import Relayed, Request
 from sidecar.wire.versions import MODERN_VERSION
 
-__all__ = ["confirmer_for"]
+__all__ = ["caller_of", "confirmer_for"]
 
 
 class _Answer:
@@ -54,12 +62,27 @@ def session_asker(session: EngineSession) -> Asker:
     return ask
 
 
+_SESSION_NAMES: weakref.WeakKeyDictionary[EngineSession, str] = weakref.WeakKeyDictionary()
+
+
+def caller_of(session: EngineSession) -> str:
+    """Who is asking, as held results know it: the stateless caller's identity, or this
+    engine session (named at random the first time it is asked)."""
+    scope = session.held_scope
+    if isinstance(scope, CallerScope):
+        return "caller:" + scope.identity
+    name = _SESSION_NAMES.get(session)
+    if name is None:
+        name = _SESSION_NAMES[session] = "session:" + secrets.token_hex(16)
+    return name
+
+
 def confirmer_for(session: EngineSession, req: Request) -> Confirmer | None:
     if session.protocol_version == MODERN_VERSION:
         if not session.declared("elicitation"):
             return None
         return Confirmer(stateless=True, state=req.params.get("requestState"),
-                         responses=req.params.get("inputResponses"))
+                         responses=req.params.get("inputResponses"), caller=caller_of(session))
     if session.declared("elicitation"):
         return Confirmer(session_asker(session))
     return None

@@ -25,6 +25,7 @@ from sidecar.errors import (
     SidecarError,
 )
 from sidecar.features import missing_module_words
+from sidecar.front.handling import Handler, MethodTable, Result
 from sidecar.front.methods import METHODS
 from sidecar.gate.answer import error_body
 from sidecar.gate.route import scrub_answer
@@ -49,9 +50,6 @@ __all__ = ["Dispatcher", "Handler", "MethodTable", "Result", "unexpected_fault"]
 
 log = logging.getLogger(__name__)
 
-Result = bytes | msgspec.Raw | dict[str, Any]
-Handler = Callable[["Dispatcher", Request], Awaitable[Result]]
-MethodTable = Mapping[str, Handler]
 _EMPTY = b"{}"
 
 

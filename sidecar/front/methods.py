@@ -10,11 +10,12 @@ upstream that owns them. Refuses bad params with -32602 naming the parameter.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sidecar import __version__
 from sidecar.errors import INVALID_PARAMS, EngineInputError
 from sidecar.front.confirming import confirmer_for
+from sidecar.front.handling import Handler, Handling, Result
 from sidecar.gate import ToolCall
 from sidecar.gate.answer import call_answer
 from sidecar.hub.face import Face, decode_cursor
@@ -22,8 +23,6 @@ from sidecar.upstream import Connection, lifecycle
 from sidecar.wire import Request
 from sidecar.wire.versions import HANDSHAKE_VERSIONS
 
-if TYPE_CHECKING:  # the dispatcher imports this table; the handlers only name its types
-    from sidecar.front.dispatcher import Dispatcher, Handler, Result
 
 __all__ = ["METHODS", "server_capabilities"]
 
@@ -37,7 +36,7 @@ def text_param(req: Request, key: str) -> str:
     return value
 
 
-async def initialize(d: Dispatcher, req: Request) -> Result:
+async def initialize(d: Handling, req: Request) -> Result:
     offered = req.params.get("protocolVersion")
     version = offered if offered in HANDSHAKE_VERSIONS else HANDSHAKE_VERSIONS[-1]
     capabilities = req.params.get("capabilities")
@@ -69,13 +68,13 @@ def server_capabilities(face: Face) -> dict[str, Any]:
     return offered
 
 
-async def tools_list(d: Dispatcher, req: Request) -> Result:
+async def tools_list(d: Handling, req: Request) -> Result:
     cursor = req.params.get("cursor")
     await d.face.wait_for_first_start()
     return d.face.tools_page(0 if cursor is None else decode_cursor(cursor))
 
 
-async def tools_call(d: Dispatcher, req: Request) -> Result:
+async def tools_call(d: Handling, req: Request) -> Result:
     params = req.params
     name = params.get("name")
     if not isinstance(name, str):
@@ -100,28 +99,28 @@ async def tools_call(d: Dispatcher, req: Request) -> Result:
     return call_answer(call, d.redact)
 
 
-async def resources_list(d: Dispatcher, req: Request) -> Result:
+async def resources_list(d: Handling, req: Request) -> Result:
     return {"resources": [r for u in d.face.pool.ready() for r in u.listing.resources]}
 
 
-async def resource_templates_list(d: Dispatcher, req: Request) -> Result:
+async def resource_templates_list(d: Handling, req: Request) -> Result:
     return {"resourceTemplates": [t for u in d.face.pool.ready() for t in u.listing.templates]}
 
 
-async def by_uri(d: Dispatcher, req: Request) -> Result:
+async def by_uri(d: Handling, req: Request) -> Result:
     return await d.forward(req, await d.face.upstream_for_resource(text_param(req, "uri")))
 
 
-async def prompts_list(d: Dispatcher, req: Request) -> Result:
+async def prompts_list(d: Handling, req: Request) -> Result:
     return {"prompts": [entry.spec for entry in d.face.catalog.prompts]}
 
 
-async def prompts_get(d: Dispatcher, req: Request) -> Result:
+async def prompts_get(d: Handling, req: Request) -> Result:
     upstream, name = await d.face.upstream_for_prompt(text_param(req, "name"))
     return await d.forward(req, upstream, {**req.params, "name": name})
 
 
-async def completion_complete(d: Dispatcher, req: Request) -> Result:
+async def completion_complete(d: Handling, req: Request) -> Result:
     ref = req.params.get("ref")
     if not isinstance(ref, dict):
         raise EngineInputError("params.ref must be an object")
@@ -133,7 +132,7 @@ async def completion_complete(d: Dispatcher, req: Request) -> Result:
     raise EngineInputError("params.ref must name a prompt or a resource", code=INVALID_PARAMS)
 
 
-async def logging_set_level(d: Dispatcher, req: Request) -> Result:
+async def logging_set_level(d: Handling, req: Request) -> Result:
     level = text_param(req, "level")
     for upstream in d.face.pool.ready():
         if "logging" in upstream.capabilities:

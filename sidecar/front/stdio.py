@@ -2,7 +2,10 @@
 
 Owns the two pipes. Reads are pushed straight into the dispatcher (no task per line),
 which decodes each line once; the session's events are encoded here, one NDJSON line
-each, and go to the stdout transport's buffer. Returns when stdin reaches EOF.
+each, and go to the stdout transport's buffer. Returns when stdin reaches EOF. A line
+over the cap is dropped unread, and the request it was still gets its one answer, an
+error under its id, when the line's first or last bytes show the id (`refuse_dropped`);
+the lines after it are served as usual.
 
 An engine that stops reading stdout cannot grow the sidecar: what the stdout buffer
 holds decides whether a notification or relayed request still goes (`Shedding`), and
@@ -19,7 +22,9 @@ import stat
 import sys
 from collections.abc import Callable
 
-from sidecar.wire import Event, LineFramer, encode_event, encode_notification
+from sidecar.wire import Event, FrameRejected, LineFramer, encode_event, encode_notification
+from sidecar.wire.jsonrpc import refuse_dropped
+from sidecar.wire.salvage import DroppedFrame
 from sidecar.wire.outbox import HARD_BYTES, Outbox, Shedding
 
 __all__ = ["serve_stdio", "open_stdout", "EngineStdout", "ENGINE_LINE_CAP"]
@@ -29,9 +34,27 @@ log = logging.getLogger(__name__)
 ENGINE_LINE_CAP = 64 * 1024 * 1024
 
 
+Refuse = Callable[[FrameRejected], None]
+
+
+def _dropped_sink(on_refused: Refuse | None) -> Callable[[DroppedFrame], None] | None:
+    """What hears of a line dropped over the cap: the request it carried is refused by id."""
+    if on_refused is None:
+        return None
+
+    def dropped(frame: DroppedFrame) -> None:
+        log.warning("a %d-byte line from the engine was dropped (%s)", frame.size, frame.why)
+        refusal = refuse_dropped(frame)
+        if refusal is not None:
+            on_refused(refusal)
+
+    return dropped
+
+
 class _StdinProtocol(asyncio.Protocol):
-    def __init__(self, on_line: Callable[[bytes], None]) -> None:
-        self.framer = LineFramer(ENGINE_LINE_CAP)
+    def __init__(self, on_line: Callable[[bytes], None], on_refused: Refuse | None = None,
+                 line_cap: int = ENGINE_LINE_CAP) -> None:
+        self.framer = LineFramer(line_cap, _dropped_sink(on_refused))
         self.on_line = on_line
         self.closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
@@ -40,6 +63,8 @@ class _StdinProtocol(asyncio.Protocol):
             self.on_line(line)
 
     def eof_received(self) -> bool:
+        for line in self.framer.feed(b"\n"):  # a last request without its newline is still a request
+            self.on_line(line)
         return False
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -119,6 +144,17 @@ class EngineStdout:
         for method in owed:
             self.write(encode_notification(method))
 
+    async def flushed(self, seconds: float) -> bool:
+        """Wait (at most `seconds`) until everything written has left for the engine: the
+        last answers at shutdown must not die in a buffer. False when time ran out."""
+        try:
+            async with asyncio.timeout(seconds):
+                while self.buffered():
+                    await asyncio.sleep(0.005)  # the transport tells of no "empty" moment
+        except TimeoutError:
+            return False
+        return True
+
     def hold(self, reader: asyncio.ReadTransport) -> None:
         """Pause `reader` while stdout is over its high mark."""
         if self.flow is not None:
@@ -152,14 +188,17 @@ async def open_stdout() -> EngineStdout:
     return EngineStdout(outbox, lambda: transport.get_write_buffer_size() + outbox.queued_bytes, flow)
 
 
-async def serve_stdio(on_line: Callable[[bytes], None], stdout: EngineStdout | None = None) -> None:
-    """Feed stdin lines to `on_line` until EOF (paused while `stdout` is too full)."""
+async def serve_stdio(on_line: Callable[[bytes], None], stdout: EngineStdout | None = None,
+                      on_refused: Refuse | None = None) -> None:
+    """Feed stdin lines to `on_line` until EOF (paused while `stdout` is too full); a line
+    dropped over the cap goes to `on_refused` as the refusal of its request."""
     loop = asyncio.get_running_loop()
+    cap = ENGINE_LINE_CAP
     if not _is_stream(sys.stdin.fileno()):
-        await _serve_file(sys.stdin.fileno(), on_line)
+        await _serve_file(sys.stdin.fileno(), on_line, on_refused, cap)
         return
     pipe = os.fdopen(os.dup(sys.stdin.fileno()), "rb", buffering=0)
-    transport, protocol = await loop.connect_read_pipe(lambda: _StdinProtocol(on_line), pipe)
+    transport, protocol = await loop.connect_read_pipe(lambda: _StdinProtocol(on_line, on_refused, cap), pipe)
     if stdout is not None:
         stdout.hold(transport)
     await protocol.closed
@@ -167,8 +206,8 @@ async def serve_stdio(on_line: Callable[[bytes], None], stdout: EngineStdout | N
         log.warning("%d oversized lines from the engine were dropped", protocol.framer.oversized)
 
 
-async def _serve_file(fd: int, on_line: Callable[[bytes], None]) -> None:
-    framer = LineFramer(ENGINE_LINE_CAP)
+async def _serve_file(fd: int, on_line: Callable[[bytes], None], on_refused: Refuse | None, cap: int) -> None:
+    framer = LineFramer(cap, _dropped_sink(on_refused))
     while chunk := await asyncio.to_thread(os.read, fd, 1 << 16):
         for line in framer.feed(chunk):
             on_line(line)

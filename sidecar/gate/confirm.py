@@ -1,8 +1,8 @@
 """Confirmation the gate owns: a consequential call is put to the person, through the
 engine's elicitation, before the policy lets it run.
 
-Owns the form (the tool, its server, a summary of the arguments with secrets redacted
-and long values cut; the choices "Allow once" and "Deny"), the reading of the answer
+Owns the form (the tool, its server and every argument, rendered by
+`sidecar.gate.confirm_text`; the choices "Allow once" and "Deny"), the reading of the answer
 (only an accepted form whose decision is "allow" allows; decline, cancel, an error, no
 answer within `policy.confirmSeconds`, anything else denies), and, on the 2026-07-28
 revision, the input-required round: the question goes back as the result, with its
@@ -14,14 +14,13 @@ the call: no argument, `_meta` field or tool name can mark a call confirmed.
 
 from __future__ import annotations
 
-import json
 import logging
-import re
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Literal
 
 import msgspec
 
+from sidecar.gate.confirm_text import confirmation_message
 from sidecar.redact import Redactor
 
 __all__ = ["Asker", "ConfirmStage", "Confirmation", "Confirmer", "Outcome", "answer_allows", "confirmation_form",
@@ -32,44 +31,27 @@ log = logging.getLogger(__name__)
 Asker = Callable[[dict[str, Any], float], Awaitable[Any]]  # (elicitation params, seconds) -> result or None
 Outcome = Literal["allow", "deny", "ask"]
 REQUEST_KEY = "confirm"
-_SECRET_NAME = re.compile(r"pass(word|phrase)?|secret|token|api[_-]?key|private|credential|auth|cookie|session", re.I)
-_VALUE_CHARS = 120
-_SHOWN_ARGUMENTS = 12
 
 
 class Confirmer:
     """How this call's engine can be asked: live elicitation (`ask`), or the stateless
-    round (`stateless`, with what the retried request carried)."""
+    round (`stateless`, with what the retried request carried). `caller` is who asks (the
+    identity held results are bound to), which a sealed state is bound to as well."""
 
     def __init__(self, ask: Asker | None = None, *, stateless: bool = False, state: object = None,
-                 responses: object = None) -> None:
+                 responses: object = None, caller: str = "") -> None:
         self.ask = ask
+        self.caller = caller
         self.stateless = stateless
         self.state = state
         self.responses = responses
 
 
-def _summary(value: Any) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
-    return text if len(text) <= _VALUE_CHARS else f"{text[:_VALUE_CHARS]}... ({len(text):,} characters)"
-
-
-def argument_lines(arguments: Mapping[str, Any], redact: Redactor) -> list[str]:
-    lines = []
-    for name in list(arguments)[:_SHOWN_ARGUMENTS]:
-        shown = "[redacted]" if _SECRET_NAME.search(name) else redact(_summary(arguments[name]))
-        lines.append(f"  {redact(_summary(name))}: {shown}")
-    if len(arguments) > _SHOWN_ARGUMENTS:
-        lines.append(f"  ... and {len(arguments) - _SHOWN_ARGUMENTS} more")
-    return lines or ["  (no arguments)"]
-
-
 def confirmation_form(tool: str, upstream: str, arguments: Mapping[str, Any], redact: Redactor,
                       reason: str = "") -> dict[str, Any]:
-    """The `elicitation/create` params: a question naming the call, and two choices."""
-    why = f" ({reason})" if reason else ""
-    message = "\n".join([f"Allow the tool '{tool}' of server '{upstream}' to run{why}?", "Arguments:",
-                         *argument_lines(arguments, redact)])
+    """The `elicitation/create` params: a question naming the call (rendered by
+    `sidecar.gate.confirm_text`, where no value can forge a line), and two choices."""
+    message = confirmation_message(tool, upstream, arguments, redact, reason)
     schema = {"type": "object", "required": ["decision"], "properties": {"decision": {
         "type": "string", "title": "Decision",
         "oneOf": [{"const": "allow", "title": "Allow once"}, {"const": "deny", "title": "Deny"}]}}}
@@ -148,12 +130,13 @@ class ConfirmStage:
         sealer = self.sealer()
         if confirmer.state is None:
             claim = sealer.new_claim(bot=self.bot, face=self.face, tool=tool, arguments=arguments,
-                                     seconds=self.state_seconds)
+                                     seconds=self.state_seconds, caller=confirmer.caller)
             return Confirmation("ask", "the person was asked", input_required(form, sealer.seal(claim)))
         from sidecar.gate.store import StoreUnavailable
 
         try:
-            redeemed = sealer.redeem(confirmer.state, bot=self.bot, face=self.face, tool=tool, arguments=arguments)
+            redeemed = sealer.redeem(confirmer.state, bot=self.bot, face=self.face, tool=tool, arguments=arguments,
+                                     caller=confirmer.caller)
         except StoreUnavailable:  # fail closed: a state that cannot be marked used is not honoured
             return Confirmation("deny", "the confirmation state could not be checked: the shared store did not answer")
         if not redeemed:

@@ -3,8 +3,10 @@ engine a question mid-call and the pending confirmation travels in `requestState
 
 Owns sealing (AES-GCM from `cryptography`, loaded only when a state is first made or
 read) and the checks on the way back: the state opens under this process's key (or the
-configured one), names this bot and face, the tool that will really run and a digest
-of exactly these arguments, has not expired, and has not been used before. Any failure
+configured one), names this bot and face, the caller it was made for (the identity held
+results are bound to: a bearer token's digest, or one engine session), the tool that
+will really run and a digest of exactly these arguments, has not expired, and has not
+been used before. Another caller's state is refused exactly like a forged one. Any failure
 is one answer, "not valid", so a caller learns nothing about which check failed.
 """
 
@@ -20,7 +22,7 @@ from typing import Any, Protocol
 
 import msgspec
 
-__all__ = ["SpentStates", "MemorySpent", "Sealer", "StateClaim", "arguments_digest", "key_from"]
+__all__ = ["SpentStates", "MemorySpent", "Sealer", "StateClaim", "arguments_digest", "caller_digest", "key_from"]
 
 _AAD = b"omb-sidecar/confirm/1"
 _NONCE = 12
@@ -32,6 +34,7 @@ class StateClaim(msgspec.Struct, frozen=True):
 
     bot: str
     face: str
+    caller: str  # a digest of the caller identity (see `caller_digest`)
     tool: str
     arguments: str  # digest
     expires: float
@@ -39,6 +42,11 @@ class StateClaim(msgspec.Struct, frozen=True):
 
 
 _claim = msgspec.json.Decoder(StateClaim)
+
+
+def caller_digest(identity: str) -> str:
+    """What a state keeps of its caller: enough to compare, nothing to read back."""
+    return hashlib.sha256(b"omb-sidecar/confirm-caller\0" + identity.encode()).hexdigest()[:32]
 
 
 def arguments_digest(arguments: Mapping[str, Any]) -> str:
@@ -109,15 +117,17 @@ class Sealer:
         except Exception:  # InvalidTag, bad base64, bad JSON: all the same to the caller
             return None
 
-    def redeem(self, token: object, *, bot: str, face: str, tool: str, arguments: Mapping[str, Any]) -> bool:
-        """True once for a state made for exactly this call and still fresh; False otherwise."""
+    def redeem(self, token: object, *, bot: str, face: str, tool: str, arguments: Mapping[str, Any],
+               caller: str = "") -> bool:
+        """True once for a state made for exactly this call of this caller and still fresh."""
         claim = self.open(token)
-        if claim is None or (claim.bot, claim.face, claim.tool) != (bot, face, tool):
+        if claim is None or (claim.bot, claim.face, claim.caller, claim.tool) != (bot, face, caller_digest(caller), tool):
             return False
         if claim.arguments != arguments_digest(arguments) or claim.expires <= time.time():
             return False
         return self.spent.spend(claim.id, claim.expires)
 
-    def new_claim(self, *, bot: str, face: str, tool: str, arguments: Mapping[str, Any], seconds: float) -> StateClaim:
-        return StateClaim(bot=bot, face=face, tool=tool, arguments=arguments_digest(arguments),
+    def new_claim(self, *, bot: str, face: str, tool: str, arguments: Mapping[str, Any], seconds: float,
+                  caller: str = "") -> StateClaim:
+        return StateClaim(bot=bot, face=face, caller=caller_digest(caller), tool=tool, arguments=arguments_digest(arguments),
                           expires=time.time() + seconds, id=os.urandom(16).hex())

@@ -4,7 +4,9 @@ what upstreams send, and byte-level encoders.
 Engine frames are judged by the gate, so they are decoded strictly (RELIABILITY rule 2),
 once, by one msgspec decoder built at import: duplicate keys, NaN/Infinity, out-of-range
 numbers, lone surrogates, boolean or fractional ids and non-object params are refused with
-the JSON-RPC code that fits.
+the JSON-RPC code that fits. A refused request still gets its own id back whenever the
+frame can be read as far as its envelope (`salvage_request_id`), so the engine's request
+ends: exactly one answer for every request that carries a readable id (rule 4).
 Upstream frames are decoded lazily: `params`, `result` and `error` stay `msgspec.Raw`, so
 passing a result through is a copy, not a parse. Both are measured for nesting depth
 before any decoder sees them (`sidecar.wire.depth`): decoders recurse.
@@ -12,6 +14,7 @@ before any decoder sees them (`sidecar.wire.depth`): decoders recurse.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import msgspec
@@ -19,7 +22,7 @@ import msgspec
 from sidecar.errors import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR
 from sidecar.wire.depth import MAX_DEPTH, too_deep
 from sidecar.wire.duplicates import has_duplicate_key
-from sidecar.wire.salvage import EDGE_BYTES, salvage
+from sidecar.wire.salvage import EDGE_BYTES, DroppedFrame, salvage
 
 __all__ = [
     "EngineMessage",
@@ -35,6 +38,8 @@ __all__ = [
     "encode_notification",
     "encode_request",
     "encode_result",
+    "refuse_dropped",
+    "salvage_request_id",
     "RequestId",
     "TOO_DEEP",
 ]
@@ -84,7 +89,16 @@ class UpstreamFrame(msgspec.Struct):
     error: msgspec.Raw = msgspec.Raw()
 
 
+class _Shell(msgspec.Struct):
+    """The envelope of a frame, its members unread: msgspec skips whatever else the frame
+    holds without judging its numbers, so a `1e400` deep in `params` still lets the id be read."""
+
+    id: msgspec.Raw = msgspec.Raw()
+    method: msgspec.Raw = msgspec.Raw()
+
+
 _upstream_decoder = msgspec.json.Decoder(UpstreamFrame)
+_shell_decoder = msgspec.json.Decoder(_Shell)
 _engine_decoder = msgspec.json.Decoder()
 _encode = msgspec.json.encode
 
@@ -120,16 +134,82 @@ def decode_engine_frame(line: bytes) -> EngineMessage | FrameRejected:
     try:
         obj = _decode_strict(line)
     except _DuplicateKey:
-        return FrameRejected(PARSE_ERROR, "parse error: duplicate key in object")
+        return FrameRejected(PARSE_ERROR, "parse error: duplicate key in object", salvage_request_id(line))
     except RecursionError:  # not reached while the limit is below the decoders' own
         return FrameRejected(PARSE_ERROR, f"parse error: {TOO_DEEP}")
-    except (msgspec.DecodeError, ValueError):
-        return FrameRejected(PARSE_ERROR, "parse error: not valid JSON")
+    except (msgspec.DecodeError, ValueError) as exc:
+        return FrameRejected(PARSE_ERROR, f"parse error: not valid JSON ({exc})", salvage_request_id(line))
     if isinstance(obj, list):
         return FrameRejected(INVALID_REQUEST, "batch requests are not supported")
     if not isinstance(obj, dict):
         return FrameRejected(INVALID_REQUEST, "a message must be a JSON object")
     return _envelope(obj)
+
+
+def salvage_request_id(line: bytes) -> RequestId | None:
+    """The id of a refused frame that is a request (it names a method), when it can be read
+    for certain: from its outermost object when the frame parses that far (an id given
+    twice there is no id), else from its first and last bytes (`salvage`)."""
+    outer = _outer_members(line)
+    if outer is None:  # not JSON even to a lenient reader: only its edges can tell
+        found = salvage(line[:EDGE_BYTES], line[-EDGE_BYTES:])
+        return found.id if found.method else None
+    ident, method = outer
+    if isinstance(method, str) and isinstance(ident, (int, str)) and not isinstance(ident, bool):
+        return ident
+    return None
+
+
+def _outer_members(line: bytes) -> tuple[object, object] | None:
+    """(id, method) of the outermost object; None when the text is no JSON object."""
+    try:
+        shell = _shell_decoder.decode(line)  # skips the rest unjudged: quick on a big frame
+    except msgspec.DecodeError:
+        return _leniently(line)  # NaN, Infinity, bad escapes: the standard library reads them
+    if line.count(b'"id"') != 1 or b"\\u" in line:  # the id may be given twice (or spelled escaped)
+        return _leniently(line)
+    return _scalar_of(shell.id), _scalar_of(shell.method)
+
+
+def _scalar_of(raw: msgspec.Raw) -> object:
+    if not raw:
+        return None
+    try:
+        return _engine_decoder.decode(raw)
+    except msgspec.DecodeError:
+        return None
+
+
+class _Members(list[tuple[str, Any]]):
+    """One object's members as the standard library read them, in order, repeats kept."""
+
+
+def _short_int(digits: str) -> object:
+    return int(digits) if len(digits) <= 20 else None  # no id is longer; never a 5,000-digit parse
+
+
+def _leniently(line: bytes) -> tuple[object, object] | None:
+    try:
+        outer = json.loads(line.decode("utf-8", "replace"), object_pairs_hook=_Members, parse_int=_short_int)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(outer, _Members):
+        return None
+    keys = [key for key, _ in outer]
+    if keys.count("id") > 1:
+        return (None, None)
+    members = dict(outer)
+    return members.get("id"), members.get("method")
+
+
+def refuse_dropped(dropped: DroppedFrame) -> FrameRejected | None:
+    """The answer owed to an engine frame dropped unread (over a size cap): an error under
+    its id when its first or last bytes show a request; None when no request can be named."""
+    found = salvage(dropped.head, dropped.tail)
+    if found.id is None or found.method is None:
+        return None
+    return FrameRejected(INVALID_REQUEST, f"request too large: {dropped.size:,} bytes, {dropped.why}; "
+                                          "it was not read", found.id)
 
 
 def _too_deep(line: bytes) -> FrameRejected:

@@ -16,15 +16,17 @@ import hashlib
 import hmac
 import secrets
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import urlsplit
 
 from aiohttp import web
 
 from sidecar.front.http.admission import caller_identity
 
-__all__ = ["COOKIE", "PRE_COOKIE", "Guard", "ConsoleSession", "SECURITY_HEADERS", "security_headers"]
+__all__ = ["Act", "COOKIE", "PRE_COOKIE", "Guard", "ConsoleSession", "Page", "Route", "SECURITY_HEADERS",
+           "security_headers"]
 
 COOKIE = "omb_console"
 PRE_COOKIE = "omb_console_login"
@@ -54,6 +56,13 @@ class ConsoleSession:
     def who(self) -> str:
         """How the audit names this session: `console:` and a digest, never the id itself."""
         return "console:" + hashlib.sha256(self.ident.encode()).hexdigest()[:12]
+
+
+# A page answers a logged-in GET with HTML; an act answers a checked POST (HTML, or a
+# response of its own); a route is what aiohttp calls.
+Page = Callable[[web.Request, "ConsoleSession"], Awaitable[str]]
+Act = Callable[[web.Request, "ConsoleSession", dict[str, Any]], Awaitable["str | web.StreamResponse"]]
+Route = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 class Guard:

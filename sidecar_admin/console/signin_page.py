@@ -20,27 +20,42 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import parse_qs, urlsplit
 
 from aiohttp import web
 
 from sidecar.config import ServerConfig
+from sidecar.front.http.console_door import ConsoleScene
 from sidecar.errors import SidecarError
 from sidecar.upstream.oauth.discovery import CALLBACK_PATH, callback_port, callback_uri, canonical_resource
 from sidecar_admin.console import acts
-from sidecar_admin.console.guard import ConsoleSession
-from sidecar_admin.console.pages import layout, notice, post_form
+from sidecar_admin.console.guard import Act, ConsoleSession, Page, Route
+from sidecar_admin.console.pages import Escape, layout, notice, post_form
 from sidecar_admin.session import Session
 
 if TYPE_CHECKING:
     from sidecar.upstream.oauth.choices import AuthServer
     from sidecar.upstream.oauth.flow import PendingFlow
-    from sidecar_admin.console.site import Console
 
 __all__ = ["SignIn"]
 
 RETURN_PATH = "/console" + CALLBACK_PATH
+
+
+class Console(Protocol):
+    """What the sign-in page uses of the console (`sidecar_admin.console.site.Console`)."""
+
+    scene: ConsoleScene
+    esc: Escape
+
+    def act_route(self, act: Act) -> Route: ...
+    def page_route(self, page: Page) -> Route: ...
+    def html(self, text: str, status: int = 200) -> web.Response: ...
+    async def in_thread(self, work: Callable[[Session], Any]) -> Any: ...
+    def join(self, server: ServerConfig | None) -> None: ...
+    async def servers_page(self, session: ConsoleSession, said: str = "") -> str: ...
 
 
 @dataclass
@@ -58,9 +73,9 @@ class SignIn:
         self.pending: dict[str, Pending] = {}  # state -> the flow it belongs to
 
     def add_routes(self, router: web.UrlDispatcher) -> None:
-        act = self.console._act
+        act = self.console.act_route
         router.add_post("/console/servers/{name}/signin", act(self._start))
-        router.add_get("/console/servers/{name}/signin", self.console._page(self._again))
+        router.add_get("/console/servers/{name}/signin", self.console.page_route(self._again))
         router.add_post("/console/servers/{name}/signin/paste", act(self._paste))
         router.add_post("/console/servers/{name}/signout", act(self._signout))
         router.add_get(RETURN_PATH, self._returned)

@@ -14,7 +14,7 @@ import asyncio
 import logging
 import secrets
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from importlib import resources
 from typing import Any
 
@@ -25,7 +25,7 @@ from sidecar.errors import ConfigError
 from sidecar.front.http.console_door import ConsoleScene
 from sidecar.mounts.health import health_file_for
 from sidecar_admin.console import acts, approval, screens
-from sidecar_admin.console.guard import COOKIE, PRE_COOKIE, ConsoleSession, Guard, security_headers
+from sidecar_admin.console.guard import COOKIE, PRE_COOKIE, Act, ConsoleSession, Guard, Page, Route, security_headers
 from sidecar_admin.console.pages import Escape, layout, login_page, notice
 from sidecar_admin.console.state import CallRing, server_rows
 from sidecar_admin.session import Session
@@ -36,8 +36,6 @@ __all__ = ["Console"]
 log = logging.getLogger(__name__)
 
 LOGIN_SECONDS = 10 * 60.0
-Page = Callable[[web.Request, ConsoleSession], Awaitable[str]]
-Act = Callable[[web.Request, ConsoleSession, dict[str, Any]], Awaitable[str | web.StreamResponse]]
 
 
 class Console:
@@ -56,14 +54,14 @@ class Console:
         router.add_get("/console/static/console.css", self._css)
         router.add_get("/console/login", self._login_form)
         router.add_post("/console/login", self._login)
-        router.add_post("/console/logout", self._act(self._logout))
+        router.add_post("/console/logout", self.act_route(self._logout))
         for path, page in (("servers", self._servers), ("calls", self._calls), ("held", self._held),
                            ("add", self._add_form), ("servers/{name}/fill", self._fill_form)):
-            router.add_get(f"/console/{path}", self._page(page))
+            router.add_get(f"/console/{path}", self.page_route(page))
         router.add_get("/console/calls.json", self._calls_json)
         for path, act in (("servers/{name}/test", self._test), ("held/{name}/approve", self._approve),
                           ("add", self._add), ("servers/{name}/fill", self._fill)):
-            router.add_post(f"/console/{path}", self._act(act))
+            router.add_post(f"/console/{path}", self.act_route(act))
         from sidecar_admin.console.signin_page import SignIn
 
         SignIn(self).add_routes(router)
@@ -85,7 +83,7 @@ class Console:
         security_headers(response)
         return response
 
-    def _page(self, page: Page) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+    def page_route(self, page: Page) -> Route:
         async def serve(request: web.Request) -> web.StreamResponse:
             session = self.guard.session_of(request)
             if session is None:
@@ -93,7 +91,7 @@ class Console:
             return self.html(await page(request, session))
         return serve
 
-    def _act(self, act: Act) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+    def act_route(self, act: Act) -> Route:
         async def serve(request: web.Request) -> web.StreamResponse:
             session = self.guard.session_of(request)
             if session is None:

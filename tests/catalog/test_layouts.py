@@ -22,6 +22,7 @@ from sidecar.catalog import (
 from sidecar.catalog.layouts import LayoutPlan
 from sidecar.catalog.layouts.bridged import find_tool_spec, use_tool_spec
 from sidecar.catalog.names import PROVIDER_NAME
+from sidecar.catalog.layouts.shown import ANSWER_BYTES
 
 ANYONE = lambda name: True  # noqa: E731
 
@@ -224,13 +225,14 @@ def test_describe_tool_gives_the_exact_schema_and_call_tool_resolves() -> None:
         "refund_paymentz", "X")
 
 
-def test_search_results_are_short_and_name_what_describe_and_call_take() -> None:
+def test_search_results_fit_their_budget_and_name_what_describe_and_call_take() -> None:
     listing, catalog = faces.listing("mixed", "trio"), faces.catalog("mixed")
     answer = answer_meta(listing, catalog, "shop__search_tools", {"query": "refund"}, ANYONE)
-    tools = answer["structuredContent"]["tools"]
-    assert 1 <= len(tools) <= 6 and all(set(t) == {"name", "description"} for t in tools)
-    assert all(len(t["description"]) <= 281 for t in tools)
-    for shown in tools:
+    tools, more = answer["structuredContent"]["tools"], answer["structuredContent"]["more"]
+    assert len(tools) == 3 and all({"name", "description", "inputSchema"} <= set(t) for t in tools)
+    assert 1 <= len(more) <= 7 and all(len(t["about"]) <= 141 for t in more)
+    assert len(answer["content"][0]["text"].encode()) <= ANSWER_BYTES
+    for shown in tools + more:
         assert not answer_meta(listing, catalog, "shop__describe_tool", {"name": shown["name"]}, ANYONE).get("isError")
         assert isinstance(resolve_meta_call(listing, "shop__call_tool", {"name": shown["name"]}), tuple)
 

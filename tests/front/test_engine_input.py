@@ -16,11 +16,11 @@ pytestmark = pytest.mark.e2e
 # (line, expected code, id echoed in the error)
 MALFORMED: list[tuple[bytes, int, Any]] = [
     (b"not json at all", -32700, None),
-    (b'{"jsonrpc":"2.0","id":1,"method":"ping"', -32700, None),
+    (b'{"jsonrpc":"2.0","id":"trunc","method":"ping"', -32700, "trunc"),  # its head shows the id
     (b'{"jsonrpc":"2.0","id":"d","id":"e","method":"ping"}', -32700, None),
-    (b'{"jsonrpc":"2.0","id":"n","method":"tools/call","params":{"name":"x","arguments":{"v":NaN}}}', -32700, None),
-    (b'{"jsonrpc":"2.0","id":"i","method":"tools/call","params":{"arguments":{"v":-Infinity}}}', -32700, None),
-    (b'{"jsonrpc":"2.0","id":"s","method":"ping","params":{"v":"\\udc00"}}', -32700, None),
+    (b'{"jsonrpc":"2.0","id":"n","method":"tools/call","params":{"name":"x","arguments":{"v":NaN}}}', -32700, "n"),
+    (b'{"jsonrpc":"2.0","id":"i","method":"tools/call","params":{"arguments":{"v":-Infinity}}}', -32700, "i"),
+    (b'{"jsonrpc":"2.0","id":"s","method":"ping","params":{"v":"\\udc00"}}', -32700, "s"),
     (b'{"jsonrpc":"2.0","id":true,"method":"ping"}', -32600, None),
     (b'{"jsonrpc":"2.0","id":2.5,"method":"ping"}', -32600, None),
     (b'{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}', -32600, None),
@@ -37,7 +37,7 @@ MALFORMED: list[tuple[bytes, int, Any]] = [
     (b'{"jsonrpc":"2.0","id":"c","method":"tools/list","params":{"cursor":"zzz"}}', -32602, "c"),
     (b'{"jsonrpc":"2.0","id":"r","method":"resources/read","params":{"uri":"none://x"}}', -32002, "r"),
     (b'{"jsonrpc":"2.0","id":"g","method":"prompts/get","params":{"name":"missing"}}', -32602, "g"),
-    (b'\xff\xfe{"jsonrpc":"2.0","id":"utf","method":"ping"}', -32700, None),
+    (b'\xff\xfe{"jsonrpc":"2.0","id":"utf","method":"ping"}', -32700, "utf"),  # read from its tail
     (b'{"jsonrpc":"2.0","method":"notifications/unknown"}', None, None),  # notification: no answer
     (b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"never"}}', None, None),
     (b'{"jsonrpc":"2.0","id":"ghost","result":{}}', None, None),  # answer to nothing: dropped
@@ -56,8 +56,8 @@ MALFORMED: list[tuple[bytes, int, Any]] = [
     (b'{"jsonrpc":"2.0","id":"escaped","method":"ping","params":{"s":"\\\\\\"' + b"[" * 900 + b'"}}', 0, "escaped"),
     (b'{"jsonrpc":"2.0","id":"at-limit","method":"ping","params":{"v":' + b"[" * 500 + b"]" * 500 + b"}}", 0, "at-limit"),
     (b'{"jsonrpc":"2.0","id":"raw-surrogate","method":"ping","params":{"s":"\xed\xa0\x80\xc0\xaf"}}', 0, "raw-surrogate"),
-    (b'\xef\xbb\xbf{"jsonrpc":"2.0","id":"bom","method":"ping"}', -32700, None),
-    (b'{"jsonrpc":"2.0","id":"huge","method":"ping","params":{"n":1e400}}', -32700, None),
+    (b'\xef\xbb\xbf{"jsonrpc":"2.0","id":"bom","method":"ping"}', -32700, "bom"),
+    (b'{"jsonrpc":"2.0","id":"huge","method":"ping","params":{"n":1e400}}', -32700, "huge"),  # the envelope reads: id echoed
 ]
 ANSWERED = 0  # the code of corpus lines that are valid requests, answered with a result
 

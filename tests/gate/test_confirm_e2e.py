@@ -67,7 +67,7 @@ async def test_an_sdk_client_on_stdio_is_asked_and_its_allow_runs_the_call(sidec
         assert text(result) == "n-1"
         message = person.asked[0].message
         assert "f__echo" in message and "'f'" in message and "n-1" in message
-        assert CANARY not in message and "[redacted]" in message and "(500 characters)" in message
+        assert CANARY not in message and "[redacted]" in message and "(cut: 500 characters in all)" in message
     assert decisions(audit).count(("confirm", "allow")) == 1
 
 

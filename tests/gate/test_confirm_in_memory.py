@@ -46,7 +46,7 @@ async def test_the_person_decides_through_elicitation(tmp_path: Path, answer: di
         asked = await engine.expect_request("elicitation/create")
         message = asked["params"]["message"]
         assert "f__echo" in message and "'f'" in message and "n-1" in message
-        assert CANARY not in message and "[redacted]" in message and "(500 characters)" in message
+        assert CANARY not in message and "[redacted]" in message and "(cut: 500 characters in all)" in message
         engine.respond(asked["id"], answer)
         result = await engine.answer_to(rid)
         assert (text_of(result) == "n-1") is allowed, result

@@ -32,11 +32,13 @@ def test_request_notification_and_response_are_told_apart() -> None:
     [
         (b"not json", PARSE_ERROR, None),
         (b'{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}', PARSE_ERROR, None),
-        (b'{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":1,"a":2}}', PARSE_ERROR, None),
-        (b'{"jsonrpc":"2.0","id":1,"method":"x","params":{"v":NaN}}', PARSE_ERROR, None),
-        (b'{"jsonrpc":"2.0","id":1,"method":"x","params":{"v":Infinity}}', PARSE_ERROR, None),
-        (b'{"jsonrpc":"2.0","id":1,"method":"x","params":{"v":1e999}}', PARSE_ERROR, None),
-        (b'{"jsonrpc":"2.0","id":1,"method":"x","params":{"v":"\\ud800"}}', PARSE_ERROR, None),
+        (b'{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":1,"a":2}}', PARSE_ERROR, 1),
+        (b'{"jsonrpc":"2.0","id":1,"method":"x","params":{"v":NaN}}', PARSE_ERROR, 1),
+        (b'{"jsonrpc":"2.0","id":1,"method":"x","params":{"v":Infinity}}', PARSE_ERROR, 1),
+        (b'{"jsonrpc":"2.0","id":1,"method":"x","params":{"v":1e999}}', PARSE_ERROR, 1),
+        (b'{"jsonrpc":"2.0","id":1,"method":"x","params":{"v":"\\ud800"}}', PARSE_ERROR, 1),
+        (b'{"jsonrpc":"2.0","id":1e999,"method":"x"}', PARSE_ERROR, None),
+        (b'{"jsonrpc":"2.0","id":1,"result":{"v":1e999}}', PARSE_ERROR, None),  # an answer: nothing to end
         (b'{"jsonrpc":"2.0","id":true,"method":"ping"}', INVALID_REQUEST, None),
         (b'{"jsonrpc":"2.0","id":1.5,"method":"ping"}', INVALID_REQUEST, None),
         (b'{"jsonrpc":"2.0","id":null,"method":"ping"}', INVALID_REQUEST, None),

@@ -7,6 +7,10 @@ The seam with the rest of the sidecar:
 - `Listing` is what a layout produces: the tools the engine sees, in order, and for each
   listed meta-tool (`find_tool`, `use_tool`, a trio's search/describe/call) a `MetaTool`
   saying what it does and which catalog entries it covers.
+- A compact listing (`compact`, on top of any plan) lists catalog tools by description and
+  signature; `Listing.compact` names them, and the gate answers a direct call to one whose
+  arguments do not fit with the real schema (`compact.misfit_answer`).
+- Every search tool answers in one shape within a byte budget (`shown`).
 - The gate resolves a meta call with the layout's own rules (a hidden tool named through
   `use_tool` or a trio's call tool runs down exactly the path of a direct call), and asks
   the layout to answer find/search/describe calls locally (`sidecar.catalog.answers`).

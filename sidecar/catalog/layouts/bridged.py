@@ -27,9 +27,11 @@ def find_tool_spec() -> dict[str, Any]:
     return {
         "name": FIND_TOOL,
         "description": (
-            "Look up this server's other tools. Returns up to three matches, each with its name, "
-            "description and full input schema, to run with use_tool. Use it when no tool in your "
-            "list fits the task. A weak match says so and lists the closest names and areas."
+            "Look up this server's other tools, to run with use_tool. Use it when no tool in your "
+            "list fits the task. Answers the best three matches in full (name, description, input "
+            "schema) and the next seven under 'more', one line each: look at that short list before "
+            "searching again, and search a tool's exact name to see it whole. When nothing fits "
+            "well the answer says so (match: weak) and lists the server's areas."
         ),
         "inputSchema": schema(
             {"query": {"type": "string", "description": QUERY_HINT}},

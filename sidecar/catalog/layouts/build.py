@@ -3,7 +3,8 @@
 Owns the composition of the layouts: each upstream becomes one part (bridged with the
 other built-ins, a trio when what the catalog holds of it is big and its transport is in
 the plan, else whole),
-then the parts are listed in catalog order, or packed under the cap. Owns the names of
+then the parts are listed in catalog order, or packed under the cap, and last, when the
+plan says compact, every catalog tool listed whole is listed by its signature. Owns the names of
 the meta-tools too: the fixed ones (`find_tool`, `use_tool`, the shared trio) are
 reserved by the face when it builds the catalog; a per-upstream trio's names are checked
 against every catalog name and shortened or given a digest as tool names are. No I/O.
@@ -14,9 +15,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+import msgspec
+
 from sidecar.catalog.layouts.bridged import FIND_TOOL, USE_TOOL, bridge_part
 from sidecar.catalog.layouts.cap import cap_warnings, fit_to_cap
 from sidecar.catalog.layouts.choose import LayoutPlan
+from sidecar.catalog.layouts.compact import compact_spec
 from sidecar.catalog.layouts.full import Listing, UpstreamTraits
 from sidecar.catalog.layouts.parts import Part, whole_part
 from sidecar.catalog.layouts.trio import SHARED_TRIO, TrioNames, is_big, trio_part
@@ -99,7 +103,18 @@ def build_listing(
     if plan.cap is None:
         tools = (*face_tools, *(t for p in parts for t in p.tools))
         meta = {k: v for p in parts for k, v in p.meta.items()}
-        return Listing(tools, plan.name, meta, direct_only, tuple(part_notes))
-    packed = fit_to_cap(parts, face_tools, plan.cap, SHARED_TRIO)
-    notes = (*part_notes, *packed.notes, *cap_warnings(catalog.sizes, plan.cap))
-    return Listing(packed.tools, plan.name, packed.meta, direct_only, notes)
+        listing = Listing(tools, plan.name, meta, direct_only, tuple(part_notes))
+    else:
+        packed = fit_to_cap(parts, face_tools, plan.cap, SHARED_TRIO)
+        notes = (*part_notes, *packed.notes, *cap_warnings(catalog.sizes, plan.cap))
+        listing = Listing(packed.tools, plan.name, packed.meta, direct_only, notes)
+    return _compacted(listing, catalog) if plan.compact else listing
+
+
+def _compacted(listing: Listing, catalog: Catalog) -> Listing:
+    """Every catalog tool the listing shows whole, by description and signature instead
+    (the face's own tools and the meta-tools stay as they are)."""
+    catalog_specs = {id(e.spec): e.exposed for e in catalog.tools}
+    tools = tuple(compact_spec(t) if id(t) in catalog_specs else t for t in listing.tools)
+    compact = frozenset(catalog_specs[id(t)] for t in listing.tools if id(t) in catalog_specs)
+    return msgspec.structs.replace(listing, tools=tools, compact=compact)

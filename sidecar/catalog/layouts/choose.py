@@ -40,10 +40,12 @@ class LayoutPlan(msgspec.Struct, frozen=True):
     cap: int | None = None
     name_budget: int = 64  # what a meta-tool name may take (the engine adds its prefix)
     why: str = ""  # one line for the log: how the plan was reached
+    compact: bool = False  # tools listed whole are listed by description and signature
 
     @property
     def name(self) -> str:
-        applied = (("bridged", self.bridged), ("trio", bool(self.trio)), ("cap", self.cap is not None))
+        applied = (("bridged", self.bridged), ("trio", bool(self.trio)), ("cap", self.cap is not None),
+                   ("compact", self.compact))
         parts = [part for part, on in applied if on]
         return "+".join(parts) or "full"
 
@@ -84,8 +86,15 @@ def _bridged_safely(config: SidecarConfig, environ: Mapping[str, str], allowed: 
 
 
 def choose_layout(config: SidecarConfig, environ: Mapping[str, str] | None = None) -> LayoutPlan:
-    """The plan for this face: `face.layout` when set, else the engine's row of the table."""
-    environ = {} if environ is None else environ
+    """The plan for this face: `face.layout` when set, else the engine's row of the table;
+    compact on top when the bot asks for it (`features.compactListing`)."""
+    plan = _plan(config, {} if environ is None else environ)
+    if config.features.compact_listing and not plan.compact:
+        return msgspec.structs.replace(plan, compact=True, why=f"{plan.why}, compact listing asked for")
+    return plan
+
+
+def _plan(config: SidecarConfig, environ: Mapping[str, str]) -> LayoutPlan:
     budget = name_budget(config.face.name)
     cap = max(config.budgets.tool_cap, _MIN_CAP)
     override = config.face.layout
@@ -98,6 +107,8 @@ def choose_layout(config: SidecarConfig, environ: Mapping[str, str] | None = Non
         return LayoutPlan(trio=ALL_TRANSPORTS, name_budget=budget, why="face.layout is trio")
     if override == "cap":
         return LayoutPlan(cap=cap, name_budget=budget, why="face.layout is cap")
+    if override == "compact":
+        return LayoutPlan(compact=True, name_budget=budget, why="face.layout is compact")
     engine = config.bot.engine
     allowed, trio, capped = _ENGINES.get(engine, _OTHER_ENGINE)
     bridged = _bridged_safely(config, environ, allowed)

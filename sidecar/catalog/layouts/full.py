@@ -54,6 +54,7 @@ class Listing(msgspec.Struct, frozen=True):
     meta: dict[str, MetaTool] = {}
     direct_only: frozenset[str] = frozenset()  # engine-visible names refused through use_tool
     notes: tuple[str, ...] = ()  # what the face reports: upstreams behind search, count vs cap
+    compact: frozenset[str] = frozenset()  # engine-visible names listed by signature, checked on call
 
     def page(self, offset: int, size: int) -> tuple[list[dict[str, Any]], int | None]:
         """Tools from `offset`, at most `size`, and the next offset (None at the end)."""

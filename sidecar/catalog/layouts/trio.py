@@ -124,9 +124,10 @@ def _search_spec(name: str, about: str, names: TrioNames) -> dict[str, Any]:
     return {
         "name": name,
         "description": (
-            f"{about} Returns the best matches by name with a short description; read one tool's "
-            f"exact input schema with {names[1]} and run it with {names[2]}. A weak match says so "
-            "and lists the closest names."
+            f"{about} Answers the best three matches in full (name, description, input schema) and "
+            f"the next seven under 'more', one line each: look at that short list before searching "
+            f"again. Read any tool whole with {names[1]} and run it with {names[2]}. When nothing "
+            "fits well the answer says so (match: weak)."
         ),
         "inputSchema": schema(
             {"query": {"type": "string", "description": QUERY_HINT}},

@@ -1,11 +1,15 @@
 """The one ranker behind every search tool (`find_tool`, a trio's search, `mcp_search_tools`).
 
-Owns the blend and the verdict. Lexical scores (always) and, when the semantic extra is
-installed and its vectors are ready, sentence-model similarities are each normalised to
-0..1 over the catalog and mixed with fixed weights; ranking is deterministic (equal
-scores keep catalog order). A ranking is "weak" when the best tool matches less than half
-of the request's terms and, with the model, is not close in meaning either: the answer then
-tells the model so, so that it can rephrase.
+Owns the blend, the words' veto and the verdict. Lexical scores (always) and, when the
+semantic extra is installed and its vectors are ready, sentence-model similarities are
+each normalised to 0..1 over the catalog and mixed with fixed weights; ranking is
+deterministic (equal scores keep catalog order). The words are never outvoted: when they
+name a tool outright (its whole name, or every term of a request of two terms or more,
+allowing a typo a word) the best such tool stays first whatever the model scores; the
+model re-sorts the rest. A ranking is "weak" (the answer says none fits well) when no
+tool scores for the words above what one rare word in a description gives, and, with the
+model, no tool is close in meaning either. The thresholds were set on two development
+sets as a whole (answerable and unanswerable queries), never on single items.
 """
 
 from __future__ import annotations
@@ -15,13 +19,14 @@ from typing import NamedTuple
 
 from sidecar.catalog.merge import CatalogEntry
 from sidecar.catalog.search import semantic
-from sidecar.catalog.search.lexical import LexicalIndex, parse_query
+from sidecar.catalog.search.lexical import Evidence, LexicalIndex, parse_query
 
-__all__ = ["LEXICAL_WEIGHT", "Ranked", "SearchIndex"]
+__all__ = ["LEXICAL_WEIGHT", "WEAK_SCORE", "WEAK_SCORE_BLENDED", "WEAK_SIMILARITY", "Ranked", "SearchIndex"]
 
 LEXICAL_WEIGHT = 0.4  # the lexical share of a blended score; the model's is the rest
-_WEAK_COVERAGE = 0.5  # the best tool matches less than this share of the request's terms
-_WEAK_SIMILARITY = 0.35  # and the model finds it no closer than this (cosine)
+WEAK_SCORE = 6.0  # words alone: a best lexical score under this is weak
+WEAK_SCORE_BLENDED = 8.0  # with the model: a best lexical score under this,
+WEAK_SIMILARITY = 0.22  # and no tool closer in meaning than this (cosine), is weak
 CLOSEST = 10  # names offered beyond the answer when the match is weak
 
 
@@ -51,18 +56,33 @@ class SearchIndex:
         return self.rank(query, limit, allowed).found
 
     def rank(self, query: str, limit: int, allowed: Callable[[str], bool] | None = None) -> Ranked:
-        parsed = parse_query(query)
-        lexical, coverage = self.lexical.scores(parsed)
+        words = self.lexical.evidence(parse_query(query))
         similar = self.semantic.scores(query) if self.semantic is not None else None
-        scores = _blend(lexical, similar)
+        scores = _blend(words.scores, similar)
         ranked = sorted(scores.items(), key=lambda pair: (-round(pair[1], 9), pair[0]))
         chosen = [i for i, _ in ranked if allowed is None or allowed(self.entries[i].exposed)]
+        if similar is not None:
+            chosen = _words_first(chosen, words)
         top = chosen[:limit]
-        weak = not top or coverage.get(top[0], 0.0) < _WEAK_COVERAGE
-        if weak and similar is not None and top:
-            weak = similar[top[0]] < _WEAK_SIMILARITY
+        weak = not top or _weak(chosen, words, similar)
         closest = chosen[limit : limit + CLOSEST] if weak else []
         return Ranked([self.entries[i] for i in top], weak, [self.entries[i] for i in closest])
+
+
+def _words_first(chosen: list[int], words: Evidence) -> list[int]:
+    """The ranking with the best tool the words name outright moved to the front."""
+    named = [i for i in chosen if i in words.outright]
+    if not named:
+        return chosen
+    first = max(named, key=lambda i: (words.scores.get(i, 0.0), -chosen.index(i)))
+    return [first, *(i for i in chosen if i != first)]
+
+
+def _weak(chosen: list[int], words: Evidence, similar: list[float] | None) -> bool:
+    best = max((words.scores.get(i, 0.0) for i in chosen), default=0.0)
+    if similar is None:
+        return best < WEAK_SCORE
+    return best < WEAK_SCORE_BLENDED and max((similar[i] for i in chosen), default=0.0) < WEAK_SIMILARITY
 
 
 def _blend(lexical: dict[int, float], similar: list[float] | None) -> dict[int, float]:

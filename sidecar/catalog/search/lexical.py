@@ -26,7 +26,7 @@ from sidecar.catalog.search.lexicon import english_synonyms, translations
 from sidecar.catalog.search.shapes import MARK, abbreviates, query_shapes, schema_shapes
 from sidecar.catalog.search.text import fold, name_stems, plain_words, prose_stems, query_words, stem
 
-__all__ = ["LexicalIndex", "Query", "parse_query", "tool_text"]
+__all__ = ["Evidence", "LexicalIndex", "Query", "parse_query", "tool_text"]
 
 # Field weights: a word in a tool's name says most about what the tool does.
 NAME, TITLE, SHAPE, ENUM, PROPERTY, DESCRIPTION, OPTIONAL_SHAPE, PROPERTY_TEXT = 4.0, 3.0, 2.0, 2.0, 1.5, 1.0, 0.8, 0.5
@@ -41,6 +41,17 @@ _NESTING = frozenset({"properties", "items", "anyOf", "oneOf", "allOf"})
 _PUNCTUATION = "\"'`.,;:!?()[]{}<>="
 
 Fields = tuple[tuple[float, frozenset[str]], ...]
+
+
+class Evidence(NamedTuple):
+    """What the words say of each tool (by position): its score, the share of the query's
+    terms it matched, and whether the words name it outright: every word of its name is
+    in the query, or (two terms or more) every term of the query is in its text, each as
+    written or with one typo."""
+
+    scores: dict[int, float]
+    coverage: dict[int, float]
+    outright: frozenset[int]
 
 
 class Query(NamedTuple):
@@ -308,15 +319,25 @@ class LexicalIndex:
     def scores(self, query: Query) -> tuple[dict[int, float], dict[int, float]]:
         """Per tool position, the query's score (tools that share nothing are left out),
         and the share of the query's terms the tool matched."""
+        found = self.evidence(query)
+        return found.scores, found.coverage
+
+    def evidence(self, query: Query) -> Evidence:
+        """The scores, the coverage, and the tools the words name outright."""
         self.build()
         vocabulary = self._words()
         scores: dict[int, float] = {}
         covered: dict[int, float] = {}
+        strict: dict[int, int] = {}  # per tool, the query's full terms it matched as written or with one typo
         units = self._units(query)
         total = sum(1.0 for _, weight, _ in units if weight >= 1.0) or 1.0
         matched: set[str] = set()
+        written: set[str] = set()  # as `matched`, without the words of a translation
         for term, weight, options in units:
-            matched.update(w for w, factor in options if factor >= _NEAR)
+            close = {w for w, factor in options if factor >= _NEAR}
+            matched.update(close)
+            if weight >= 1.0:
+                written.update(close)
             # A stand-in word (typo, prefix, synonym) never counts for more than the word itself.
             ceiling = self._idf(term) if term in vocabulary else float("inf")
             best: dict[int, float] = {}
@@ -328,8 +349,12 @@ class LexicalIndex:
             for index, value in best.items():
                 scores[index] = scores.get(index, 0.0) + value
                 covered[index] = min(covered.get(index, 0.0) + weight / total, 1.0)
+            if weight >= 1.0:
+                for index in {i for word in close for i in self._hits_of(word)}:
+                    strict[index] = strict.get(index, 0) + 1
         for index in scores:
-            name = self._names[index]
-            if name and name <= matched:
-                scores[index] += _WHOLE_NAME_BONUS * len(name)
-        return scores, covered
+            if self._names[index] and self._names[index] <= matched:
+                scores[index] += _WHOLE_NAME_BONUS * len(self._names[index])
+        named = {i for i in scores if self._names[i] and self._names[i] <= written}
+        every = {i for i, count in strict.items() if count >= total >= 2}
+        return Evidence(scores, covered, frozenset(named | every))

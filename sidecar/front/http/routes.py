@@ -6,7 +6,9 @@ token (401), then the body cap (413, judged before buffering) and its read timeo
 A POST's requests go to the session's dispatcher and their answers come back as JSON,
 or as an event stream when progress or upstream requests must flow; the GET stream
 carries the rest. `/health` says "ok" and nothing else; `/metrics` (when metrics are
-on) is admitted like `/mcp`. Refuses new work while draining (503).
+on) is admitted like `/mcp`. Refuses new work while draining (503); a call still in
+flight when the drain time is over gets its one answer, an error naming the shutdown,
+in the JSON or event stream its POST waits on, before the sessions close.
 
 Who is calling is the identity of the bearer token presented (`caller_identity`): a
 session belongs to the identity that opened it (to any other it is "Session not found"),
@@ -61,6 +63,7 @@ SESSION_HEADER = "Mcp-Session-Id"
 SESSION_NOT_FOUND = -32001
 CALLER = "omb.caller"  # the request's key for its caller identity
 PING_SECONDS = 15.0
+_LAST_WORDS_SECONDS = 2.0  # the shutdown errors' time to be written, at most
 _SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
@@ -317,18 +320,28 @@ class HttpFront:
             if await self.table.expire():
                 log.info("idle HTTP sessions closed; %d remain", len(self.table.sessions))
 
-    async def drain(self) -> None:
-        """Refuse new work, let calls in flight finish (bounded), then close every session."""
+    async def drain(self, why: str = "the sidecar was told to stop") -> None:
+        """Refuse new work, let calls in flight finish (bounded); those still running then
+        get the shutdown error (`why` names the cause), written out (bounded) before every
+        session closes."""
         self.draining = True
         for listen in list(self.listens):
             listen.close()  # subscriptions end with their closing result; they are not work in flight
+        if not await self._quiet(self.settings.drain_seconds):
+            answered = self.table.answer_in_flight(why)
+            log.warning("drain time over: %d calls still in flight were answered with the shutdown error", answered)
+            await self._quiet(_LAST_WORDS_SECONDS)
+        await self.table.close_all()
+
+    async def _quiet(self, seconds: float) -> bool:
+        """Wait until no POST is being served and no call is in flight; False past `seconds`."""
         try:
-            async with asyncio.timeout(self.settings.drain_seconds):
+            async with asyncio.timeout(seconds):
                 while self.posts or self.table.in_flight():
                     await asyncio.sleep(0.05)
         except TimeoutError:
-            log.warning("drain time over: %d calls still in flight are cancelled", self.table.in_flight())
-        await self.table.close_all()
+            return False
+        return True
 
 
 async def _next_or_ping(queue: FrameQueue, response: web.StreamResponse) -> bytes | None:

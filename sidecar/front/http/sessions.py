@@ -21,10 +21,12 @@ from __future__ import annotations
 
 import secrets
 import time
+import weakref
 from collections.abc import Callable
 
 from sidecar.front.dispatcher import Dispatcher
 from sidecar.front.jobs import Jobs
+from sidecar.front.shutdown import answer_in_flight
 from sidecar.hub.face import Face
 from sidecar.hub.session import EngineSession
 from sidecar.redact import Redactor
@@ -214,6 +216,8 @@ class SessionTable:
         self.cap = cap
         self.idle_seconds = idle_seconds
         self.sessions: dict[str, HttpSession] = {}
+        # Stateless requests' sessions, unlisted, while their request runs (for the shutdown)
+        self.passing: weakref.WeakSet[HttpSession] = weakref.WeakSet()
 
     def get(self, ident: str) -> HttpSession | None:
         return self.sessions.get(ident)
@@ -232,6 +236,7 @@ class SessionTable:
         """A session for one 2026-07-28 request: not listed, no id, gone after it."""
         session = HttpSession(self.face, self.redactor)
         session.engine.announced = True
+        self.passing.add(session)
         return session
 
     async def drop(self, ident: str) -> bool:
@@ -250,6 +255,12 @@ class SessionTable:
 
     def in_flight(self) -> int:
         return sum(s.in_flight for s in self.sessions.values())
+
+    def answer_in_flight(self, why: str) -> int:
+        """Every request still in flight, in a session or a stateless one, gets its shutdown
+        error now, into the exchange (JSON or event stream) its POST is waiting on."""
+        every = [*self.sessions.values(), *self.passing]
+        return sum(answer_in_flight(session.engine, why) for session in every)
 
     async def close_all(self) -> None:
         for ident in list(self.sessions):

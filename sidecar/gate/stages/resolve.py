@@ -43,11 +43,22 @@ class Resolve:
             if entry is None:
                 return self._held_or_unknown(call, call.name)
             call.target = entry
+            misfit = self._compact_misfit(call, entry)
+            if misfit:  # listed by signature only: the model gets the real schema to retry
+                call.decide("resolve", "refuse", misfit)
+                return call.complete(tool_error(misfit))
             return await call_next(call)
         if meta.kind not in _META_CALLS:
             call.local = meta.kind  # type: ignore[assignment]
             return await call_next(call)
         return await self._resolve_through(call, call_next)
+
+    def _compact_misfit(self, call: ToolCall, entry: CatalogEntry) -> str | None:
+        if entry.exposed not in self.current.listing.compact:
+            return None
+        from sidecar.catalog.layouts.compact import misfit_answer
+
+        return misfit_answer(entry.exposed, entry.spec, call.arguments)
 
     async def _after_first_start(self, name: str) -> CatalogEntry | None:
         """A name of an upstream still on its first start: wait for it, then look again."""

@@ -1,0 +1,73 @@
+"""The benchmark tables the docs include are the bench's own output, never hand-edited.
+
+`docs/generated/bench-table.md` must be exactly what `bench/doc_table.py` renders from
+`docs/generated/bench-figures.json`; and the figures a full run picks (after
+`report.derive`) render into the same tables, so a run of `python -m bench` can replace them.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+if str(REPO) not in sys.path:  # `bench` is a top-level package beside `sidecar`, not installed
+    sys.path.insert(0, str(REPO))
+
+from bench import doc_table  # noqa: E402
+from bench.report import derive  # noqa: E402
+
+GENERATED = REPO / "docs" / "generated"
+
+
+def test_the_committed_table_is_rendered_from_the_committed_figures() -> None:
+    figures = json.loads((GENERATED / doc_table.FIGURES_FILE).read_text())
+    assert (GENERATED / doc_table.TABLE_FILE).read_text() == doc_table.render_markdown(figures)
+
+
+def test_the_benchmarks_page_includes_the_table_and_copies_no_figure() -> None:
+    page = (REPO / "docs" / "benchmarks.md").read_text()
+    assert '--8<-- "generated/bench-table.md"' in page
+    assert "| start -> initialize (ms) |" not in page
+
+
+def _run_in_runner_shape() -> dict[str, object]:
+    """A run as `bench.runner.run` returns it, for two candidates, before `derive`."""
+    def entry(p50: float, rss_kb: float) -> dict[str, object]:
+        return {"median": {"init_ms": 100.0, "list_ms": 150.0, "call_p50_us": p50, "call_p90_us": p50 + 5,
+                           "call_p99_us": p50 + 9, "calls_per_s_64": 1e6 / p50, "vmrss_idle_kb": rss_kb}}
+    return {
+        "machine": {"cpu": "test cpu", "cores": 2, "python": "3.11", "implementation": "CPython", "kernel": "6",
+                    "loadavg": [1.0], "loadavg_end": [2.0]},
+        "duration_s": 10.0, "candidates": ["direct", "relay", "sidecar"],
+        "cases": {"session": {"results": {"direct": entry(30.0, 20480), "relay": entry(50.0, 10240),
+                                          "sidecar": entry(130.0, 40960)}},
+                  "many": {"results": {}}, "three": {"results": {}}},
+        "layout_build": {"error": "not in this run"}, "gate": {"error": "not in this run"},
+    }
+
+
+def test_a_full_run_writes_figures_and_tables_that_agree(tmp_path: Path) -> None:
+    results = derive(_run_in_runner_shape())
+    table = doc_table.write(results, "python -m bench", tmp_path)
+    figures = json.loads((tmp_path / doc_table.FIGURES_FILE).read_text())
+    assert table.read_text() == doc_table.render_markdown(figures)
+    said = table.read_text()
+    assert "| added p50 vs direct (us) | 0 | 20 | 100 |" in said
+    assert "| RSS idle (MB) | 20 | 10 | 40 |" in said
+    assert "In memory: not measured in this run." in said
+
+
+def test_the_bench_command_writes_the_docs_tables_where_told(tmp_path: Path) -> None:
+    """A real (smoke-sized) run of `python -m bench` with `--docs DIR`; a --quick run without
+    it leaves docs/generated/ alone (checked by the committed-table test above)."""
+    from bench.__main__ import main as bench_main
+
+    docs = tmp_path / "generated"
+    argv = ["--quick", "--only", "direct,relay", "--quiet", "--no-search", "--out", str(tmp_path / "r.json"),
+            "--docs", str(docs)]
+    assert bench_main(argv) == 0
+    figures = json.loads((docs / doc_table.FIGURES_FILE).read_text())
+    assert figures["candidates"] == ["direct", "relay"] and figures["command"].startswith("python -m bench --quick")
+    assert (docs / doc_table.TABLE_FILE).read_text() == doc_table.render_markdown(figures)
