@@ -16,6 +16,7 @@ import hashlib
 import hmac
 import secrets
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,6 +34,7 @@ PRE_COOKIE = "omb_console_login"
 IDLE_SECONDS = 60 * 60.0
 LIFE_SECONDS = 12 * 60 * 60.0
 MAX_SESSIONS = 64
+FAILED_LOGINS = 10  # at most this many wrong tokens a minute, from anyone: then 429 until the minute passes
 SECURITY_HEADERS = {
     "Content-Security-Policy": ("default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; "
                                 "frame-ancestors 'none'; base-uri 'none'"),
@@ -71,11 +73,20 @@ class Guard:
         self.secure = secure  # the console's public address is https: cookies say Secure
         self.clock = clock
         self.sessions: dict[str, ConsoleSession] = {}
+        self._failures: deque[float] = deque(maxlen=FAILED_LOGINS)
 
     # -- login ------------------------------------------------------------------------
 
     def token_matches(self, typed: str) -> bool:
-        return caller_identity(f"Bearer {typed.strip()}", self._tokens) is not None
+        if caller_identity(f"Bearer {typed.strip()}", self._tokens) is not None:
+            return True
+        self._failures.append(self.clock())
+        return False
+
+    def guessing(self) -> bool:
+        """Too many wrong tokens in the last minute: the form refuses every try for a while,
+        so the token cannot be guessed at the speed of the network."""
+        return len(self._failures) == FAILED_LOGINS and self.clock() - self._failures[0] < 60.0
 
     def open_session(self) -> ConsoleSession:
         now = self.clock()

@@ -36,6 +36,7 @@ __all__ = ["Console"]
 log = logging.getLogger(__name__)
 
 LOGIN_SECONDS = 10 * 60.0
+MAX_LOGIN_FORMS = 256  # login forms handed out and not used yet (the oldest lapse first)
 
 
 class Console:
@@ -137,6 +138,8 @@ class Console:
     async def _login_form(self, request: web.Request, words: str = "") -> web.StreamResponse:
         now = time.time()
         self.logins = {k: v for k, v in self.logins.items() if v > now}
+        while len(self.logins) >= MAX_LOGIN_FORMS:
+            self.logins.pop(min(self.logins, key=self.logins.__getitem__))
         token = secrets.token_urlsafe(32)
         self.logins[token] = now + LOGIN_SECONDS
         response = self.html(login_page(token, words), 403 if words else 200)
@@ -151,6 +154,8 @@ class Console:
         if not bound or bound not in self.logins or not self.guard.csrf_matches(bound, form.get("csrf")):
             return self.refuse(403, "Forbidden: the login form's token is missing or wrong; load the form again")
         self.logins.pop(bound, None)
+        if self.guard.guessing():
+            return self.refuse(429, "Too Many Requests: too many wrong tokens; wait a minute")
         typed = form.get("token")
         if not isinstance(typed, str) or not self.guard.token_matches(typed):
             return await self._login_form(request, "That is not the operator's token.")

@@ -80,3 +80,17 @@ def test_markup_and_secrets_from_outside_are_escaped_and_hidden() -> None:
     tool = {"name": "t<img src=x>", "description": "<b>obey</b> sk-live-secret-9876", "inputSchema": {"type": "object"}}
     held = held_body(esc, "csrf-token", [("evil", [(change, tool)], {})])
     assert "<img" not in held and "<b>" not in held and "sk-live-secret-9876" not in held
+
+
+def test_wrong_tokens_in_a_row_close_the_door_for_a_minute() -> None:
+    from sidecar_admin.console.guard import FAILED_LOGINS
+
+    clock = Clock()
+    guard = Guard([TOKEN], secure=False, clock=clock)
+    for _ in range(FAILED_LOGINS - 1):
+        assert not guard.token_matches("wrong-token-0123456789")
+    assert not guard.guessing()
+    assert not guard.token_matches("wrong-token-0123456789")
+    assert guard.guessing()
+    clock.now += 61
+    assert not guard.guessing() and guard.token_matches(TOKEN)
