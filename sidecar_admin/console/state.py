@@ -82,12 +82,12 @@ def server_rows(entries: Mapping[str, Any], document: dict[str, Any], faces: Map
     for name, entry in entries.items():
         entry = entry if isinstance(entry, dict) else {}
         running = [f.pool.upstreams[name] for f in faces.values() if name in f.pool.upstreams]
-        state, reason = _state(name, entry, skipped, running, records.get(name))
         record = records.get(name)
-        tools = len(running[0].listing.tools) if running and running[0].state == "ready" else (
-            record.tools if record is not None and record.ok else None)
+        state, reason = _state(name, entry, skipped, running, record)
+        ready = bool(running) and running[0].state == "ready"
+        tools = len(running[0].listing.tools) if ready else (record.tools if record is not None and record.ok else None)
         rows.append(ServerRow(name, state, reason, tools, record.checked_at if record else None,
-                              _next_check(record, bool(running), config), _bots(name, faces),
+                              _next_check(record, ready, config), _bots(name, faces),
                               isinstance(entry.get("url"), str), bool(_blanks(entry))))
     return rows
 
@@ -119,20 +119,23 @@ def _state(name: str, entry: dict[str, Any], skipped: Mapping[str, str], running
         return "off", ""
     if name in skipped:
         return "left out", skipped[name]
+    failed = record is not None and not record.ok
+    sign_in = failed and record is not None and ("sign-in" in record.reason or "omb-sidecar signin" in record.reason)
     if running:
         upstream = running[0]
         words = _UPSTREAM_WORDS.get(upstream.state, "left out")
+        if words == "left out" and sign_in and record is not None:  # the last check knows why better
+            return "needs sign-in", record.reason
         return words, "" if words == "on" else (upstream.reason or "")
-    if record is not None and not record.ok:
-        sign_in = "sign-in" in record.reason or "omb-sidecar signin" in record.reason
+    if failed and record is not None:
         return ("needs sign-in" if sign_in else "left out"), record.reason
     return "on", "not started by this process yet (a Test starts it)"
 
 
-def _next_check(record: HealthRecord | None, running: bool, config: SidecarConfig) -> float | None:
+def _next_check(record: HealthRecord | None, ready: bool, config: SidecarConfig) -> float | None:
     if record is None or not config.health.schedule:
         return None
-    wait = config.health.recheck_started_seconds if running else config.health.retry_failed_seconds
+    wait = config.health.recheck_started_seconds if ready else config.health.retry_failed_seconds
     return record.checked_at + wait
 
 

@@ -38,6 +38,7 @@ async def test_sign_in_by_pasting_the_return_address_then_sign_out(tmp_path: Pat
                 assert await client.login() == 303
                 _, tested = await client.post("/console/servers/guarded/test", {})
                 assert "Needs sign-in" in tested and ">Sign in</button>" in tested, tested
+                assert 'class="state warn">needs sign-in' in tested
                 status, page = await client.post("/console/servers/guarded/signin", {})
                 assert status == 200 and 'name="address"' in page, page
                 back = await approve(_authorization_url(page))
