@@ -5,9 +5,11 @@ redacted before it reaches a page."""
 
 from __future__ import annotations
 
+import html
 from typing import Any
 
 from aiohttp.test_utils import make_mocked_request
+from hypothesis import given, settings
 
 from sidecar.catalog.pins import Change, Finding
 from sidecar.redact import Redactor
@@ -15,6 +17,7 @@ from sidecar_admin.console.guard import COOKIE, IDLE_SECONDS, LIFE_SECONDS, SECU
 from sidecar_admin.console.pages import Escape, layout
 from sidecar_admin.console.screens import held_body, servers_body
 from sidecar_admin.console.state import ServerRow
+from tests.test_redact_forms import SECRETS, WORDS, hides, shapes
 
 TOKEN = "operator-token-0123456789abcdef"
 
@@ -94,3 +97,15 @@ def test_wrong_tokens_in_a_row_close_the_door_for_a_minute() -> None:
     assert guard.guessing()
     clock.now += 61
     assert not guard.guessing() and guard.token_matches(TOKEN)
+
+
+@settings(max_examples=200, deadline=None)
+@given(SECRETS, WORDS, WORDS)
+def test_any_outside_text_is_inert_and_hides_its_secret(secret: str, before: str, after: str) -> None:
+    """Whatever an upstream or a config says (markup, quotes, a secret in any of the
+    redactor's shapes), the page gets text that opens no tag or attribute and hides the secret."""
+    esc = Escape(Redactor([secret]))
+    for shape in shapes(secret, before + "<i x=\"", "\">" + after):
+        cell = esc(shape)
+        assert not set(cell) & set("<>\"'"), cell
+        assert hides(html.unescape(cell), secret), shape
