@@ -7,6 +7,10 @@ reference servers and the bundled examples (`tests/trust/corpus.py`); each catal
 scanned as one upstream beside all the others (so the shadowing rule sees every other
 catalog's tool names). Poisoned: the definitions written in `tests/trust/corpus.py`, each
 counted as caught when the scan names the rule it was written for.
+
+First sight: the CPU time (the fastest of several runs, so a busy machine does not
+inflate it) to scan the 425-tool shop catalog with nothing remembered, as a new process
+does on its first listing.
 """
 
 from __future__ import annotations
@@ -16,7 +20,27 @@ import sys
 import time
 from typing import Any
 
-__all__ = ["measure"]
+__all__ = ["first_sight_ms", "measure"]
+
+
+def first_sight_ms(repeats: int = 9) -> float:
+    """CPU milliseconds to scan the 425-tool shop catalog with every cache empty (fastest run)."""
+    import copy
+
+    from sidecar.catalog import poison
+    from tests.catalog.fixture_shop import shop_tools
+
+    tools = shop_tools()
+    times = []
+    for _ in range(repeats):
+        for cache in (poison._window_search, poison._normal, getattr(poison, "_folded", None)):
+            if cache is not None:
+                cache.cache_clear()
+        fresh = copy.deepcopy(tools)
+        start = time.process_time()
+        poison.scan_tools(fresh)
+        times.append(time.process_time() - start)
+    return round(min(times) * 1000, 1)
 
 
 def measure() -> dict[str, Any]:
@@ -55,12 +79,13 @@ def measure() -> dict[str, Any]:
 
 
 def main(argv: list[str]) -> int:
-    result = measure()
+    result = {**measure(), "first_sight_425_cpu_ms": first_sight_ms()}  # timed here only: the suite calls measure()
     if "--json" in argv:
         print(json.dumps(result, indent=2, ensure_ascii=False))
         return 0
     print(f"benign: {result['benign_flags']} flags on {result['benign_tools']} tools "
           f"({result['benign_catalogs']} catalogs, scanned in {result['benign_scan_ms']} ms)")
+    print(f"first sight of 425 tools: {result['first_sight_425_cpu_ms']} ms of CPU (fastest of 9)")
     print(f"poisoned: {result['caught']}/{result['poisoned']} caught "
           f"({100 * result['caught'] / result['poisoned']:.0f}%)")
     print(f"held out (written after the rules, never tuned against): {result['held_out_caught']}/"

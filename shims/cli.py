@@ -4,7 +4,8 @@
 
 `--settings` is a JSON document in the sidecar's config shape (SPEC §8). `--dry-run`
 prints the launch (argv, the names of the environment variables set for the engine, the
-files written) as JSON and removes the files; otherwise the engine runs and the exit
+files it would write) as JSON and leaves nothing behind (the turn's folder is removed even
+when the reader stops early); otherwise the engine runs and the exit
 code is the engine's. Secrets are never printed: the environment is shown by name only.
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -59,7 +61,19 @@ def shim_main(prog: str, add_options: Callable[[argparse.ArgumentParser], None],
         args.sidecar = json.loads(args.sidecar)
     launch = prepare(settings, args, engine_args)
     if args.dry_run:
-        print(json.dumps(_describe(launch), indent=1))
-        launch.cleanup()
-        return 0
+        return _dry_run(launch)
     return run_launch(launch, args.timeout)
+
+
+def _dry_run(launch: Launch) -> int:
+    """Print the launch, then remove every file it wrote, whatever happens to the printing
+    (a reader that stops early, `| head`, must not leave the turn's folder behind)."""
+    try:
+        sys.stdout.write(json.dumps(_describe(launch), indent=1) + "\n")
+        sys.stdout.flush()
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # the interpreter's last flush must not fail again
+    finally:
+        launch.cleanup()
+    return 0

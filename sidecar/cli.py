@@ -2,6 +2,8 @@
 
   omb-sidecar --config PATH                  serve one engine over stdio (the default front)
   omb-sidecar --config PATH --http H:P ...   serve Streamable HTTP on loopback
+  omb-sidecar --examples [--http H:P ...]    serve the bundled example servers (no config file)
+  omb-sidecar --version                      the installed version (from the package metadata)
   omb-sidecar demo                           run the bundled example, show what an engine sees
   omb-sidecar add|import|check|servers ...   bring your own servers (see `omb-sidecar add -h`)
   omb-sidecar signin|signout NAME ...        sign a URL server in with a browser (OAuth), or out
@@ -44,6 +46,7 @@ COMMANDS = (
     ("signout", "revoke a URL server's sign-in tokens where it offers that, then forget them"),
 )
 SERVE_EXAMPLE = "example:\n  omb-sidecar --config sidecar.json --http 127.0.0.1:8765 --token-file ~/.omb-token"
+DESCRIPTION = "An MCP proxy beside an AI agent engine."
 DEMO_EXAMPLE = "example:\n  omb-sidecar demo"
 
 
@@ -53,17 +56,50 @@ def _command_table() -> str:
     return f"commands (`omb-sidecar COMMAND --help` for each):\n{rows}"
 
 
+def package_version() -> str:
+    """The installed distribution's version; the source's own when run from a checkout that
+    was never installed. Read only when asked: the metadata costs start-up time."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("omb-sidecar")
+    except metadata.PackageNotFoundError:
+        from sidecar import __version__
+
+        return f"{__version__} (not installed)"
+
+
+class _ServeParser(argparse.ArgumentParser):
+    """The top-level parser; its help names the version, read only when the help is shown."""
+
+    def format_help(self) -> str:
+        self.description = f"omb-sidecar {package_version()}: {DESCRIPTION}\n\n{_command_table()}"
+        return super().format_help()
+
+
+class _VersionAction(argparse.Action):
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        sys.stdout.write(f"omb-sidecar {package_version()}\n")
+        parser.exit()
+
+
 def _serve_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _ServeParser(
         prog="omb-sidecar",
         usage="omb-sidecar [serve] --config PATH [--http HOST:PORT --token-file FILE]\n"
+              "       omb-sidecar [serve] --examples [--http HOST:PORT --token-file FILE]\n"
               "       omb-sidecar COMMAND [options]",
-        description=f"An MCP proxy beside an AI agent engine.\n\n{_command_table()}",
         epilog=SERVE_EXAMPLE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("command", nargs="?", choices=["serve", "demo"], default="serve", help=argparse.SUPPRESS)
-    parser.add_argument("--config", help="the sidecar's JSON config file")
+    parser.add_argument("--version", nargs=0, action=_VersionAction, help="print the version and stop")
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--config", help="the sidecar's JSON config file")
+    source.add_argument("--examples", action="store_true",
+                        help="serve the bundled example servers (no config file; state goes to "
+                             "$XDG_STATE_HOME/omb-sidecar)")
     parser.add_argument("--http", metavar="HOST:PORT", help="serve Streamable HTTP instead of stdio")
     parser.add_argument("--token-file", help="file holding the HTTP bearer token")
     parser.add_argument("--token-env", metavar="NAME", help="environment variable holding the HTTP bearer token")
@@ -95,6 +131,15 @@ def _load(path: str) -> SidecarConfig | None:
     except ConfigError as exc:
         print(f"omb-sidecar: config error: {exc.message}", file=sys.stderr)
         return None
+
+
+def _examples() -> SidecarConfig:
+    """The bundled example config, its servers' paths resolved inside the installed package;
+    what it learns goes to the user's state folder, never beside the package."""
+    from sidecar.config import parse_config, placed
+    from sidecar.examples.demo import HERE, demo_config
+
+    return placed(parse_config(demo_config(), os.environ), str(HERE / "demo.json"))
 
 
 def _demo_parser() -> argparse.ArgumentParser:
@@ -153,11 +198,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from sidecar.examples.demo import run_demo
 
         return run_demo()
-    if not args.config:
-        print("omb-sidecar: --config PATH is required (or run `omb-sidecar demo`; `omb-sidecar --help` lists "
-              "every command)", file=sys.stderr)
+    if not args.config and not args.examples:
+        print("omb-sidecar: --config PATH is required (or `--examples` to serve the bundled example servers, or "
+              "`omb-sidecar demo`; `omb-sidecar --help` lists every command)", file=sys.stderr)
         return 2
-    config = _load(args.config)
+    config = _examples() if args.examples else _load(args.config)
     if config is None:
         return 2
     redactor.add(config.secrets())

@@ -2,9 +2,10 @@
 the handshake, list the tools, and say plainly what happened.
 
 Owns one bounded session per check: 8 s for a command (30 s for an address), at most
-32 MB read, the command stopped afterwards (its whole process group), its stderr never
-shown, its environment the upstream allow-list plus its own configured variables (the
-stdio channel's rule). Refuses to start an entry that still has blanks to fill. Every
+32 MB read, the command stopped afterwards (its whole process group), its environment the
+upstream allow-list plus its own configured variables (the stdio channel's rule). When a
+command fails, the last lines of its stderr come back (`stderr_tail`, control characters
+stripped, redacted), so a person sees why it died (an npm package that does not exist). Refuses to start an entry that still has blanks to fill. Every
 word it returns passes through a redactor holding the entry's header and env values.
 """
 
@@ -31,8 +32,8 @@ from sidecar.upstream.stdio import ChildProcess, spawn_child
 from sidecar.upstream.transports import open_channel
 from sidecar.wire import UpstreamFrame
 
-__all__ = ["CHECK_SECONDS", "READ_CAP", "CheckResult", "Outcome", "check_server", "poison_warnings", "refused",
-           "tool_caps", "tool_warnings"]
+__all__ = ["CHECK_SECONDS", "READ_CAP", "CheckResult", "Outcome", "check_server", "last_lines", "poison_warnings",
+           "refused", "tool_caps", "tool_warnings"]
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +43,11 @@ STOP_GRACE = 0.5  # a check owes a child no patience once it is done with it
 PROBE_SECONDS = 5.0
 _REFUSAL = re.compile(r"HTTP (40[13])\b")
 _UNREACHABLE = re.compile(r"could not be reached|timed out")
+STDERR_LINES = 8
+STDERR_LINE_CHARS = 300
+STDERR_DRAIN_SECONDS = 1.0
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
 def refused(name: str, outcome: Outcome, reason: str) -> CheckResult:
@@ -110,7 +116,8 @@ async def check_server(
     except _Failed as failure:
         result = await _explain(server, failure)
         log.info("check of '%s': %s", server.alias, result.outcome)
-        return msgspec.structs.replace(result, reason=redact(result.reason))
+        return msgspec.structs.replace(result, reason=redact(result.reason),
+                                       stderr_tail=[redact(line) for line in failure.stderr])
     names = [t["name"] for t in tools if isinstance(t.get("name"), str)]
     warnings = tool_warnings(len(tools), names, tool_cap, others or {}, server.alias)
     warnings += poison_warnings(server.alias, tools, others or {})
@@ -144,6 +151,7 @@ class _Failed(Exception):
         super().__init__(words)
         self.kind = kind
         self.words = words
+        self.stderr: list[str] = []
 
 
 async def _session(server: ServerConfig, limit: float, read_cap: int, probe: bool = False) -> list[dict[str, Any]]:
@@ -167,9 +175,13 @@ async def _session(server: ServerConfig, limit: float, read_cap: int, probe: boo
             finished = True
             return listing.tools
     except TimeoutError:
-        raise _Failed("timed-out", f"no answer within {limit:g} s; trying again may help") from None
+        failure = _Failed("timed-out", f"no answer within {limit:g} s; trying again may help")
+        failure.stderr = await _stderr_of(channel)
+        raise failure from None
     except SidecarError as exc:
-        raise _failure(exc, meter, await _end_words(channel, meter), server.type != "stdio") from None
+        failure = _failure(exc, meter, await _end_words(channel, meter), server.type != "stdio")
+        failure.stderr = await _stderr_of(channel)
+        raise failure from None
     finally:
         if channel is not None:
             with anyio.CancelScope(shield=True):
@@ -203,6 +215,25 @@ async def _end_words(channel: Channel | None, meter: _Meter) -> str | None:
             await channel.exited
         return channel.describe_end()
     return conn.closed_reason
+
+
+async def _stderr_of(channel: Channel | None) -> list[str]:
+    """A failed command's last stderr lines; a child that has exited gets a moment for its
+    pipe to drain (a grandchild may hold it open, hence the bound)."""
+    if not isinstance(channel, ChildProcess):
+        return []
+    if channel.exited.done():
+        with anyio.move_on_after(STDERR_DRAIN_SECONDS):
+            await channel.stderr_ended()
+    return last_lines(channel.diagnostics())
+
+
+def last_lines(text: str, keep: int = STDERR_LINES) -> list[str]:
+    """The last `keep` non-blank lines, colour codes and control characters removed, each
+    cut to STDERR_LINE_CHARS."""
+    clean = _CONTROL.sub("", _ANSI.sub("", text))
+    lines = [line.rstrip() for line in clean.splitlines() if line.strip()]
+    return [line if len(line) <= STDERR_LINE_CHARS else line[:STDERR_LINE_CHARS] + "…" for line in lines[-keep:]]
 
 
 def _failure(exc: SidecarError, meter: _Meter, closed: str | None, by_address: bool) -> _Failed:

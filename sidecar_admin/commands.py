@@ -26,6 +26,7 @@ value.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import sys
@@ -44,7 +45,7 @@ from sidecar_admin import views
 from sidecar_admin.check import check_server
 from sidecar_admin.health import recheck_due
 from sidecar_admin.importer import import_paste
-from sidecar_admin.session import Session, all_values, check_and_apply, other_tools
+from sidecar_admin.session import Session, all_values, check_and_apply, other_tools, say_each_line_once
 from sidecar_admin.store import edit_form, merge_write_only
 
 __all__ = ["main"]
@@ -87,7 +88,8 @@ def _import(session: Session) -> int:
         raise ConfigError("", str(exc)) from None
     home = Path(session.args.home).expanduser() if session.args.home else Path.home()
     saved = not session.args.dry_run
-    with session.file.edit() as document:  # a dry run reads under the same lock and changes nothing
+    # a dry run only reads: no lock file, no folder, nothing written beside the config
+    with session.file.edit() if saved else contextlib.nullcontext(session.file.read()) as document:
         servers = document.setdefault("mcpServers", {}) if saved else document.get("mcpServers", {})
         if not isinstance(servers, dict):
             raise ConfigError("mcpServers", "must be an object of alias -> server entry")
@@ -393,6 +395,7 @@ def main(argv: list[str]) -> int:
         parser.error("--config PATH is required")
     redactor = Redactor()
     setup_logging(getattr(args, "log_level", "WARNING"), redactor)
+    say_each_line_once()
     try:
         session = Session(args, redactor)
         handler: Handler = args.handler

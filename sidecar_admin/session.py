@@ -12,15 +12,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import sys
 from collections.abc import Sequence
 from typing import Any
 
 import anyio
-import msgspec
 
-from sidecar.config import ServerConfig, SidecarConfig, parse_config, parse_server
+from sidecar.config import ServerConfig, SidecarConfig, parse_config, parse_server, placed
 from sidecar.errors import ConfigError
 from sidecar.mounts.health import CheckResult, HealthFile, fingerprint, health_file_for, record_start
 from sidecar.redact import Redactor, url_credentials
@@ -29,7 +29,31 @@ from sidecar_admin import views
 from sidecar_admin.check import check_server, refused, tool_caps
 from sidecar_admin.store import ConfigFile
 
-__all__ = ["Session", "all_values", "check_and_apply", "other_tools"]
+__all__ = ["CREATING_COMMANDS", "Session", "all_values", "check_and_apply", "other_tools", "say_each_line_once"]
+
+CREATING_COMMANDS = ("add", "import")  # a missing config file is where these start one
+
+
+class _SaidOnce(logging.Filter):
+    """Drops a log line already said: a command reads its config more than once (the whole
+    file, then the entry it works on), and a person should read each warning once."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.said: set[tuple[str, int, str]] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        key = (record.name, record.levelno, record.getMessage())
+        if key in self.said:
+            return False
+        self.said.add(key)
+        return True
+
+
+def say_each_line_once() -> None:
+    """On the log handler `setup_logging` installed: each distinct line once per command."""
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(_SaidOnce())
 
 
 class Session:
@@ -37,7 +61,7 @@ class Session:
 
     def __init__(self, args: argparse.Namespace, redactor: Redactor) -> None:
         self.args = args
-        self.file = ConfigFile(args.config)
+        self.file = ConfigFile(args.config, may_be_new=args.word in CREATING_COMMANDS)
         self.redactor = redactor  # the same one the log handler uses
         self.config = self.reload()
         where.use(self.config, redactor)  # a signed-in server is checked with its tokens
@@ -47,7 +71,7 @@ class Session:
         document = self.file.read()
         self.redactor.add(all_values(document))
         config = parse_config(document, os.environ)
-        self.config = _with_source(config, str(self.file.path))
+        self.config = placed(config, str(self.file.path))
         return self.config
 
     def say(self, lines: Sequence[str]) -> None:
@@ -65,10 +89,6 @@ class Session:
 
     def health(self) -> HealthFile | None:
         return health_file_for(self.config)
-
-
-def _with_source(config: SidecarConfig, source: str) -> SidecarConfig:
-    return msgspec.structs.replace(config, source=source)
 
 
 def all_values(document: dict[str, Any]) -> list[str]:

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from sidecar.config import empty_config_words, missing_config_words
 from sidecar.errors import ConfigError
 from sidecar.private_files import lock_beside, write_private
 
@@ -46,18 +47,28 @@ def masked_args(args: list[Any]) -> list[str]:
 
 
 class ConfigFile:
-    """One config file on disk; `edit()` is the only way the commands change it."""
+    """One config file on disk; `edit()` is the only way the commands change it. Missing or
+    empty, it reads as a new config only for the commands that make one (`may_be_new`:
+    add, import); for the others it is named as missing or empty."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, may_be_new: bool = True) -> None:
+        self.given = str(path)  # as the person typed it, for the sentences they read
         self.path = Path(os.path.realpath(Path(path).expanduser()))
+        self.may_be_new = may_be_new
 
     def read(self) -> dict[str, Any]:
         try:
             text = self.path.read_text(encoding="utf-8")
         except FileNotFoundError:
-            return {}
+            if self.may_be_new:
+                return {}
+            raise ConfigError("", missing_config_words(self.given)) from None
         except OSError as exc:
-            raise ConfigError("", f"cannot read config file: {exc.strerror}") from None
+            raise ConfigError("", f"cannot read config file {self.given}: {exc.strerror}") from None
+        if not text.strip():
+            if self.may_be_new:
+                return {}
+            raise ConfigError("", empty_config_words(self.given))
         try:
             document = json.loads(text)
         except json.JSONDecodeError as exc:

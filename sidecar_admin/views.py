@@ -61,6 +61,8 @@ def import_json(result: ImportResult, checks: dict[str, CheckResult]) -> dict[st
 
 def check_lines(result: CheckResult, was_on: bool, now_on: bool) -> list[str]:
     lines = [result.headline]
+    if result.stderr_tail:
+        lines += ["  its stderr ends:", *(f"    {line}" for line in result.stderr_tail)]
     lines += [f"  warning: {w}" for w in result.warnings]
     if result.ok:
         lines.append(f"'{result.name}' is on.")
@@ -79,7 +81,8 @@ def check_lines(result: CheckResult, was_on: bool, now_on: bool) -> list[str]:
 
 def check_json(result: CheckResult) -> dict[str, Any]:
     return {"outcome": result.outcome, "ok": result.ok, "headline": result.headline, "tools": result.tools,
-            "reason": result.reason, "warnings": result.warnings, "signIn": result.sign_in}
+            "reason": result.reason, "warnings": result.warnings, "signIn": result.sign_in,
+            "stderr": result.stderr_tail}
 
 
 # -- servers --------------------------------------------------------------------------------

@@ -80,8 +80,11 @@ def test_not_an_object_or_not_json(tmp_path: Path) -> None:
     path.write_text("{nope")
     with pytest.raises(ConfigError, match="not valid JSON"):
         load_config(path)
-    with pytest.raises(ConfigError, match="cannot read"):
+    with pytest.raises(ConfigError, match="missing.json does not exist"):
         load_config(tmp_path / "missing.json")
+    (tmp_path / "empty.json").write_text(" \n")
+    with pytest.raises(ConfigError, match="empty.json is empty"):
+        load_config(tmp_path / "empty.json")
 
 
 def test_credentials_inside_header_values_are_secrets_too() -> None:

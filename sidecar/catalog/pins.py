@@ -37,6 +37,7 @@ __all__ = [
     "digest_of",
     "judge",
     "pin_tools",
+    "scan_key",
 ]
 
 Pinning = Literal["hold", "warn", "off"]
@@ -119,6 +120,16 @@ def pin_tools(tools: Sequence[Mapping[str, Any]], reviewed: bool = False, before
 
 
 _plain = msgspec.json.Encoder().encode
+_DIGESTED = frozenset((*DEFINITION_KEYS, "name"))
+
+
+def scan_key(digest: str, tool: Mapping[str, Any]) -> str:
+    """What a scan result is kept under: the digest, widened by the fields it does not
+    cover (`_meta`, `icons`, any other) when the tool has any, as the scan reads those too."""
+    if tool.keys() <= _DIGESTED:
+        return digest
+    extras = {key: value for key, value in tool.items() if key not in _DIGESTED}
+    return f"{digest}+{hashlib.sha256(_encode(extras)).hexdigest()}"
 
 
 class Memo:
@@ -158,7 +169,8 @@ class Memo:
 
     def scan(self, listed: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
         """Scan, in one batch, every (digest, tool) not scanned before."""
-        unseen = {digest: tool for digest, tool in listed if digest not in self.findings}
+        keyed = ((scan_key(digest, tool), tool) for digest, tool in listed)
+        unseen = {key: tool for key, tool in keyed if key not in self.findings}
         if not unseen:
             return
         if len(self.findings) + len(unseen) > self.LIMIT:
@@ -168,12 +180,13 @@ class Memo:
 
     def findings_of(self, digest: str, tool: Mapping[str, Any], foreign: Mapping[str, str]) -> tuple[Finding, ...]:
         """The kept findings, and the shadowing one for today's other upstreams."""
-        found = self.findings.get(digest, ())
+        key = scan_key(digest, tool)
+        found = self.findings.get(key, ())
         if not foreign:
             return found
-        words = self.words.get(digest)
+        words = self.words.get(key)
         if words is None:
-            words = self.words[digest] = identifiers(tool)
+            words = self.words[key] = identifiers(tool)
         shadow = shadowing(tool, words, foreign)
         return (*found, shadow) if shadow is not None else found
 

@@ -1,9 +1,14 @@
 """The poisoning scan: text in a tool definition that speaks to the model instead of
 describing the tool.
 
-Pure. Reads a tool's title, description and every string of its schemas (property
-names, descriptions, titles, enum values, defaults, examples, at any depth), joined into
-one text so an instruction split across fields is read as one sentence. Each rule is
+Pure. Reads exactly what the forwarder can pass on: every key and every string value
+of a definition at any depth (name, title, description, both schemas, annotations,
+`_meta`, and any other field; inside them `$comment`, `x-*` keys, `pattern`, enum values,
+object-valued defaults and examples, property names), joined into one text so an
+instruction split across fields is read as one sentence. The text is folded first (NFKC,
+so fullwidth and styled letters are plain; invisible format characters removed), and
+when it holds letters of other scripts that imitate Latin ones, the rules run a second
+time on it with those read as Latin. Each rule is
 general (a kind of instruction, in several languages), and each finding names its rule:
 
   conceal           keep something from the person ("do not tell the user", "sin que el
@@ -31,23 +36,25 @@ from typing import Any
 import msgspec
 
 from sidecar.catalog.poison_rules import (
+    CONFUSABLES,
     CREDENTIAL_ANCHORS,
     CREDENTIAL_PATH,
+    JSON_TYPES,
     READ_BEFORE,
     RULES,
     RULES_VERSION,
+    SCHEMA_WORDS,
     VALUE_FIELDS,
     Anchored,
     LazyPattern,
     Rule,
 )
+from sidecar.catalog.sanitize import strip_invisible
 
 __all__ = ["Finding", "RULES", "RULES_VERSION", "Rule", "foreign_names", "identifiers", "scan_tool", "scan_tools",
            "shadowing", "tool_text"]
 
 _TEXT_KEYS = ("description", "title")
-_VALUE_KEYS = ("enum", "default", "examples", "const")
-_MAX_TEXT = 256 * 1024  # a definition's text beyond this is not read (and a tool that long is odd anyway)
 
 
 class Finding(msgspec.Struct, frozen=True):
@@ -59,12 +66,16 @@ class Finding(msgspec.Struct, frozen=True):
 _WINDOW = 320  # characters either side of an anchor a match may reach (patterns are shorter)
 
 
-def _search(groups: tuple[tuple[str, ...], ...], pattern: LazyPattern, text: str) -> tuple[int, int] | None:
+def _search(groups: tuple[tuple[str, ...], ...], pattern: LazyPattern, text: str,
+            present: dict[tuple[str, ...], bool]) -> tuple[int, int] | None:
     """The pattern's first match near an occurrence of its first group's anchors, when
-    every group has an anchor in the text: the regex runs on windows, not on the whole."""
-    holds = text.__contains__
+    every group has an anchor in the text: the regex runs on windows, not on the whole.
+    `present` remembers, for this text, which anchor groups it holds (rules share groups)."""
     for group in groups:
-        if not any(map(holds, group)):
+        held = present.get(group)
+        if held is None:
+            held = present[group] = any(map(text.__contains__, group))
+        if not held:
             return None
     for anchor in groups[0]:
         at = text.find(anchor)
@@ -85,7 +96,7 @@ def _window_search(pattern: LazyPattern, window: str) -> tuple[int, int] | None:
 
 
 def _credential_path(text: str, starts: list[tuple[int, str]]) -> Finding | None:
-    if not any(anchor in text for anchor in CREDENTIAL_ANCHORS):
+    if not any(map(text.__contains__, CREDENTIAL_ANCHORS)):
         return None
     for match in CREDENTIAL_PATH.finditer(text):
         field = _field_at(starts, match.start())
@@ -116,41 +127,91 @@ def _distinctive(name: str) -> bool:
     return len(name) >= 6 and ("_" in name or "-" in name or any(c.isupper() for c in name[1:]))
 
 
-def _strings(value: Any, path: str, depth: int = 0) -> Iterator[tuple[str, str]]:
-    if depth > 32:
-        return
+def _walk(tool: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Every key and every string value of `tool` at any depth, with where it sits, in
+    listed order: whatever the forwarder passes on is read, whichever key holds it
+    (`$comment`, `x-*`, `pattern`, `_meta`, an object-valued `default`...). The name
+    (as its words) and the text fields come first, so a sentence split across them
+    still joins. Not read as text: keys of JSON Schema's own vocabulary and a `type` naming
+    a JSON type (fixed words, nothing an upstream chose)."""
+    out: list[tuple[str, str]] = []
+    name = tool.get("name")
+    if isinstance(name, str):  # first: a tool's text ends in boilerplate, which the window cache shares
+        out.append(("name", name.replace("_", " ").replace("-", " ")))
+    for key in [k for k in _TEXT_KEYS if k in tool] + [k for k in tool if k not in _TEXT_KEYS and k != "name"]:
+        if key not in SCHEMA_WORDS:
+            _key_text(str(key), str(key), out)
+        _collect(tool[key], str(key), str(key), out, 0)
+    return out
+
+
+def _key_text(path: str, key: str, out: list[tuple[str, str]]) -> None:
+    """A key as written, and, when it is a phrase joined by `_` or `-` (three words or
+    more: `do_not_tell_the_user`), as its words too."""
+    out.append((path, key))
+    if key.count("_") + key.count("-") >= 2:
+        out.append((path, key.replace("_", " ").replace("-", " ")))
+
+
+_DEEP = 64  # nesting past this is walked with an explicit stack (a frame may nest 512 deep)
+
+
+def _may_hide(text: str) -> bool:
+    """False when `strip_invisible` would change nothing: printable ASCII, tabs and line
+    ends (the usual case, answered at C speed)."""
+    return not (text.isascii() and (text.isprintable() or text.replace("\n", "").replace("\t", "").replace("\r", "")
+                                    .isprintable()))
+
+
+def _collect(value: Any, path: str, key: str, out: list[tuple[str, str]], depth: int) -> None:
     if isinstance(value, str):
-        yield path, value
+        if not (key == "type" and value in JSON_TYPES):
+            out.append((path, value))
+    elif depth > _DEEP:
+        out.extend(_walk_deep(value, path, key))
     elif isinstance(value, dict):
-        for key, inner in value.items():
-            if key in ("properties", "patternProperties", "$defs", "definitions") and isinstance(inner, dict):
-                for prop, schema in inner.items():
-                    yield f"{path}.{key}.{prop}", str(prop)
-                    yield from _strings(schema, f"{path}.{key}.{prop}", depth + 1)
-            elif key in _TEXT_KEYS or key in _VALUE_KEYS or isinstance(inner, (dict, list)):
-                yield from _strings(inner, f"{path}.{key}", depth + 1)
+        for inner_key, inner in value.items():
+            inner_key = str(inner_key)
+            inner_path = f"{path}.{inner_key}"
+            if inner_key not in SCHEMA_WORDS:
+                _key_text(inner_path, inner_key, out)
+            _collect(inner, inner_path, inner_key, out, depth + 1)
     elif isinstance(value, list):
         for index, inner in enumerate(value):
-            yield from _strings(inner, f"{path}[{index}]", depth + 1)
+            _collect(inner, f"{path}[{index}]", key, out, depth + 1)
+
+
+def _walk_deep(value: Any, path: str, key: str) -> Iterator[tuple[str, str]]:
+    """`_collect` without recursion, in the same order."""
+    stack: list[tuple[str, str, Any, bool]] = [(path, key, value, False)]
+    while stack:
+        path, key, value, is_key = stack.pop()
+        if is_key:
+            yield path, key
+        elif isinstance(value, str):
+            if not (key == "type" and value in JSON_TYPES):
+                yield path, value
+        elif isinstance(value, dict):
+            for inner_key, inner in reversed(value.items()):
+                inner_key = str(inner_key)
+                stack.append((f"{path}.{inner_key}", inner_key, inner, False))
+                if inner_key not in SCHEMA_WORDS:
+                    words: list[tuple[str, str]] = []
+                    _key_text(f"{path}.{inner_key}", inner_key, words)
+                    stack.extend((where, text, None, True) for where, text in reversed(words))
+        elif isinstance(value, list):
+            stack.extend((f"{path}[{index}]", key, inner, False) for index, inner in reversed(list(enumerate(value))))
 
 
 def tool_text(tool: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """Every piece of text in a definition that reaches the model, with where it sits."""
-    pieces: list[tuple[str, str]] = []
-    for key in _TEXT_KEYS:
-        if isinstance(tool.get(key), str):
-            pieces.append((key, tool[key]))
-    annotations = tool.get("annotations")
-    if isinstance(annotations, dict) and isinstance(annotations.get("title"), str):
-        pieces.append(("annotations.title", annotations["title"]))
-    for key in ("inputSchema", "outputSchema"):
-        if isinstance(tool.get(key), dict):
-            pieces.extend(_strings(tool[key], key))
-    return pieces
+    """Every piece of text in a definition that can reach the model, with where it sits."""
+    return _walk(tool)
 
 
 @functools.lru_cache(maxsize=8192)  # listings repeat their boilerplate: normalise each string once
 def _normal(text: str) -> str:
+    if _may_hide(text):  # what the merge strips before forwarding, the scan strips before reading
+        text = strip_invisible(text)[0]
     if text.isascii():
         return " ".join(text.lower().split())
     text = unicodedata.normalize("NFKC", text).replace("\u2019", "'").replace("\u2018", "'")
@@ -159,21 +220,32 @@ def _normal(text: str) -> str:
     return " ".join(text.lower().split())
 
 
-def _joined(pieces: list[tuple[str, str]]) -> tuple[str, list[tuple[int, str]]]:
+@functools.lru_cache(maxsize=8192)
+def _folded(text: str) -> str:
+    """`_normal` text with look-alike letters of other scripts read as the Latin letters
+    they imitate (`іgnоrе`, with a Cyrillic і, о and е, reads `ignore`) and combining
+    marks dropped (`i̇` reads `i`)."""
+    normal = _normal(text)
+    if normal.isascii():
+        return normal
+    folded = unicodedata.normalize("NFD", normal.translate(CONFUSABLES))
+    return unicodedata.normalize("NFC", "".join(c for c in folded if not unicodedata.combining(c)))
+
+
+def _joined(pieces: list[tuple[str, str]], fold: bool = False) -> tuple[str, list[tuple[int, str]]]:
     """One text (fields joined by a space, so a sentence may run across them) and where
-    each field starts in it."""
+    each field starts in it; `fold`: with look-alike letters read as Latin ones."""
+    read = _folded if fold else _normal
     starts: list[tuple[int, str]] = []
     parts: list[str] = []
     at = 0
     for field, text in pieces:
-        normal = _normal(text)
+        normal = read(text)
         if not normal:
             continue
         starts.append((at, field))
         parts.append(normal)
         at += len(normal) + 1
-        if at > _MAX_TEXT:
-            break
     return " ".join(parts), starts
 
 
@@ -199,14 +271,14 @@ def scan_tool(tool: Mapping[str, Any], foreign: Mapping[str, str] | None = None)
 def identifiers(tool: Mapping[str, Any]) -> frozenset[str]:
     """The tool-name-like words of a definition (what the shadowing rule compares, kept by
     digest: the other upstreams change, the definition's words do not)."""
-    return frozenset(_IDENT.findall(_joined(tool_text(tool))[0]))
+    return frozenset(_IDENT.findall(_joined(tool_text(tool), fold=True)[0]))
 
 
 def shadowing(tool: Mapping[str, Any], words: frozenset[str], foreign: Mapping[str, str]) -> Finding | None:
     """The shadowing finding: a word of this definition that names another upstream's tool."""
     if words.isdisjoint(foreign):
         return None
-    text, starts = _joined(tool_text(tool))
+    text, starts = _joined(tool_text(tool), fold=True)
     return _shadowing(text, starts, foreign)
 
 
@@ -216,11 +288,22 @@ _ALL_LIVE = [(rule.name, pattern) for rule in RULES for pattern in rule.patterns
 
 def scan_tools(tools: Sequence[Mapping[str, Any]]) -> list[tuple[Finding, ...]]:
     """The findings of every rule but shadowing (which depends on the other upstreams), per tool."""
-    found = []
-    for tool in tools:
-        text, starts = _joined(tool_text(tool))
-        found.append(_scan_one(text, starts, _ASCII_LIVE if text.isascii() else _ALL_LIVE))
-    return found
+    return [_scan_pieces(tool_text(tool)) for tool in tools]
+
+
+def _scan_pieces(pieces: list[tuple[str, str]]) -> tuple[Finding, ...]:
+    """The rules on the text as written, then, when other scripts' look-alike letters are in
+    it, on the folded text too (the rules a first pass did not fire)."""
+    text, starts = _joined(pieces)
+    if text.isascii():
+        return _scan_one(text, starts, _ASCII_LIVE)
+    found = _scan_one(text, starts, _ALL_LIVE)
+    folded, folded_starts = _joined(pieces, fold=True)
+    if folded == text:
+        return found
+    fired = {f.rule for f in found}
+    again = _scan_one(folded, folded_starts, _ASCII_LIVE if folded.isascii() else _ALL_LIVE)
+    return found + tuple(f for f in again if f.rule not in fired)
 
 
 def _scan_one(text: str, starts: list[tuple[int, str]], live: list[tuple[str, Anchored]]) -> tuple[Finding, ...]:
@@ -228,10 +311,11 @@ def _scan_one(text: str, starts: list[tuple[int, str]], live: list[tuple[str, An
         return ()
     findings: list[Finding] = []
     done: set[str] = set()
+    present: dict[tuple[str, ...], bool] = {}
     for rule, (anchors, pattern) in live:
         if rule in done:
             continue
-        span = _search(anchors, pattern, text)
+        span = _search(anchors, pattern, text, present)
         if span is not None:
             findings.append(Finding(rule, _field_at(starts, span[0]), text[span[0]:span[1]][:80]))
             done.add(rule)

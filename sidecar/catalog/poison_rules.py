@@ -14,10 +14,10 @@ import re
 import sys
 from collections.abc import Iterator
 
-__all__ = ["Anchored", "CREDENTIAL_ANCHORS", "CREDENTIAL_PATH", "LazyPattern", "READ_BEFORE", "RULES",
-           "RULES_VERSION", "Rule", "VALUE_FIELDS"]
+__all__ = ["Anchored", "CONFUSABLES", "CREDENTIAL_ANCHORS", "CREDENTIAL_PATH", "JSON_TYPES", "LazyPattern",
+           "READ_BEFORE", "RULES", "RULES_VERSION", "Rule", "SCHEMA_WORDS", "VALUE_FIELDS"]
 
-RULES_VERSION = "1"
+RULES_VERSION = "2"  # 2: every key and string of a definition read, look-alike letters folded
 
 
 class LazyPattern:
@@ -51,8 +51,11 @@ class Rule:
     def __init__(self, name: str, patterns: tuple[Anchored, ...]) -> None:
         self.name = name
         self.patterns = patterns
-        # the patterns that can match ASCII text: every anchor group holds an ASCII anchor
-        self.ascii_patterns = tuple(p for p in patterns if all(any(a.isascii() for a in g) for g in p[0]))
+        # the patterns that can match ASCII text (every anchor group holds an ASCII anchor),
+        # with only their ASCII anchors: no other can be found in ASCII text
+        self.ascii_patterns = tuple((tuple(tuple(a for a in g if a.isascii()) for g in groups), pattern)
+                                    for groups, pattern in patterns
+                                    if all(any(a.isascii() for a in g) for g in groups))
 
 
 _NOT_SENTENCE_END = r"(?:[^.]|\.(?=\S))"  # `[^.]` in a pattern: a dot inside `.env` or `a.b` ends nothing
@@ -229,3 +232,27 @@ READ_BEFORE = LazyPattern(
     r"leggere|прочитай|прочти|прочитать|считай)\b|读取|读|查看|打开|読み|読んで|開いて)[^.。]{0,60}$"
 )
 VALUE_FIELDS = (".default", ".examples", ".const", ".enum")
+
+
+# Letters of other scripts that read as Latin ones (lowercase: the scan folds case first).
+# Cyrillic, Greek, Armenian and a few Latin variants; fullwidth and mathematical letters
+# are already plain after NFKC. Read only by a second pass of the rules (the first pass
+# keeps the text as written, so the Russian rules still see Cyrillic).
+_LOOK_ALIKES = {
+    "a": "аɑαа⍺", "b": "ьвβƅ", "c": "сϲⅽ", "d": "ԁⅾ", "e": "еёεҽ℮", "g": "ɡց", "h": "һнհ", "i": "іїιı¡ɩ",
+    "j": "јϳ", "k": "кκ", "l": "ӏℓ", "m": "мⅿ", "n": "ηпո", "o": "оοօσ০", "p": "рρ", "q": "ԛզ", "r": "гᴦ",
+    "s": "ѕꜱ", "t": "тτ", "u": "υսμ", "v": "νѵ", "w": "ԝѡω", "x": "хχ", "y": "уүγ", "z": "ᴢ",
+}
+CONFUSABLES = {ord(other): latin for latin, others in _LOOK_ALIKES.items() for other in others if other != latin}
+# Keys that are JSON Schema's (or a tool definition's) own vocabulary: fixed words, so the
+# scan does not read them as text (property names and any other key it reads).
+SCHEMA_WORDS = frozenset((
+    "$anchor $comment $defs $dynamicAnchor $dynamicRef $id $ref $schema $vocabulary _meta additionalItems "
+    "additionalProperties allOf annotations anyOf const contains contentEncoding contentMediaType contentSchema "
+    "default definitions dependencies dependentRequired dependentSchemas deprecated description destructiveHint "
+    "else enum examples exclusiveMaximum exclusiveMinimum format icons idempotentHint if inputSchema items maxItems "
+    "maxLength maxProperties maximum mimeType minItems minLength minProperties minimum multipleOf not oneOf "
+    "openWorldHint outputSchema pattern patternProperties prefixItems properties propertyNames readOnly readOnlyHint "
+    "required sizes src then title type unevaluatedItems unevaluatedProperties uniqueItems writeOnly"
+).split())
+JSON_TYPES = frozenset(("string", "number", "integer", "boolean", "object", "array", "null"))

@@ -6,7 +6,9 @@ log redactor must hide. Refuses: unknown keys (reported, ignored), bad values (f
 the top-level sections, a skipped entry under `mcpServers`).
 
 Beside it: `rules` (the pure checks a server entry must pass wherever a config is read,
-imported or edited) and `bots` (a gateway config cut for one bot).
+imported or edited), `bots` (a gateway config cut for one bot) and `file` (the file on
+disk: a missing or empty one named as such, with the commands that make one, and where
+what the sidecar learns is kept when `data.folder` is not set).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from urllib.parse import urlsplit
 import msgspec
 
 from sidecar.config import rules
+from sidecar.config.file import empty_config_words, missing_config_words, packaged_state_folder, read_config_bytes
 from sidecar.errors import ConfigError
 
 __all__ = [
@@ -30,6 +33,7 @@ __all__ = [
     "Grants",
     "Policy",
     "PolicyRule",
+    "Classify",
     "Bot",
     "Budgets",
     "Data",
@@ -47,10 +51,14 @@ __all__ = [
     "Selection",
     "ServerConfig",
     "SidecarConfig",
+    "empty_config_words",
     "load_config",
+    "missing_config_words",
+    "read_config_bytes",
     "model_is_local",
     "parse_config",
     "parse_server",
+    "placed",
     "tracing_wanted",
 ]
 
@@ -95,10 +103,43 @@ class Grants(msgspec.Struct, rename="camel", frozen=True):
     deny: list[str] = []
 
 
+RuleAction = Literal["allow", "deny", "confirm"]
+RiskLevel = Literal["safe", "review", "high"]
+
+
+class Classify(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Which argument carries what: `{"argument": "command", "as": "shell"}` (issue 27)."""
+
+    argument: str
+    kind: Literal["shell"] = msgspec.field(default="shell", name="as")
+
+
 class PolicyRule(msgspec.Struct, rename="camel", frozen=True):
+    """A tool pattern, and optionally what the call's arguments must show (issue 27): a
+    `when` condition (JMESPath over the arguments, compiled when the gate is built) or a
+    `classify` rule whose `levels` map the rated risk to an action."""
+
     tool: str  # a pattern as in Grants
-    action: Literal["allow", "deny", "confirm"]
+    action: RuleAction | None = None  # required unless `classify` is given
     reason: str = ""
+    when: str | None = None
+    classify: Classify | None = None
+    levels: dict[RiskLevel, RuleAction] | None = None  # with `classify`; unnamed levels keep their default
+    label: str = ""  # a short name for the record and audit line
+
+    def __post_init__(self) -> None:
+        if self.classify is None and self.action is None:
+            raise ValueError("a rule needs `action` (or `classify` with `levels`)")
+        if self.classify is None and self.levels is not None:
+            raise ValueError("`levels` belongs to a rule with `classify`")
+        if self.classify is not None and self.action is not None:
+            raise ValueError("a `classify` rule takes its actions from `levels`, not `action`")
+        if self.when is not None and not self.when.strip():
+            raise ValueError("`when` is empty")
+
+    @property
+    def reads_arguments(self) -> bool:
+        return self.when is not None or self.classify is not None
 
 
 class Policy(msgspec.Struct, rename="camel", frozen=True):
@@ -148,7 +189,8 @@ class Organization(msgspec.Struct, rename="camel", frozen=True):
 
 
 class Data(msgspec.Struct, rename="camel", frozen=True):
-    """Where the sidecar keeps what it learns (server health); default: the config's folder."""
+    """Where the sidecar keeps what it learns (server health); default: the config's folder, or
+    the user's state folder for a config inside an installed package (`file`)."""
 
     folder: str | None = None
 
@@ -163,6 +205,7 @@ class OAuthApp(msgspec.Struct, rename="camel", frozen=True):
     private_key_file: str | None = None  # client_credentials with private_key_jwt (a PEM key)
     key_id: str | None = None  # the `kid` of that key, when the server wants one
     client_metadata_url: str | None = None  # an https Client ID Metadata Document
+    issuer: str | None = None  # the one authorization server a configured secret or key is sent to
 
 
 class OAuthStore(msgspec.Struct, rename="camel", frozen=True):
@@ -339,16 +382,25 @@ _SECTIONS: dict[str, type[msgspec.Struct]] = {
 
 def load_config(path: str | Path, environ: Mapping[str, str] | None = None) -> SidecarConfig:
     """Read and validate the config file at `path`."""
-    try:
-        raw = Path(path).read_bytes()
-    except OSError as exc:
-        raise ConfigError("", f"cannot read config file: {exc.strerror}") from None
+    raw = read_config_bytes(path)
+    if not raw.strip():
+        raise ConfigError("", empty_config_words(path))
     try:
         document = msgspec.json.decode(raw)
     except msgspec.DecodeError as exc:
         raise ConfigError("", f"config file is not valid JSON ({exc})") from None
     config = parse_config(document, os.environ if environ is None else environ)
-    return msgspec.structs.replace(config, source=str(path))
+    return placed(config, str(path))
+
+
+def placed(config: SidecarConfig, source: str) -> SidecarConfig:
+    """The config as read from `source`: its state beside that file, unless the file sits
+    inside an installed package (then in the user's state folder, see `file`)."""
+    config = msgspec.structs.replace(config, source=source)
+    if config.data.folder:
+        return config
+    folder = packaged_state_folder(source)
+    return config if folder is None else msgspec.structs.replace(config, data=Data(folder=folder))
 
 
 def parse_config(document: object, environ: Mapping[str, str]) -> SidecarConfig:
@@ -361,6 +413,11 @@ def parse_config(document: object, environ: Mapping[str, str]) -> SidecarConfig:
             sections[key] = _convert(value, _SECTIONS[key], key)
         elif key != "mcpServers":
             log.warning("config: unknown key %s ignored", key)
+    policy = sections.get("policy")
+    if policy is not None and any(rule.when is not None for rule in policy.rules):
+        from sidecar.config.conditions import check_conditions  # jmespath only for a config with conditions
+
+        check_conditions([(rule.tool, rule.when) for rule in policy.rules])
     organization = sections.get("organization", Organization())
     servers, skipped = _parse_servers(document.get("mcpServers", {}), organization)
     config = SidecarConfig(**sections, servers=servers, skipped=skipped)

@@ -7,10 +7,14 @@ time only, what the face already knows: each upstream's state and restarts, the 
 held per upstream, open sessions, notifications dropped toward slow engines.
 
 Label values are bounded by construction: `upstream` is a configured alias or
-`sidecar` (the sidecar's own tools), `tool` a name from the face's catalog or one of the
-sidecar's own, and a name the catalog does not know folds into `(unknown)`. Nothing a
-caller chose freely (arguments, handles, unknown names) becomes a label, and no bot,
-secret, address or header ever does.
+`sidecar` (the sidecar's own tools), `tool` the name the engine sees for a tool of the
+face's catalog (never the upstream's own name, which an upstream chooses freely) or one
+of the sidecar's own, and a name the catalog does not know folds into `(unknown)`.
+Nothing a caller chose freely (arguments, handles, unknown names) becomes a label, and
+no bot, secret, address or header ever does. Every label value, of every family, passes
+`label_values`, which caps each at `LABEL_CAP` characters (a cut value keeps a digest of
+the whole, so two long names stay two series). A tool's series go when the tool leaves
+its face's catalog, an upstream's when it leaves the face (both read at scrape time).
 
 Loaded only when `metrics.enabled` is set: `prometheus_client` (the `[metrics]` extra)
 is imported here and nowhere else.
@@ -19,18 +23,19 @@ is imported here and nowhere else.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from sidecar.front.labels import LABEL_CAP, label_values
 from sidecar.gate import ToolCall
 from sidecar.hub.face import Face
 from sidecar.upstream.lifecycle import UpstreamState
 from sidecar.wire.outbox import DROPPED_IN_PROCESS
 
-__all__ = ["CONTENT_TYPE", "FrontMetrics", "MetricsSource", "outcome_of", "labels_of"]
+__all__ = ["CONTENT_TYPE", "LABEL_CAP", "FrontMetrics", "MetricsSource", "label_values", "labels_of", "outcome_of"]
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 UNKNOWN = "(unknown)"
@@ -66,12 +71,20 @@ def outcome_of(call: ToolCall) -> str:
 
 
 def labels_of(call: ToolCall) -> tuple[str, str]:
-    """(upstream, tool), each from a bounded set."""
+    """(upstream, tool), each from a bounded set; the tool by the name the engine sees."""
     if call.target is not None:
-        return call.target.alias, call.target.name
+        return call.target.alias, call.target.exposed
     if call.local is not None:
         return OWN, call.local
     return OWN, UNKNOWN
+
+
+@dataclass
+class _Written:
+    """The label values each call family holds, so series can be dropped with their tool."""
+
+    calls: set[tuple[str, ...]] = field(default_factory=set)  # (face, upstream, tool, outcome)
+    durations: set[tuple[str, ...]] = field(default_factory=set)  # (face, upstream)
 
 
 class FrontMetrics:
@@ -82,6 +95,7 @@ class FrontMetrics:
                              ["face", "upstream", "tool", "outcome"], registry=self.registry)
         self.duration = Histogram("omb_tool_call_duration_seconds", "Time from a call's arrival to its answer.",
                                   ["face", "upstream"], buckets=BUCKETS, registry=self.registry)
+        self.written = _Written()
         self.registry.register(_FaceCollector(self.sources))
 
     def watch(self, source: MetricsSource) -> None:
@@ -91,17 +105,53 @@ class FrontMetrics:
         source.face.gate.observe(self._observer(source.label))
 
     def _observer(self, face: str) -> Callable[[ToolCall], None]:
-        calls, duration = self.calls, self.duration
+        calls, duration, written = self.calls, self.duration, self.written
 
         def seen(call: ToolCall) -> None:
             upstream, tool = labels_of(call)
-            calls.labels(face, upstream, tool, outcome_of(call)).inc()
-            duration.labels(face, upstream).observe(call.seconds)
+            call_labels = tuple(label_values(face, upstream, tool, outcome_of(call)))
+            calls.labels(*call_labels).inc()
+            written.calls.add(call_labels)
+            duration_labels = call_labels[:2]
+            duration.labels(*duration_labels).observe(call.seconds)
+            written.durations.add(duration_labels)
 
         return seen
 
     def render(self) -> bytes:
+        self.drop_departed()
         return generate_latest(self.registry)
+
+    def drop_departed(self) -> None:
+        """Drop the series of tools no longer in their face's catalog and of upstreams no
+        longer in their face (a list change, an unmount): what /metrics shows is what is there."""
+        present = {label_values(source.label)[0]: _present(source) for source in self.sources}
+        for labels in [labels for labels in self.written.calls if _departed(labels, present)]:
+            self.written.calls.discard(labels)
+            self.calls.remove(*labels)
+        for labels in [labels for labels in self.written.durations if _departed(labels, present)]:
+            self.written.durations.discard(labels)
+            self.duration.remove(*labels)
+
+
+def _present(source: MetricsSource) -> tuple[set[str], set[str]]:
+    """The face's upstreams and tools, as labels."""
+    face = source.face
+    upstreams = set(label_values(*(upstream.alias for upstream in face.pool)))
+    return upstreams, set(label_values(*(entry.exposed for entry in face.catalog.tools)))
+
+
+def _departed(labels: tuple[str, ...], present: dict[str, tuple[set[str], set[str]]]) -> bool:
+    """Whether a series names an upstream or a tool its face no longer has (the sidecar's
+    own tools and `(unknown)` never leave)."""
+    face, upstream = labels[0], labels[1]
+    known = present.get(face)
+    if known is None or upstream == OWN:
+        return False
+    upstreams, tools = known
+    if upstream not in upstreams:
+        return True
+    return len(labels) > 2 and labels[2] != UNKNOWN and labels[2] not in tools
 
 
 class _FaceCollector(Collector):
@@ -148,12 +198,13 @@ class _Families:
 
 
 def _fill(families: _Families, source: MetricsSource) -> None:
-    face, label = source.face, source.label
+    face = source.face
     held = face.gate.held
     for upstream in face.pool:
         for state in STATES:
-            families.state.add_metric([label, upstream.alias, state], 1.0 if upstream.state == state else 0.0)
-        families.restarts.add_metric([label, upstream.alias], float(upstream.restarts))
-        families.held.add_metric([label, upstream.alias], float(held.held_bytes(upstream.alias)))
-    families.held.add_metric([label, OWN], float(held.held_bytes(OWN)))
-    families.sessions.add_metric([label], float(source.sessions()))
+            families.state.add_metric(label_values(source.label, upstream.alias, state),
+                                      1.0 if upstream.state == state else 0.0)
+        families.restarts.add_metric(label_values(source.label, upstream.alias), float(upstream.restarts))
+        families.held.add_metric(label_values(source.label, upstream.alias), float(held.held_bytes(upstream.alias)))
+    families.held.add_metric(label_values(source.label, OWN), float(held.held_bytes(OWN)))
+    families.sessions.add_metric(label_values(source.label), float(source.sessions()))

@@ -44,6 +44,7 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode, get_current_
 from sidecar import __version__
 from sidecar.config import ServerConfig
 from sidecar.errors import CallCancelled, SidecarError
+from sidecar.front.labels import label_values
 from sidecar.gate import Gate, Next, ToolCall
 
 __all__ = ["Tracing", "start_tracing"]
@@ -182,7 +183,9 @@ class Tracing:
                     _failed(span, attributes, str(call.error.code), "")
                 elif _is_tool_error(call.result):
                     _failed(span, attributes, "tool_error", "")
-            self.client_duration.record(time.perf_counter() - started, _metric_attributes(attributes))
+            # split by the name the engine sees, as /metrics is (the upstream's own is the span's)
+            self.client_duration.record(time.perf_counter() - started,
+                                        _metric_attributes({**attributes, "gen_ai.tool.name": target.exposed}))
             return call
 
         return client_span
@@ -243,7 +246,9 @@ def _context_of(meta: object) -> dict[str, str]:
 
 
 def _metric_attributes(attributes: dict[str, Any]) -> dict[str, Any]:
-    return {k: attributes[k] for k in _METRIC_KEYS if k in attributes}
+    """The attributes a histogram is split by, each string capped as every label is."""
+    return {k: label_values(v)[0] if isinstance(v := attributes[k], str) else v
+            for k in _METRIC_KEYS if k in attributes}
 
 
 def _is_tool_error(result: object) -> bool:

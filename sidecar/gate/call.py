@@ -44,6 +44,7 @@ class ToolCall(msgspec.Struct, kw_only=True):
     target: CatalogEntry | None = None  # a catalog tool to run upstream
     local: LocalKind | None = None  # or a question the sidecar answers itself
     decisions: list[tuple[str, str, str]] = []  # (stage, action, reason)
+    rule: str = ""  # the policy rule that matched: `#index label`
     result: msgspec.Raw | None = None
     error: SidecarError | None = None
     outcome: Outcome | None = None

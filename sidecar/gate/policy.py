@@ -5,6 +5,10 @@ Declarative rules from the config come first (first match wins); then the hook, 
 allow or deny with a reason. A hook that raises, hangs past its deadline, or returns
 anything else denies: the stage fails closed. Consequential tools can require a
 confirmation; with no approval path (no hook), such a call is refused and says so.
+
+A rule may read the call's arguments (`when`, `classify`: issue 27); those rules are
+compiled here when the gate is built, by `sidecar.gate.argrules`, which is imported only
+when the config has one. The rule that decided is named in the decision (`#index label`).
 """
 
 from __future__ import annotations
@@ -14,7 +18,8 @@ import importlib
 import inspect
 import logging
 from collections.abc import Callable
-from typing import Any, Literal
+from types import EllipsisType
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 import msgspec
 
@@ -22,7 +27,10 @@ from sidecar.config import Policy, PolicyRule
 from sidecar.errors import ConfigError
 from sidecar.gate.grants import glob_match
 
-__all__ = ["CallView", "Decision", "PolicyEngine", "load_hook"]
+if TYPE_CHECKING:
+    from sidecar.gate.argrules.rules import ArgumentRules
+
+__all__ = ["CallView", "Decision", "PolicyEngine", "RuleMatch", "load_hook"]
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +51,16 @@ class Decision(msgspec.Struct, frozen=True):
     action: Literal["allow", "deny", "confirm"]
     reason: str = ""
     by: str = "policy"  # "rule", "hook", "confirmation"
+    rule: str = ""  # the rule that decided: `#index label`
+
+
+class RuleMatch(NamedTuple):
+    """The first rule that matches a call: its place, label, action and reason."""
+
+    position: int  # in `policy.rules`
+    label: str
+    action: str
+    reason: str
 
 
 ALLOW = Decision("allow", by="none")
@@ -79,36 +97,62 @@ class PolicyEngine:
         self.require_confirmation = policy.require_confirmation
         self.timeout = policy.hook_timeout_seconds
         self.hook = hook if hook is not None else (load_hook(policy.hook) if policy.hook else None)
+        self.argument_rules: ArgumentRules | None = None
+        if any(rule.reads_arguments for rule in self.rules):  # else the room is never imported
+            from sidecar.gate.argrules.rules import ArgumentRules
+
+            self.argument_rules = ArgumentRules(self.rules)
 
     @property
     def active(self) -> bool:
         return bool(self.rules) or self.hook is not None or self.require_confirmation
 
+    def match(self, tool: str, arguments: dict[str, Any]) -> RuleMatch | None:
+        """The first rule for this call: by the tool's name, and by its arguments when a
+        rule reads them (`arguments` are the ones the upstream will receive)."""
+        if self.argument_rules is not None:
+            found = self.argument_rules.first_match(tool, arguments)
+            return RuleMatch(*found) if found is not None else None
+        for index, rule in enumerate(self.rules):
+            if glob_match(rule.tool, tool):
+                assert rule.action is not None  # a rule without one reads arguments
+                return RuleMatch(index, f"#{index} {rule.label or rule.tool}", rule.action, rule.reason)
+        return None
+
     def rule_for(self, tool: str) -> PolicyRule | None:
+        """The first rule naming `tool`, by its pattern alone."""
         return next((r for r in self.rules if glob_match(r.tool, tool)), None)
 
-    def wants_confirmation(self, view: CallView) -> bool:
+    def wants_confirmation(self, view: CallView, match: RuleMatch | None | EllipsisType = ...) -> bool:
         """This call needs a person's confirmation (a `confirm` rule, or a consequential tool
         with `requireConfirmation`), and no rule refuses it outright."""
-        rule = self.rule_for(view.tool)
-        if rule is not None and rule.action == "deny":
+        if isinstance(match, EllipsisType):
+            match = self.match(view.tool, view.arguments)
+        if match is not None and match.action == "deny":
             return False
-        return (rule is not None and rule.action == "confirm") or (view.consequential and self.require_confirmation)
+        return (match is not None and match.action == "confirm") or (view.consequential and self.require_confirmation)
 
-    async def decide(self, view: CallView, confirmed: bool = False) -> Decision:
-        """`confirmed`: the person already allowed this call (the confirmation stage asked)."""
-        rule = self.rule_for(view.tool)
-        if rule is not None and rule.action == "deny":
-            return Decision("deny", rule.reason or "a policy rule refuses this tool", "rule")
+    async def decide(self, view: CallView, confirmed: bool = False,
+                     match: RuleMatch | None | EllipsisType = ...) -> Decision:
+        """`confirmed`: the person already allowed this call (the confirmation stage asked).
+        `match`: the rule `match` found for this call (the stage asks once); found here
+        when not given."""
+        if isinstance(match, EllipsisType):
+            match = self.match(view.tool, view.arguments)
+        rule = match.label if match is not None else ""
+        if match is not None and match.action == "deny":
+            return Decision("deny", match.reason or "a policy rule refuses this call", "rule", rule)
         confirm = not confirmed and (
-            (rule is not None and rule.action == "confirm") or (view.consequential and self.require_confirmation))
-        if rule is not None and rule.action == "allow" and not confirm:
-            return Decision("allow", rule.reason, "rule")
+            (match is not None and match.action == "confirm") or (view.consequential and self.require_confirmation))
+        if match is not None and match.action == "allow" and not confirm:
+            return Decision("allow", match.reason, "rule", rule)
         if self.hook is not None:
-            return await self._ask_hook(msgspec.structs.replace(view, confirmation_required=confirm))
+            decision = await self._ask_hook(msgspec.structs.replace(view, confirmation_required=confirm))
+            return msgspec.structs.replace(decision, rule=rule)
         if confirm:
-            return Decision("confirm", "this tool needs a confirmation and no approval path is configured", "confirmation")
-        return ALLOW
+            return Decision("confirm", "this tool needs a confirmation and no approval path is configured",
+                            "confirmation", rule)
+        return msgspec.structs.replace(ALLOW, rule=rule) if rule else ALLOW
 
     async def _ask_hook(self, view: CallView) -> Decision:
         assert self.hook is not None

@@ -15,7 +15,7 @@ from jmespath import exceptions, functions, visitor
 
 from sidecar.gate.query_meter import Meter, QueryError, dict_cost, list_cost, sorted_in_slices
 
-__all__ = ["interpreter_for"]
+__all__ = ["MeteredFunctions", "interpreter_for"]
 
 _CONTAINERS = (list, dict)
 
@@ -71,8 +71,8 @@ class _MeteredFunctions(functions.Functions):  # type: ignore[misc]
 class _Metered(visitor.TreeInterpreter):  # type: ignore[misc]
     """TreeInterpreter with a step and a clock check per visit, and new values charged."""
 
-    def __init__(self, meter: Meter) -> None:
-        super().__init__(visitor.Options(custom_functions=_MeteredFunctions(meter)))
+    def __init__(self, meter: Meter, functions: type[_MeteredFunctions]) -> None:
+        super().__init__(visitor.Options(custom_functions=functions(meter)))
         self.meter = meter
 
     def visit(self, node: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
@@ -144,5 +144,8 @@ class _Metered(visitor.TreeInterpreter):  # type: ignore[misc]
         return collected
 
 
-def interpreter_for(meter: Meter) -> Any:
-    return _Metered(meter)
+MeteredFunctions = _MeteredFunctions  # what a caller with functions of its own extends (argument rules)
+
+
+def interpreter_for(meter: Meter, functions: type[_MeteredFunctions] = _MeteredFunctions) -> Any:
+    return _Metered(meter, functions)

@@ -2,7 +2,8 @@
 
 The chain calls `Recorder.record` once per call, after the call ended, from the one
 `finally` in `Gate.run` (so a stage bug and a cancellation are recorded too). The audit
-line never holds argument values or result text; decision reasons are redacted. A
+line never holds argument values or result text; decision reasons are redacted. The
+policy rule that matched is named (`"rule": "#index label"`). A
 watcher's bug is logged and never changes the call's answer.
 """
 
@@ -42,6 +43,7 @@ class Recorder:
             "upstream": call.target.alias if call.target else None, "tool": call.ran,
             "via": call.via, "outcome": call.outcome,
             "decisions": [{"stage": s, "action": a, "reason": self.redact(r)} for s, a, r in call.decisions],
+            "rule": self.redact(call.rule) if call.rule else None,
             "bytesIn": call.bytes_in, "bytesOut": call.bytes_out, "charge": call.charge or None,
             "held": call.handle is not None, "ms": round(call.seconds * 1000, 2),
             "error": type(call.error).__name__ if call.error else None,

@@ -56,6 +56,7 @@ class CheckResult(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     sign_in: bool = False
     cut_tools: list[str] = []  # tools over the per-tool size caps (cut in every listing)
     definitions: list[dict[str, Any]] = []  # the tools as listed, for pinning (never printed)
+    stderr_tail: list[str] = []  # a command's last stderr lines, redacted (a person's check only; never kept)
 
     @property
     def ok(self) -> bool:

@@ -49,12 +49,16 @@ class _StderrTail(asyncio.Protocol):
     def __init__(self) -> None:
         self.chunks: collections.deque[bytes] = collections.deque()
         self.size = 0
+        self.ended = asyncio.Event()  # the pipe closed: every byte the child wrote is in
 
     def data_received(self, data: bytes) -> None:
         self.chunks.append(data[-STDERR_KEEP:])
         self.size += len(self.chunks[-1])
         while self.size > STDERR_KEEP and len(self.chunks) > 1:
             self.size -= len(self.chunks.popleft())
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.ended.set()
 
 
 class ChildProcess:
@@ -79,6 +83,10 @@ class ChildProcess:
     def diagnostics(self) -> str:
         """The tail of the child's stderr (kept for logs, never sent to the engine)."""
         return b"".join(self._stderr.chunks).decode("utf-8", "replace")
+
+    async def stderr_ended(self) -> None:
+        """Until the child's stderr pipe closes (bound it: a grandchild may hold it open)."""
+        await self._stderr.ended.wait()
 
     def describe_end(self) -> str:
         code = self.returncode

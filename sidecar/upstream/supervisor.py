@@ -197,12 +197,14 @@ class Upstream:
 
     def _fail(self, reason: str, restarting: bool = False) -> None:
         self.connection = None
+        said = _unnamed(reason, self.alias)  # an error's words may name it already, even twice
         if not restarting:
-            tail = self._child.diagnostics()[-800:] if self._child else ""
-            log.warning("upstream '%s' %s%s", self.alias, reason, f"; its stderr ends: {tail!r}" if tail else "")
+            # only a child process has a stderr worth showing; a URL server's session is not news
+            tail = self._child.diagnostics()[-800:] if self._child and self.config.type == "stdio" else ""
+            log.warning("upstream '%s' %s%s", self.alias, said, f"; its stderr ends: {tail!r}" if tail.strip() else "")
         else:
             self.restarts += 1
-            log.warning("upstream '%s' %s", self.alias, reason)
+            log.warning("upstream '%s' %s", self.alias, said)
         if "omb-sidecar signin" in reason:  # bots never sign in: out until a person does
             self._set_state("needs-sign-in", reason)
             return
@@ -238,3 +240,11 @@ class Upstream:
             self.listing = msgspec.structs.replace(self.listing, resources=fresh.resources, templates=fresh.templates)
         self._on_change(self)
 
+
+def _unnamed(words: str, alias: str) -> str:
+    """`words` without the leading "upstream 'alias'" an error may carry (once or more), so a
+    log line that names the server itself names it once."""
+    name = f"upstream '{alias}'"
+    while words.startswith(name):
+        words = words[len(name):].lstrip(": ")
+    return words

@@ -42,7 +42,7 @@ class Pasted:
 
 def admin_session(config_path: str, redactor: Redactor, **given: Any) -> Session:
     """An admin session as the commands open one, answering in JSON, never printing."""
-    values: dict[str, Any] = {"config": config_path, "json": True, "paste": None, "no_check": False,
+    values: dict[str, Any] = {"config": config_path, "word": "console", "json": True, "paste": None, "no_check": False,
                               "no_browser": True, "name": None, "tool": None}
     values.update(given)
     return Session(argparse.Namespace(**values), redactor)

@@ -38,6 +38,7 @@ from sidecar_admin.session import Session
 if TYPE_CHECKING:
     from sidecar.upstream.oauth.choices import AuthServer
     from sidecar.upstream.oauth.flow import PendingFlow
+    from sidecar.upstream.oauth.sealed import TokenFile
 
 __all__ = ["SignIn"]
 
@@ -65,6 +66,7 @@ class Pending:
     flow: PendingFlow
     auth: AuthServer
     client: dict[str, Any]
+    token_file: TokenFile
 
 
 class SignIn:
@@ -114,21 +116,24 @@ class SignIn:
         from sidecar.upstream.oauth.exchange import OAuthHttp
         from sidecar.upstream.oauth.flow import SignInError, start_flow
         from sidecar.upstream.oauth.grants import client_credentials
+        from sidecar.upstream.oauth.issuers import check_issuer
         from sidecar.upstream.oauth.locate import locate
         from sidecar_admin.signin_cmd import _keep, _scopes, _server
 
         server, token_file = _server(admin, name)
-        http = OAuthHttp()
+        http = OAuthHttp(server.url or "")
         try:
             found = await locate(server, http)
+            stored = token_file.read()
+            check_issuer(server, found.auth.issuer, stored)  # before a person is sent to a browser
             if server.oauth is not None and server.oauth.grant == "client_credentials":
-                tokens = await client_credentials(server, http, found.auth, found.resource.resource)
+                tokens = await client_credentials(server, http, found.auth, found.resource.resource, stored)
                 _keep(admin, server, token_file, found.auth, str(server.oauth.client_id), None, tokens, None)
                 return None
             needs_s256(found.auth)
             if found.auth.authorization_endpoint is None:
                 raise SignInError("the authorization server names no authorization endpoint")
-            scope = _scopes(server, found, token_file.entry(canonical_resource(server.url or "")))
+            scope = _scopes(server, found, stored.get(canonical_resource(server.url or "")))
             oauth = server.oauth
             plan = plan_client(found.auth, oauth.client_id if oauth else None, oauth.client_metadata_url if oauth else None)
             if plan.identity == "none":
@@ -146,7 +151,7 @@ class SignIn:
                           issuer=found.auth.issuer, iss_advertised=found.auth.iss_advertised, now=time.time())
         admin.redactor.add([flow.verifier])
         return Pending(name, server, flow, found.auth,
-                       {"clientId": client_id, "clientSecret": issued, "clientAuth": method})
+                       {"clientId": client_id, "clientSecret": issued, "clientAuth": method}, token_file)
 
     def _steps(self, session: ConsoleSession, pending: Pending) -> str:
         esc = self.console.esc
@@ -200,9 +205,10 @@ class SignIn:
         try:
             code = pending.flow.accept(address, time.time())
             self.console.scene.redactor.add([code])
-            http = OAuthHttp()
+            http = OAuthHttp(pending.server.url or "")
             try:
-                tokens = await _trade(pending.server, pending.auth, pending.flow, code, pending.client, http)
+                pins = await asyncio.to_thread(pending.token_file.read)
+                tokens = await _trade(pending.server, pending.auth, pending.flow, code, pending.client, http, pins)
             finally:
                 await http.close()
 

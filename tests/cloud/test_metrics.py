@@ -68,10 +68,10 @@ async def test_metrics_count_calls_by_outcome_and_read_the_face(tmp_path: Path) 
                     break
                 await anyio.sleep(0.1)
 
-        assert value(found, "omb_tool_calls_total", upstream="alpha", tool="echo", outcome="completed") == 3
-        assert value(found, "omb_tool_calls_total", upstream="alpha", tool="records", outcome="held") == 1
-        assert value(found, "omb_tool_calls_total", upstream="beta", tool="pid", outcome="denied") == 1
-        assert value(found, "omb_tool_calls_total", upstream="beta", tool="crash", outcome="failed") == 1
+        assert value(found, "omb_tool_calls_total", upstream="alpha", tool="alpha__echo", outcome="completed") == 3
+        assert value(found, "omb_tool_calls_total", upstream="alpha", tool="alpha__records", outcome="held") == 1
+        assert value(found, "omb_tool_calls_total", upstream="beta", tool="beta__pid", outcome="denied") == 1
+        assert value(found, "omb_tool_calls_total", upstream="beta", tool="beta__crash", outcome="failed") == 1
         assert value(found, "omb_tool_calls_total", tool="(unknown)", outcome="failed") == 1
         assert value(found, "omb_tool_call_duration_seconds_count", upstream="alpha") == 4
         assert value(found, "omb_held_bytes", upstream="alpha") > 2000
@@ -82,7 +82,7 @@ async def test_metrics_count_calls_by_outcome_and_read_the_face(tmp_path: Path) 
         text = await scrape(http, sc.base)
         assert CANARY_NAME not in text and CANARY_SECRET not in text and "cloud-bot" not in text
         tools = {labels["tool"] for labels, _ in found["omb_tool_calls_total"]}
-        assert tools <= {"echo", "records", "pid", "crash", "(unknown)"}
+        assert tools <= {"alpha__echo", "alpha__records", "beta__pid", "beta__crash", "(unknown)"}  # the names the engine sees
 
 
 async def test_metrics_off_means_no_route_and_no_library(tmp_path: Path) -> None:

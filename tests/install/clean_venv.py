@@ -2,8 +2,9 @@
 runtime dependencies: what `pip install omb-sidecar` gives a new user.
 
 The venv is cached under `~/.cache/omb-sidecar/clean-venv/<key>` (`OMB_CLEAN_VENV_CACHE`
-moves the root); the key is the runtime dependency list of pyproject.toml and the Python
-version, so changing a dependency builds a new venv from nothing. Every run builds the wheel
+moves the root); the key is the runtime dependency list of pyproject.toml, the Python
+version and the checkout's path, so changing a dependency builds a new venv from nothing,
+and two checkouts tested at once never install over each other's wheel. Every run builds the wheel
 again from a copy of the package sources and reinstalls only it (`--no-deps`), so the
 sources under test are always the checkout's and a warm run costs seconds.
 """
@@ -63,7 +64,9 @@ def runtime_dependencies() -> list[str]:
 
 
 def cache_key() -> str:
-    said = json.dumps([runtime_dependencies(), sys.version_info[:2], sys.platform])
+    # The checkout is part of the key: each run reinstalls its own wheel, so two checkouts
+    # tested at once (worktrees side by side) must not take turns replacing it in one venv.
+    said = json.dumps([runtime_dependencies(), sys.version_info[:2], sys.platform, str(REPO)])
     return hashlib.sha256(said.encode()).hexdigest()[:16]
 
 

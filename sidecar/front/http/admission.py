@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from sidecar.private_files import warn_if_shared
 from sidecar.upstream.proxying import is_loopback_host
 
 __all__ = ["GuardError", "HostRule", "bearer_matches", "caller_identity", "check_bind", "load_token", "load_tokens",
@@ -39,6 +40,7 @@ def load_tokens(token_file: str | None, token_env: str | None,
     if token_file and token_env:
         raise GuardError("give either --token-file or --token-env, not both")
     if token_file:
+        warn_if_shared(token_file, "the token file")
         try:
             text = Path(token_file).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:

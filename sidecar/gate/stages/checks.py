@@ -18,7 +18,7 @@ import msgspec
 from sidecar.config import ServerConfig, SidecarConfig
 from sidecar.gate.call import ToolCall
 from sidecar.gate.grants import Grant
-from sidecar.gate.policy import CallView, Decision, PolicyEngine
+from sidecar.gate.policy import CallView, Decision, PolicyEngine, RuleMatch
 from sidecar.gate.route import tool_error, unknown_tool
 from sidecar.gate.stages.base import Next
 from sidecar.redact import Redactor
@@ -56,7 +56,9 @@ class CheckPolicy:
             tool=call.ran, upstream=target.alias, arguments=_copy(call.arguments), bot=bot.id,
             engine=bot.engine, consequential=self._consequential(call), confirmation_required=False,
         )
-        decision = await self._decide(call, view)
+        match = self.policy.match(call.ran, call.arguments)  # the very arguments the upstream gets
+        call.rule = match.label if match is not None else ""
+        decision = await self._decide(call, view, match)
         if decision is None:  # the person is being asked (2026-07-28): the question is the result
             return call
         call.decide("policy", decision.action, decision.reason)
@@ -66,18 +68,17 @@ class CheckPolicy:
             return call.complete(tool_error(f"Confirmation required: {decision.reason}. The call was not run."))
         return call.complete(tool_error(f"The sidecar's policy refused this call: {decision.reason or 'denied'}"))
 
-    async def _decide(self, call: ToolCall, view: CallView) -> Decision | None:
+    async def _decide(self, call: ToolCall, view: CallView, match: RuleMatch | None) -> Decision | None:
         """The policy's decision; a call that needs a confirmation is first put to the
         person when the engine can ask."""
-        if call.confirmer is None or not self.policy.wants_confirmation(view):
-            return await self.policy.decide(view)
+        if call.confirmer is None or not self.policy.wants_confirmation(view, match):
+            return await self.policy.decide(view, match=match)
         if self.confirm is None:
             from sidecar.gate.confirm import ConfirmStage
 
             self.confirm = ConfirmStage(self.config.policy, self.config.bot.id, self.config.face.name, self.redact)
-        rule = self.policy.rule_for(view.tool)
         settled = await self.confirm.settle(call.confirmer, call.ran, view.upstream, call.arguments,
-                                            rule.reason if rule is not None else "")
+                                            match.reason if match is not None else "")
         call.decide("confirm", settled.outcome, settled.reason)
         if settled.outcome == "ask":
             assert settled.result is not None
@@ -85,7 +86,7 @@ class CheckPolicy:
             return None
         if settled.outcome == "deny":
             return Decision("deny", settled.reason, "confirmation")
-        return await self.policy.decide(view, confirmed=True)
+        return await self.policy.decide(view, confirmed=True, match=match)
 
     def _consequential(self, call: ToolCall) -> bool:
         assert call.target is not None

@@ -24,6 +24,7 @@ from typing import Any
 
 from sidecar.config import SidecarConfig
 from sidecar.errors import SidecarError
+from sidecar.private_files import warn_if_shared
 
 __all__ = ["TOKEN_FILE", "KEY_FILE", "TokenFile", "TokenFileError", "token_file_for", "entry_secrets"]
 
@@ -65,6 +66,7 @@ class TokenFile:
             if len(key) != 32:
                 raise TokenFileError(f"{self.key_env} must hold 32 bytes in base64 (`openssl rand -base64 32`)")
             return key
+        warn_if_shared(self.key_file, "the sign-in token key")
         try:
             key = self.key_file.read_bytes()
         except FileNotFoundError:
