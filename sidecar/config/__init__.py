@@ -29,6 +29,7 @@ from sidecar.errors import ConfigError
 
 __all__ = [
     "Audit",
+    "Console",
     "Grants",
     "Policy",
     "PolicyRule",
@@ -229,6 +230,13 @@ class Health(msgspec.Struct, rename="camel", frozen=True):
     recheck_started_seconds: float = 6 * 60 * 60
 
 
+class Console(msgspec.Struct, rename="camel", frozen=True):
+    """The operator's page at `/console` on the HTTP front (off unless enabled)."""
+
+    enabled: bool = False
+    public_url: str | None = None  # https://…: where a browser reaches the console (sign-in comes back here)
+
+
 class Store(msgspec.Struct, rename="camel", frozen=True):
     """Where held results live: in the process (no url), or in Redis shared by replicas."""
 
@@ -342,6 +350,7 @@ class SidecarConfig(msgspec.Struct, frozen=True):
     health: Health = Health()
     store: Store = Store()
     gateway: Gateway = Gateway()
+    console: Console = Console()
     servers: tuple[ServerConfig, ...] = ()
     skipped: tuple[tuple[str, str], ...] = ()
     source: str | None = None  # the file it was read from, when it was read from one
@@ -367,6 +376,7 @@ _SECTIONS: dict[str, type[msgspec.Struct]] = {
     "health": Health,
     "store": Store,
     "gateway": Gateway,
+    "console": Console,
 }
 
 
