@@ -90,7 +90,8 @@ async def run_http(config: SidecarConfig, settings: FrontSettings, redactor: Red
         from sidecar.front.gateway import serve_gateway
 
         return await serve_gateway(config, redactor, settings, _wait_for_signal, watch_health)
-    face = build_face(mountable(config))
+    scheduled = watch_health is not None and config.health.schedule  # a failed server is tried again at start
+    face = build_face(mountable(config, scheduled))
     front = HttpFront(face, redactor, settings)
     if config.store.url:
         share_store(face, config)

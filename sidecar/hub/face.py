@@ -28,6 +28,7 @@ from sidecar.catalog import (
     choose_layout,
     name_budget,
 )
+from sidecar.catalog.facts import ServerFacts, facts_for
 from sidecar.catalog.live import ReadsLive
 from sidecar.config import ServerConfig, SidecarConfig
 from sidecar.errors import INVALID_PARAMS, METHOD_NOT_FOUND, EngineInputError
@@ -78,17 +79,20 @@ class Face(ReadsLive):
         self.watchers: list[Callable[[Upstream], None]] = []  # told of every upstream change (health schedule)
         self.tracer: Any = None  # a sidecar.front.tracing.Tracing when traces are on
         self._started = time.monotonic()
+        self._mounted: tuple[ServerConfig, ...] = ()
         self.rebuild()
 
     # -- servers joining and leaving (the health schedule) ----------------------------
 
     def mount(self, server: ServerConfig) -> None:
-        """Start one more upstream; its tools join with list_changed once it is ready."""
+        """Start one more upstream; its tools join with list_changed once it is ready. Its
+        facts (budget, secrets, pinning, deadline) join the snapshot now, before any of its
+        tools can be listed: the same door as at start."""
         if all(t.alias != server.alias for t in self.traits):
             self.traits.append(UpstreamTraits(server.alias, server.type, server.builtin,
                                               tuple(server.always_listed), tuple(server.direct_only)))
-        self.gate.servers[server.alias] = server
         self.pool.add(server)
+        self.rebuild()
 
     async def unmount(self, alias: str) -> None:
         """Stop one upstream; its tools leave with list_changed, the others are untouched."""
@@ -128,9 +132,18 @@ class Face(ReadsLive):
         if listing.notes != self.listing.notes:
             for note in listing.notes:
                 log.info("face '%s': %s", self.name, note)
-        self.live.swap(catalog, listing)
+        self.live.swap(catalog, listing, self._facts_now())
         self._pages.clear()
         self._index_resources(ready)
+
+    def _facts_now(self) -> ServerFacts | None:
+        """A new snapshot when the mounted set changed since the last one; else None (the
+        holder keeps the one it has: a listing change costs no rebuild of the facts)."""
+        mounted = tuple(u.config for u in self.pool)
+        if len(mounted) == len(self._mounted) and all(a is b for a, b in zip(mounted, self._mounted)):
+            return None
+        self._mounted = mounted
+        return facts_for(self.config, mounted)
 
     def _granted(self, catalog: Catalog) -> Catalog:
         """The catalog less what the bot may not use: a tool it may not call is never listed."""
