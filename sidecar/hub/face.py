@@ -98,6 +98,7 @@ class Face(ReadsLive):
         """Stop one upstream; its tools leave with list_changed, the others are untouched."""
         await self.pool.remove(alias)
         self.traits = [t for t in self.traits if t.alias != alias]
+        self.rebuild()  # its facts leave the snapshot too (its tools left when it stopped)
 
     # -- catalog ----------------------------------------------------------------
 
