@@ -35,6 +35,7 @@ from typing import Any
 
 import anyio
 
+from sidecar.catalog.pins import Approval
 from sidecar.config import ServerConfig, parse_server
 from sidecar.errors import ConfigError
 from sidecar.logs import setup_logging
@@ -102,7 +103,8 @@ def _import(session: Session) -> int:
 
 
 def _check(session: Session) -> int:
-    result = check_and_apply(session, session.args.name)
+    # a person ran `check NAME`: what it lists now is what they approve (RELIABILITY.md rule 16)
+    result = check_and_apply(session, session.args.name, approval=Approval(command="check", alias=session.args.name))
     return 0 if result.ok else 1
 
 
@@ -279,9 +281,10 @@ def _approve(session: Session) -> int:
     pins, missing = approved_pins(result.definitions, known["pins"], only)
     if missing:
         raise ConfigError("", f"'{server.alias}' does not list {', '.join(repr(m) for m in missing)}")
-    health.save_pins(server, pins)
+    approval = Approval(command="servers approve", alias=server.alias)  # the one act that changes held pins
+    health.save_pins(server, pins, approval)
     shared = _shared_pins(session)
-    if shared is not None and not shared.publish(server.alias, pins):
+    if shared is not None and not shared.publish(server.alias, pins, approval):
         raise ConfigError("store.url", "the shared store did not answer: approved in the health file only, "
                                        "not for the other replicas; run the approval again")
     names = only or sorted(pins)

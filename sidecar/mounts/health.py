@@ -8,8 +8,9 @@ fingerprint: command, arguments, address, and the names, never the values, of it
 and headers). A face's own start counts as a check (`record_start`); the file is also
 the gate's `PinStore` (`HealthPins`). Pins change only by a person's act (an `Approval`,
 made by `servers approve` and `check`); a face may only pin what it sees first, where no
-pins exist, and a folder where they cannot be kept makes it fail closed (`PinsNotKept`). When checks come due is the admin's business
-(`sidecar_admin.health`); which servers a face leaves out is `sidecar.mounts.plan`.
+pins exist, and a folder where they cannot be kept makes it fail closed (`PinsNotKept`).
+When checks come due is the admin's business (`sidecar_admin.health`); which servers a
+face leaves out is `sidecar.mounts.plan`.
 """
 
 from __future__ import annotations

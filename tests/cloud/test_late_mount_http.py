@@ -32,7 +32,8 @@ SETTINGS = {"resultChars": 600, "env": {"API_KEY": SECRET}, "pinning": "off"}
 def _config(tmp_path: Path) -> Path:
     servers = {
         "steady": fault_entry("name=steady", **SETTINGS),
-        "gated": fault_entry("name=gated", "init-delay=1.5", **SETTINGS),  # a check takes a while: off the critical path
+        # its check takes a while: it must stay off the engine's critical path
+        "gated": fault_entry("name=gated", "init-delay=1.5", **SETTINGS),
         "broken": fault_entry("name=broken", "exit-on-start=3"),
     }
     return write_config(tmp_path, servers, data={"folder": str(tmp_path / "data")}, face={"listWaitSeconds": 5},

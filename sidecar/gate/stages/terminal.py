@@ -1,8 +1,8 @@
 """The terminal stage: the call runs, upstream or here.
 
 Reads `target` (run upstream, under that server's per-call deadline, the answer
-redacted, both from the current snapshot of per-server facts) or `local` (a question the sidecar answers: find_tool, a trio's
-search and describe, query_result). Always ends the call: completed with the result
+redacted, both from the current snapshot of per-server facts) or `local` (a question
+the sidecar answers: find_tool, a trio's search and describe, query_result). Always ends the call: completed with the result
 bytes as they came (`msgspec.Raw`, not decoded), or failed with the error the route
 raised (an upstream's own JSON-RPC error keeps its error object, redacted, for the wire).
 """
