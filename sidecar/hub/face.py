@@ -79,7 +79,6 @@ class Face(ReadsLive):
         self.watchers: list[Callable[[Upstream], None]] = []  # told of every upstream change (health schedule)
         self.tracer: Any = None  # a sidecar.front.tracing.Tracing when traces are on
         self._started = time.monotonic()
-        self._mounted: tuple[ServerConfig, ...] = ()
         self.rebuild()
 
     # -- servers joining and leaving (the health schedule) ----------------------------
@@ -138,12 +137,13 @@ class Face(ReadsLive):
         self._index_resources(ready)
 
     def _facts_now(self) -> ServerFacts | None:
-        """A new snapshot when the mounted set changed since the last one; else None (the
-        holder keeps the one it has: a listing change costs no rebuild of the facts)."""
-        mounted = tuple(u.config for u in self.pool)
-        if len(mounted) == len(self._mounted) and all(a is b for a, b in zip(mounted, self._mounted)):
+        """A new snapshot when the mounted set is not the one the holder's snapshot was made
+        for; else None (a listing change costs no rebuild of the facts: building them
+        hashes every form of every secret)."""
+        mounted = [u.config for u in self.pool]
+        held = self.live.facts.servers
+        if len(mounted) == len(held) and all(held.get(server.alias) is server for server in mounted):
             return None
-        self._mounted = mounted
         return facts_for(self.config, mounted)
 
     def _granted(self, catalog: Catalog) -> Catalog:
