@@ -36,7 +36,7 @@ def _document(entries: dict[str, dict[str, Any]], sections: dict[str, Any]) -> d
 
 
 @given(configs, top, st.data())
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_a_snapshot_is_a_pure_function_of_the_mounted_set(entries: dict[str, dict[str, Any]],
                                                           sections: dict[str, Any], data: st.DataObject) -> None:
     config = parse_config(_document(entries, sections), {})
@@ -52,7 +52,7 @@ def test_a_snapshot_is_a_pure_function_of_the_mounted_set(entries: dict[str, dic
 
 
 @given(configs, top, st.data())
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_the_snapshot_after_late_mounts_equals_the_one_built_at_start(
         entries: dict[str, dict[str, Any]], sections: dict[str, Any], data: st.DataObject) -> None:
     aliases = list(entries)
