@@ -118,6 +118,8 @@ class Face(ReadsLive):
             self._broadcast("notifications/resources/list_changed")
 
     def rebuild(self) -> None:
+        facts = self._facts_now()  # swapped below with the catalog, in one step
+        mounted = (facts or self.live.facts).servers
         ready = self.pool.ready()
         listings = [UpstreamListing(u.alias, u.listing.tools, u.listing.prompts, u.listing.tools_json)
                     for u in self.pool.listed()]
@@ -127,12 +129,13 @@ class Face(ReadsLive):
         caps = ToolCaps(budgets.tool_description_chars, budgets.tool_schema_bytes)
         catalog = build_catalog(listings, name_budget(self.name), RESERVED_TOOL_NAMES, prefixed=not bare, caps=caps)
         granted = self._granted(catalog)
-        own_tools = [QUERY_RESULT_TOOL] if self.config.servers and listable(QUERY_RESULT_TOOL["name"]) else []
+        # the face's own tool comes with the first server mounted, at start or later
+        own_tools = [QUERY_RESULT_TOOL] if mounted and listable(QUERY_RESULT_TOOL["name"]) else []
         listing = build_listing(granted, self.traits, self.plan, face_tools=own_tools)
         if listing.notes != self.listing.notes:
             for note in listing.notes:
                 log.info("face '%s': %s", self.name, note)
-        self.live.swap(catalog, listing, self._facts_now())
+        self.live.swap(catalog, listing, facts)
         self._pages.clear()
         self._index_resources(ready)
 

@@ -93,3 +93,15 @@ async def test_the_snapshot_after_a_late_mount_is_the_one_built_at_start() -> No
         assert sidecar.face.live.facts.smallest_budget == 184
         await sidecar.face.unmount("late")
         assert sidecar.face.live.facts == before  # leaving takes its facts with it
+
+
+async def test_a_face_that_started_empty_lists_its_own_tool_once_a_server_joins() -> None:
+    async with in_memory(_servers(), left_out=("steady", "late")) as sidecar:
+        engine = await sidecar.engine()
+        assert await engine.tool_names() == []
+        changed = sidecar.next_change()
+        sidecar.mount_late("late")
+        await changed
+        await sidecar.settled()
+        names = await engine.tool_names()
+        assert "query_result" in names and "late__big" in names
