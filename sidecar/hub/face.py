@@ -91,20 +91,20 @@ class Face(ReadsLive):
             self.traits.append(UpstreamTraits(server.alias, server.type, server.builtin,
                                               tuple(server.always_listed), tuple(server.direct_only)))
         self.pool.add(server)
-        self.rebuild()
+        self._upstream_changed(None)  # the face's own change: rebuilt, and said if the engine sees a change
 
     async def unmount(self, alias: str) -> None:
         """Stop one upstream; its tools leave with list_changed, the others are untouched."""
         await self.pool.remove(alias)
         self.traits = [t for t in self.traits if t.alias != alias]
-        self.rebuild()  # its facts leave the snapshot too (its tools left when it stopped)
+        self._upstream_changed(None)  # its facts leave the snapshot too (its tools left when it stopped)
 
     # -- catalog ----------------------------------------------------------------
 
     def _upstream_changed(self, upstream: Upstream | None) -> None:
         if self.closing:
             return
-        if upstream is not None:  # None: the face's own change (pins), no upstream's news
+        if upstream is not None:  # None: the face's own change (pins, a mount), no upstream's news
             for watcher in self.watchers:
                 watcher(upstream)
         before_tools, before_prompts = self.listing.tools, self.catalog.prompts
