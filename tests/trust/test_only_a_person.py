@@ -33,7 +33,7 @@ from tests.conftest import REPO
 from tests.http.http_support import TOKEN, open_http_sidecar
 from tests.trust.test_pinning_e2e import BEFORE, SHIFTY, cli, tool
 
-PERSON_COMMANDS = {("sidecar_admin/commands.py", "_check"), ("sidecar_admin/commands.py", "_approve")}
+PERSON_COMMANDS = {("sidecar_admin/commands.py", "_check"), ("sidecar_admin/approval.py", "approve")}
 
 
 def _makers() -> set[tuple[str, str]]:
@@ -120,11 +120,10 @@ def _approved_then_changed(tmp_path: Path, folder: str = "data", **sections: Any
     and its last check is made to have failed (so a schedule checks and mounts it).
     `folder`: where the face reads its health file (a gateway bot's own folder)."""
     config, tools_file = _setup(tmp_path, **sections)
-    checked = cli(config, "check", "s")
+    bot = folder.rpartition("/")[2] if folder != "data" else None
+    # a person checks the server (a gateway bot's: approves it for that bot's face)
+    checked = cli(config, "servers", "approve", "s", "--bot", bot) if bot else cli(config, "check", "s")
     assert checked.returncode == 0, checked.stdout + checked.stderr
-    if folder != "data":  # the CLI knows no bot: the person's approval, placed where the bot's face reads it
-        (tmp_path / folder).mkdir(parents=True)
-        (tmp_path / folder / "mcp-health.json").write_bytes((tmp_path / "data" / "mcp-health.json").read_bytes())
     approved = _pins(tmp_path, folder)
     assert set(approved) >= {"lookup", "store"}
     tools_file.write_text(json.dumps(CHANGED))
@@ -182,3 +181,8 @@ async def test_the_gateways_schedule_never_approves(tmp_path: Path) -> None:
         client = Client(f"{sc.base}/bots/iris", bot_token, http)
         await client.initialize()
         await _held_while_the_schedule_writes(client, tmp_path, approved, folder)
+    review = cli(config, "servers", "review", "s", "--bot", "iris")  # the person sees the bot's held change
+    assert review.returncode == 0 and "tool 'lookup'" in review.stdout, review.stdout + review.stderr
+    nobody = cli(config, "servers", "approve", "s", "--bot", "nobody")
+    assert nobody.returncode != 0 and "there is no bot 'nobody'" in nobody.stderr
+    assert _pins(tmp_path, folder) == approved
