@@ -63,7 +63,7 @@ class Trust:
         self._screened: list[UpstreamListing] = []
         self._version = self._store_version()
         self._verdicts: dict[str, tuple[bytes, object, object, Verdict]] = {}
-        self._unkept: set[str] = set()  # folders already said to be unable to keep pins
+        self._unkept: dict[str, str] = {}  # alias -> the folder that could not keep its pins
 
     @property
     def policies(self) -> Mapping[str, Pinning]:
@@ -139,10 +139,11 @@ class Trust:
 
     def _say_not_kept(self, alias: str, exc: PinsNotKept) -> None:
         """One WARNING per folder (the others at INFO): the folder, why, and what to do."""
-        if exc.where in self._unkept:
+        said = exc.where in self._unkept.values()
+        self._unkept[alias] = exc.where
+        if said:
             log.info("upstream '%s': its tools are held too: pins cannot be kept in %s", alias, exc.where)
             return
-        self._unkept.add(exc.where)
         log.warning("upstream '%s': tool pins cannot be kept in %s (%s): every tool seen for the first time is "
                     "held. Give the sidecar a writable data folder (data.folder), then approve with "
                     "`omb-sidecar servers approve %s`", alias, exc.where, exc.why, alias)
@@ -181,7 +182,12 @@ class Trust:
     def held_answer(self, name: str) -> str | None:
         """The words for a call to a held tool, or None when `name` is not held."""
         found = self.held.get(name)
-        return held_words(*found) if found is not None else None
+        if found is None:
+            return None
+        folder = self._unkept.get(found[0])
+        why = (f" The sidecar could not keep tool pins in {folder}, so it trusts nothing it sees for the first "
+               "time: give it a writable data folder (data.folder).") if folder else ""
+        return held_words(*found) + why
 
     def held_target(self, name: str) -> tuple[str, str] | None:
         found = self.held.get(name)

@@ -57,7 +57,8 @@ def test_a_store_that_cannot_keep_pins_trusts_nothing_on_first_sight(caplog: pyt
     if policy == "hold":
         assert all(tools == [] for tools in listed.values())
         assert set(trust.held) == every
-        assert "omb-sidecar servers approve" in (trust.held_answer(next(iter(every))) or "")
+        words = trust.held_answer(next(iter(every))) or ""
+        assert "omb-sidecar servers approve" in words and f"could not keep tool pins in {UNWRITABLE}" in words
     else:
         assert listed == tools_of
         assert not trust.held
