@@ -118,7 +118,8 @@ async def run_http(config: SidecarConfig, settings: FrontSettings, redactor: Red
         await serve_gateway(config, redactor, settings, until, watch_health, console)
         signalled_exit(received[0] if received else None)
         return
-    face = build_face(mountable(config))
+    scheduled = watch_health is not None and config.health.schedule  # a failed server is tried again at start
+    face = build_face(mountable(config, scheduled))
     front = HttpFront(face, redactor, settings, _console_site(console, face, config, settings, redactor))
     if config.store.url:
         share_store(face, config)

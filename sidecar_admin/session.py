@@ -20,6 +20,7 @@ from typing import Any
 
 import anyio
 
+from sidecar.catalog.pins import Approval
 from sidecar.config import ServerConfig, SidecarConfig, parse_config, parse_server, placed
 from sidecar.errors import ConfigError
 from sidecar.mounts.health import CheckResult, HealthFile, fingerprint, health_file_for, record_start
@@ -107,8 +108,9 @@ def all_values(document: dict[str, Any]) -> list[str]:
     return found
 
 
-def check_and_apply(session: Session, name: str, say: bool = True) -> CheckResult:
-    """Check one entry, keep the result, turn the entry on when it passed and is unchanged."""
+def check_and_apply(session: Session, name: str, say: bool = True, approval: Approval | None = None) -> CheckResult:
+    """Check one entry, keep the result, turn the entry on when it passed and is unchanged.
+    Its pins change only with `approval` (a person ran `check` on it)."""
     entry = session.file.servers().get(name)
     if entry is None:
         raise ConfigError("", f"there is no server named '{name}'")
@@ -122,9 +124,9 @@ def check_and_apply(session: Session, name: str, say: bool = True) -> CheckResul
         caps = tool_caps(session.config)
         result = anyio.run(lambda: check_server(server, tool_cap=session.config.budgets.tool_cap, others=others, caps=caps,
                                                 probe_calls=True))
-    now_on = _apply(session, server, result, was_on)
+    now_on = _apply(session, server, result, was_on, approval)
     if say:
-        session.answer(views.check_lines(result, was_on, now_on),
+        session.answer(views.check_lines(result, was_on, now_on, session.config.health.retry_failed_seconds),
                        {**views.check_json(result), "name": name, "enabled": now_on})
     return result
 
@@ -135,10 +137,11 @@ def other_tools(session: Session, name: str) -> dict[str, list[str]]:
     return {alias: r.tool_names for alias, r in records.items() if r.ok and alias != name}
 
 
-def _apply(session: Session, checked: ServerConfig, result: CheckResult, was_on: bool) -> bool:
+def _apply(session: Session, checked: ServerConfig, result: CheckResult, was_on: bool,
+           approval: Approval | None) -> bool:
     health = session.health()
     if health is not None and result.outcome not in ("needs-values", "not-allowed"):
-        health.record(checked, result)
+        health.record(checked, result, approval=approval)
     if not result.ok:
         return was_on
     with session.file.edit() as document:

@@ -26,6 +26,8 @@ from sidecar.catalog.poison import RULES_VERSION, Finding, foreign_names, identi
 
 __all__ = [
     "DEFINITION_KEYS",
+    "Approval",
+    "PinsNotKept",
     "Change",
     "ChangeKind",
     "Pin",
@@ -71,12 +73,36 @@ class Verdict(msgspec.Struct, frozen=True, kw_only=True):
     first: bool  # no pins existed: this listing was trusted on first sight
 
 
+class Approval(msgspec.Struct, frozen=True):
+    """The proof a person asked for a server's pins to change: every writer that can
+    replace pins takes one. Made only by the admin commands a person types (`servers
+    approve`, `check`); no health record, schedule, restart or face makes one, and a test
+    reads the source to keep it so (tests/trust/test_only_a_person.py)."""
+
+    command: str  # what the person ran, for the record
+    alias: str
+
+
+class PinsNotKept(Exception):
+    """The store could not keep first-sight pins (a read-only folder, say): the caller
+    fails closed, as if nothing had ever been approved."""
+
+    def __init__(self, where: str, why: str) -> None:
+        super().__init__(f"{where}: {why}")
+        self.where, self.why = where, why
+
+
 class PinStore(Protocol):
-    """Where pins live (the health file; later perhaps a shared store)."""
+    """Where pins live (the health file, or a shared store). A face may only pin what it
+    sees first (`pin_first_sight`: written only where no pins exist, never over them);
+    replacing pins is a person's act, through the store's own approval method."""
 
     def load_pins(self, alias: str) -> dict[str, Pin] | None: ...
 
-    def save_pins(self, alias: str, pins: Mapping[str, Pin]) -> None: ...
+    def pin_first_sight(self, alias: str, pins: Mapping[str, Pin]) -> dict[str, Pin]:
+        """Keep `pins` unless the server has pins already; the pins kept now either way.
+        Raises `PinsNotKept` when they cannot be written."""
+        ...
 
 
 def _canonical(tool: Mapping[str, Any], with_name: bool = True) -> bytes:

@@ -64,7 +64,7 @@ class Gateway:
             token = bot_token(bot, os.environ)
             redactor.add([token])
             bot_config = self.configs[bot.id] = for_bot(config, bot)
-            face = build_face(mountable(bot_config))
+            face = build_face(mountable(bot_config, watch_health is not None and bot_config.health.schedule))
             if config.store.url:
                 share_held(face.gate, config.store, f"{bot.id}/{face.name}")
             self.fronts[bot.id] = HttpFront(face, redactor, dataclasses.replace(settings, token=token, more_tokens=()))
