@@ -39,7 +39,6 @@ __all__ = [
     "digest_of",
     "judge",
     "pin_tools",
-    "scan_key",
 ]
 
 Pinning = Literal["hold", "warn", "off"]
@@ -106,7 +105,11 @@ class PinStore(Protocol):
 
 
 def _canonical(tool: Mapping[str, Any], with_name: bool = True) -> bytes:
+    """Every field of the definition as it is forwarded (`_meta`, `icons` and any other key
+    too: what reaches the model is what a person approves). A definition with only the
+    classic fields encodes as it always did, so pins kept before keep their digests."""
     definition = {key: tool[key] for key in DEFINITION_KEYS if key in tool}
+    definition.update((key, value) for key, value in tool.items() if key not in _CLASSIC_FIELDS)
     if with_name:
         definition["name"] = tool.get("name", "")
     return _encode(definition)
@@ -146,16 +149,7 @@ def pin_tools(tools: Sequence[Mapping[str, Any]], reviewed: bool = False, before
 
 
 _plain = msgspec.json.Encoder().encode
-_DIGESTED = frozenset((*DEFINITION_KEYS, "name"))
-
-
-def scan_key(digest: str, tool: Mapping[str, Any]) -> str:
-    """What a scan result is kept under: the digest, widened by the fields it does not
-    cover (`_meta`, `icons`, any other) when the tool has any, as the scan reads those too."""
-    if tool.keys() <= _DIGESTED:
-        return digest
-    extras = {key: value for key, value in tool.items() if key not in _DIGESTED}
-    return f"{digest}+{hashlib.sha256(_encode(extras)).hexdigest()}"
+_CLASSIC_FIELDS = frozenset((*DEFINITION_KEYS, "name"))
 
 
 class Memo:
@@ -195,8 +189,8 @@ class Memo:
 
     def scan(self, listed: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
         """Scan, in one batch, every (digest, tool) not scanned before."""
-        keyed = ((scan_key(digest, tool), tool) for digest, tool in listed)
-        unseen = {key: tool for key, tool in keyed if key not in self.findings}
+        # the digest covers every forwarded field, as the scan reads them all: one key serves both
+        unseen = {digest: tool for digest, tool in listed if digest not in self.findings}
         if not unseen:
             return
         if len(self.findings) + len(unseen) > self.LIMIT:
@@ -206,7 +200,7 @@ class Memo:
 
     def findings_of(self, digest: str, tool: Mapping[str, Any], foreign: Mapping[str, str]) -> tuple[Finding, ...]:
         """The kept findings, and the shadowing one for today's other upstreams."""
-        key = scan_key(digest, tool)
+        key = digest
         found = self.findings.get(key, ())
         if not foreign:
             return found
