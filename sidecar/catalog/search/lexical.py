@@ -277,8 +277,9 @@ class LexicalIndex:
         found: dict[str, float] = {}
         if term in vocabulary:
             found[term] = 1.0
-        elif len(term) >= 4 and not term.isdigit():
-            near = set(self._near_words(term))
+        elif not term.isdigit() and max(len(term), len(written)) >= 4:
+            # The stem can be shorter than the word (`mege` -> `meg`): look from both.
+            near = set(self._near_words(term)) if len(term) >= 4 or len(written) >= 4 else set()
             if written and written != term and len(written) >= 4:
                 near.update(self._near_words(written))
             found.update(dict.fromkeys(sorted(near), _NEAR))
