@@ -5,7 +5,8 @@ build time and memory, lexical and (with the `[semantic]` extra) blended.
     python -m bench                        # as part of the full run (skip with --no-search)
 
 The development set is read from `OMB_RETRIEVAL_DEV`, else `../shared/retrieval-dev` beside
-the clone. Recall follows that set's scorer: R@1, R@3 and MRR (first hit within ten). Build
+the clone; the project's own set from real catalogs (`tests/retrieval/`, see `bench.real_set`)
+is scored beside it, by slice. Recall follows that set's scorer: R@1, R@3 and MRR (first hit within ten). Build
 and memory figures come from fresh subprocesses, so no cache of this process helps them.
 """
 
@@ -25,6 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from bench import real_set
 from bench.candidates import BENCH_DIR
 
 ROOT = BENCH_DIR.parent
@@ -198,6 +200,10 @@ def run_search(progress: Any = None) -> dict[str, Any]:
         for mode, use_model in modes:
             say(f"search: {mode} recall")
             entry: dict[str, Any] = {"recall": recall(dev, use_model), "unanswerable": unanswerable(dev, use_model)}
+            say(f"search: {mode} real catalogs")
+            merged = real_set.merged_index(use_model)
+            entry["real"] = real_set.score(use_model, merged)
+            entry["real_latency"] = real_set.latency(use_model, merged)
             say(f"search: {mode} latency")
             entry["latency"] = latency(dev, use_model)
             say(f"search: {mode} build")
@@ -230,6 +236,7 @@ def render(results: dict[str, Any]) -> list[str]:
     for key in other:
         cells = [f"{results['modes'][m]['unanswerable'][key]['unsure']:.3f}" for m in modes]
         lines.append(f"| {key} | {other[key]['n']} | " + " | ".join(cells) + " |")
+    lines += _render_real(results, modes)
     lines += ["", "| mode | query p50 ms | query p99 ms | build 425 tools | vectors cached | RSS added MB |",
               "|---|---|---|---|---|---|"]
     for mode in modes:
@@ -240,6 +247,20 @@ def render(results: dict[str, Any]) -> list[str]:
                  f"{cached.get('vectors_from_cache_ms')} ms") if cached else "-"
         lines.append(f"| {mode} | {entry['latency']['p50_ms']} | {entry['latency']['p99_ms']} | {built} | {reuse} "
                      f"| {cold['rss_added_mb']} |")
+    return lines
+
+
+def _render_real(results: dict[str, Any], modes: list[str]) -> list[str]:
+    """The real-catalog set (tests/retrieval), each mode's table by slice and its latency."""
+    lines: list[str] = []
+    for mode in modes:
+        entry = results["modes"][mode]
+        if "real" not in entry:
+            continue
+        timing = entry["real_latency"]
+        lines += ["", f"real catalogs (tests/retrieval: {timing['tools']} tools, merged), {mode}:", ""]
+        lines += real_set.render(entry["real"])
+        lines.append(f"query p50 {timing['p50_ms']} ms, p99 {timing['p99_ms']} ms")
     return lines
 
 
