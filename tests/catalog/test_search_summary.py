@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -44,7 +46,7 @@ def test_the_summary_is_the_opening_and_code_stays_out(opening: list[str], examp
 
 def test_a_word_only_in_the_examples_counts_less_than_one_in_the_summary() -> None:
     filler = "Extra guidance for agents follows here. " * 12
-    tools = [
+    tools: list[dict[str, Any]] = [
         {"name": "alpha", "description": "Rotates the widget keys.", "inputSchema": {"type": "object"}},
         {"name": "beta", "description": "Lists gadgets. " + filler + "Example: rotates nothing.",
          "inputSchema": {"type": "object"}},
