@@ -298,12 +298,16 @@ def _compact_bytes(tools: list[dict[str, Any]]) -> tuple[int, int]:
 
 def compact_catalogs(dev: Path) -> dict[str, list[dict[str, Any]]]:
     """Real catalogs to measure the compact listing on: the npm reference servers' lists
-    (as captured for the trust corpus) and the development set's invented ones."""
+    (as captured for the trust corpus), the real-catalog set's servers (tests/retrieval),
+    and the development set's invented ones."""
     found: dict[str, list[dict[str, Any]]] = {}
     reference = ROOT / "tests" / "trust" / "reference_tools.json"
     if reference.exists():
         for server, tools in json.loads(reference.read_text()).items():
             found[f"npm/reference {server}"] = tools
+    for alias, tools in real_set.catalogs().items():
+        found[f"real {alias}"] = tools
+    found["real, all merged"] = [t for tools in real_set.catalogs().values() for t in tools]
     if (dev / "catalogs").is_dir():
         for path in sorted((dev / "catalogs").glob("*.json")):
             found[f"dev {path.name}"] = json.loads(path.read_text())["tools"]
