@@ -266,25 +266,37 @@ def _render_real(results: dict[str, Any], modes: list[str]) -> list[str]:
 
 def answer_sizes(dev: Path) -> dict[str, dict[str, float]]:
     """The bytes of `find_tool`'s answer text (the real answer path, words only) for every
-    query of the set, per catalog: mean, largest, and the share cut to fit the budget."""
-    from sidecar.catalog import SearchIndex, UpstreamListing, build_catalog
-    from sidecar.catalog.answers import answer_meta
-    from sidecar.catalog.layouts import Listing, MetaTool
+    query of the set, per catalog, and of the real-catalog set (merged): mean, largest, and
+    the share cut to fit the budget."""
+    from sidecar.catalog import UpstreamListing, build_catalog
 
     sizes: dict[str, list[tuple[int, bool]]] = defaultdict(list)
     queries = _queries(dev)
     for name in sorted({q["catalog"] for q in queries}):
         catalog = build_catalog([UpstreamListing("dev", _tools(dev, name))], 64, prefixed=False)
-        index = SearchIndex(catalog.tools, use_model=False)
-        listing = Listing((), "bridged", {"find_tool": MetaTool("find_tool", {e.exposed: e.exposed for e in catalog.tools}, index)})
-        for q in (q for q in queries if q["catalog"] == name):
-            answer = answer_meta(listing, catalog, "find_tool", {"query": q["query"]}, lambda _: True)
-            text = answer["content"][0]["text"]
-            cut = any(t.get("cut") for t in answer["structuredContent"].get("tools", []))
-            sizes[name].append((len(text.encode()), cut))
-            sizes["overall"].append((len(text.encode()), cut))
+        for row in _answers(catalog, [q["query"] for q in queries if q["catalog"] == name]):
+            sizes[name].append(row)
+            sizes["overall"].append(row)
+    merged = build_catalog([UpstreamListing(a, t) for a, t in real_set.catalogs().items()], 64, prefixed=True)
+    sizes["real catalogs, merged"] = _answers(merged, [q["query"] for q in real_set.queries()])
     return {key: {"n": len(rows), "mean_bytes": round(statistics.mean(b for b, _ in rows)),
                   "max_bytes": max(b for b, _ in rows), "cut": _mean(c for _, c in rows)} for key, rows in sizes.items()}
+
+
+def _answers(catalog: Any, texts: list[str]) -> list[tuple[int, bool]]:
+    """(bytes, cut to fit) of the `find_tool` answer to each text over `catalog`."""
+    from sidecar.catalog import SearchIndex
+    from sidecar.catalog.answers import answer_meta
+    from sidecar.catalog.layouts import Listing, MetaTool
+
+    index = SearchIndex(catalog.tools, use_model=False)
+    listing = Listing((), "bridged", {"find_tool": MetaTool("find_tool", {e.exposed: e.exposed for e in catalog.tools}, index)})
+    found = []
+    for text in texts:
+        answer = answer_meta(listing, catalog, "find_tool", {"query": text}, lambda _: True)
+        body = answer["content"][0]["text"]
+        found.append((len(body.encode()), any(t.get("cut") for t in answer["structuredContent"].get("tools", []))))
+    return found
 
 
 def _compact_bytes(tools: list[dict[str, Any]]) -> tuple[int, int]:
