@@ -24,7 +24,7 @@ from sidecar.catalog.search.lexical import Evidence, LexicalIndex, parse_query
 __all__ = ["LEXICAL_WEIGHT", "WEAK_SCORE", "WEAK_SCORE_BLENDED", "WEAK_SIMILARITY", "Ranked", "SearchIndex"]
 
 LEXICAL_WEIGHT = 0.4  # the lexical share of a blended score; the model's is the rest
-WEAK_SCORE = 6.0  # words alone: a best lexical score under this is weak
+WEAK_SCORE = 5.5  # words alone: a best lexical score under this is weak
 WEAK_SCORE_BLENDED = 8.0  # with the model: a best lexical score under this,
 WEAK_SIMILARITY = 0.22  # and no tool closer in meaning than this (cosine), is weak
 CLOSEST = 10  # names offered beyond the answer when the match is weak
