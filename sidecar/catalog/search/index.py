@@ -8,8 +8,9 @@ name a tool outright (its whole name, or every term of a request of two terms or
 allowing a typo a word) the best such tool stays first whatever the model scores; the
 model re-sorts the rest. A ranking is "weak" (the answer says none fits well) when no
 tool scores for the words above what one rare word in a description gives, and, with the
-model, no tool is close in meaning either. The thresholds were set on two development
-sets as a whole (answerable and unanswerable queries), never on single items.
+model, no tool is close in meaning either. The thresholds were set on the development
+sets as a whole (invented and real catalogs, answerable and unanswerable queries), never
+on single items.
 """
 
 from __future__ import annotations
