@@ -74,8 +74,9 @@ class Verdict(msgspec.Struct, frozen=True, kw_only=True):
 
 class Approval(msgspec.Struct, frozen=True):
     """The proof a person asked for a server's pins to change: every writer that can
-    replace pins takes one. Made only by the admin commands a person types (`servers
-    approve`, `check`); no health record, schedule, restart or face makes one, and a test
+    replace pins takes one. Made only by a person's act: the admin commands a person types
+    (`servers approve`, `check`) and the console's Approve button (with the diff in view);
+    no health record, schedule, restart, face or the console's Test makes one, and a test
     reads the source to keep it so (tests/trust/test_only_a_person.py)."""
 
     command: str  # what the person ran, for the record

@@ -7,7 +7,7 @@ made from. A record counts only while the entry keeps the same connection (its
 fingerprint: command, arguments, address, and the names, never the values, of its env
 and headers). A face's own start counts as a check (`record_start`); the file is also
 the gate's `PinStore` (`HealthPins`). Pins change only by a person's act (an `Approval`,
-made by `servers approve` and `check`); a face may only pin what it sees first, where no
+made by `servers approve`, `check` and the console's Approve); a face may only pin what it sees first, where no
 pins exist, and a folder where they cannot be kept makes it fail closed (`PinsNotKept`).
 When checks come due is the admin's business (`sidecar_admin.health`); which servers a
 face leaves out is `sidecar.mounts.plan`.
