@@ -44,8 +44,7 @@ from sidecar.mounts.health import CheckResult
 from sidecar.redact import Redactor
 from sidecar_admin import approval, views
 from sidecar_admin.health import recheck_due
-from sidecar_admin.importer import import_paste
-from sidecar_admin.session import Session, all_values, check_and_apply, say_each_line_once
+from sidecar_admin.session import Session, add_paste_to_file, all_values, check_and_apply, say_each_line_once
 from sidecar_admin.store import edit_form, merge_write_only
 
 __all__ = ["main"]
@@ -58,14 +57,7 @@ log = logging.getLogger(__name__)
 
 def _add(session: Session) -> int:
     paste = " ".join(session.args.paste) if session.args.paste else sys.stdin.read()
-    with session.file.edit() as document:
-        servers = document.setdefault("mcpServers", {})
-        if not isinstance(servers, dict):
-            raise ConfigError("mcpServers", "must be an object of alias -> server entry")
-        result = import_paste(paste, servers, session.config.organization)
-        session.redactor.add(all_values({"mcpServers": {a.name: a.entry for a in result.added}}))
-        for added in result.added:
-            servers[added.name] = added.entry
+    result = add_paste_to_file(session, paste)
     log.info("%s: %d entries added, %d not", session.file.path, len(result.added), len(result.dropped))
     if not session.args.json:
         session.say(views.import_lines(result))

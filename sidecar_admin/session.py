@@ -28,9 +28,11 @@ from sidecar.redact import Redactor, url_credentials
 from sidecar.upstream.oauth import where
 from sidecar_admin import views
 from sidecar_admin.check import check_server, refused, tool_caps
+from sidecar_admin.importer import ImportResult, import_paste
 from sidecar_admin.store import ConfigFile
 
-__all__ = ["CREATING_COMMANDS", "Session", "all_values", "check_and_apply", "other_tools", "say_each_line_once"]
+__all__ = ["CREATING_COMMANDS", "Session", "add_paste_to_file", "all_values", "check_and_apply", "other_tools",
+           "say_each_line_once"]
 
 CREATING_COMMANDS = ("add", "import")  # a missing config file is where these start one
 
@@ -90,6 +92,20 @@ class Session:
 
     def health(self) -> HealthFile | None:
         return health_file_for(self.config)
+
+
+def add_paste_to_file(session: Session, paste: str) -> ImportResult:
+    """`omb-sidecar add PASTE`'s write, shared by the command and the console: the paste's
+    entries join the config file (each off), their values join the redactor first."""
+    with session.file.edit() as document:
+        servers = document.setdefault("mcpServers", {})
+        if not isinstance(servers, dict):
+            raise ConfigError("mcpServers", "must be an object of alias -> server entry")
+        result = import_paste(paste, servers, session.config.organization)
+        session.redactor.add(all_values({"mcpServers": {a.name: a.entry for a in result.added}}))
+        for added in result.added:
+            servers[added.name] = added.entry
+    return result
 
 
 def all_values(document: dict[str, Any]) -> list[str]:

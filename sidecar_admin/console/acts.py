@@ -19,9 +19,9 @@ from sidecar.errors import ConfigError
 from sidecar.mounts.health import CheckResult
 from sidecar.redact import Redactor
 from sidecar_admin import views
-from sidecar_admin.importer import ImportResult, import_paste
+from sidecar_admin.importer import ImportResult
 from sidecar_admin.console.approval import check_as_person
-from sidecar_admin.session import Session, all_values
+from sidecar_admin.session import Session, add_paste_to_file
 
 __all__ = ["Pasted", "Tested", "add_paste", "admin_session", "fill_values", "needs_of", "test_server"]
 
@@ -64,14 +64,7 @@ def test_server(session: Session, name: str) -> Tested:
 
 def add_paste(session: Session, paste: str) -> Pasted:
     """`omb-sidecar add PASTE`: new entries come in off; each with nothing to fill is tested."""
-    with session.file.edit() as document:
-        servers = document.setdefault("mcpServers", {})
-        if not isinstance(servers, dict):
-            raise ConfigError("mcpServers", "must be an object of alias -> server entry")
-        result = import_paste(paste, servers, session.config.organization)
-        session.redactor.add(all_values({"mcpServers": {a.name: a.entry for a in result.added}}))
-        for added in result.added:
-            servers[added.name] = added.entry
+    result = add_paste_to_file(session, paste)
     pasted = Pasted(result)
     for added in result.added:
         if not added.needs:

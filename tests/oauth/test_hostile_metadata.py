@@ -20,7 +20,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sidecar.config import parse_server
-from sidecar.upstream.oauth.documents import MAX_DEPTH, nesting, read_document
+from sidecar.upstream.oauth.documents import MAX_DEPTH, read_document
+from sidecar.wire.depth import nesting_depth as nesting
 from sidecar.upstream.oauth.exchange import OAuthHttp
 from sidecar.upstream.oauth.flow import SignInError
 from sidecar.upstream.oauth.grants import client_credentials

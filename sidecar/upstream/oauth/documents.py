@@ -11,37 +11,16 @@ from __future__ import annotations
 
 import json
 
-__all__ = ["MAX_DEPTH", "nesting", "read_document"]
+from sidecar.wire.depth import too_deep
+
+__all__ = ["MAX_DEPTH", "read_document"]
 
 MAX_DEPTH = 32
-_OPEN, _CLOSE, _QUOTE, _ESCAPE = frozenset(b"[{"), frozenset(b"]}"), ord('"'), ord("\\")
-
-
-def nesting(body: bytes) -> int:
-    """The deepest nesting of arrays and objects, outside strings; counted, not recursed."""
-    depth = deepest = 0
-    in_string = escaped = False
-    for byte in body:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif byte == _ESCAPE:
-                escaped = True
-            elif byte == _QUOTE:
-                in_string = False
-        elif byte == _QUOTE:
-            in_string = True
-        elif byte in _OPEN:
-            depth += 1
-            deepest = max(deepest, depth)
-        elif byte in _CLOSE:
-            depth -= 1
-    return deepest
 
 
 def read_document(body: bytes) -> object:
     """The JSON value of an answer, or None when it is not JSON or nests too deep."""
-    if nesting(body) > MAX_DEPTH:
+    if too_deep(body, MAX_DEPTH):  # measured without recursion, as every engine frame is
         return None
     try:
         return json.loads(body)
