@@ -7,7 +7,8 @@ until the last (so every condition runs on every call: the worst case for first-
 and the match alone (`PolicyEngine.match`) for those ten rules and for the shell
 classifier on a typical command. The calls carry a path, a URL and a command.
 
-    python -m bench.argrules            # prints the figures as JSON
+    python -m bench.argrules              # prints the figures as JSON
+    python -m bench.argrules --docs DIR   # and writes the docs' table there (bench.doc_files)
 """
 
 from __future__ import annotations
@@ -15,12 +16,14 @@ from __future__ import annotations
 import asyncio
 import json
 import statistics
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from bench.gate import _config, _EchoChannel
 
-__all__ = ["TEN_RULES", "time_argument_rules"]
+__all__ = ["TEN_RULES", "render_docs", "time_argument_rules"]
 
 ARGUMENTS: dict[str, Any] = {"path": "/work/src/app.py", "url": "https://api.example.com/v1/items?page=2",
              "command": "git status && ls -la src | head -20", "tags": ["a", "b"]}
@@ -101,5 +104,38 @@ def time_argument_rules(repeats: int = 3, calls: int = CALLS) -> dict[str, float
         return {"error": f"{type(exc).__name__}: {exc}"}
 
 
+ROWS = (("gate, no policy", "gate_no_policy_us"), ("gate, one name-only rule", "gate_name_rule_us"),
+        ("gate, ten argument rules", "gate_ten_argument_rules_us"),
+        ("the ten rules' match alone", "match_ten_rules_us"),
+        ("the shell classifier on `git status && ls -la src \\| head -20`", "classify_command_us"))
+
+
+def render_docs(figures: dict[str, Any]) -> dict[str, str]:
+    """The table of docs/gate.md, "What argument rules cost"."""
+    from bench import doc_files
+
+    result = figures["result"]
+    if "error" in result:
+        lines = [f"Not measured: {result['error']}"]
+    else:
+        lines = doc_files.table(["figure", f"µs per call (median of {figures['repeats']} runs)"],
+                                [[label, f"{result[key]:.1f}"] for label, key in ROWS])
+    return {"argrules.md": doc_files.page("bench.argrules", lines, figures["measured"])}
+
+
+def main(argv: list[str]) -> int:
+    repeats = 3
+    result = time_argument_rules(repeats)
+    print(json.dumps(result, indent=2))
+    if "--docs" in argv:
+        from bench import doc_files
+
+        figures = {"measured": doc_files.stamp("python -m bench.argrules " + " ".join(argv)), "repeats": repeats,
+                   "result": result}
+        for path in doc_files.write("argrules", "bench.argrules", figures, Path(argv[argv.index("--docs") + 1])):
+            print(f"docs: {path}")
+    return 0 if "error" not in result else 1
+
+
 if __name__ == "__main__":
-    print(json.dumps(time_argument_rules(), indent=2))
+    sys.exit(main(sys.argv[1:]))

@@ -290,12 +290,53 @@ async def run(quick: bool) -> dict[str, Any]:
             }
 
 
+DOC_ROWS = (
+    ("stateless `tools/call`/s through HAProxy, 32 in flight, 1 replica", "throughput (calls/s, 32 in flight)", ("1 replica",), 1.0, ""),
+    ("same, 2 replicas", "throughput (calls/s, 32 in flight)", ("2 replicas",), 1.0, ""),
+    ("shaped and held 256 KB JSON result, held in process (p50)", "held result, 256 KB JSON",
+     ("shaped+held, in process (ms p50)",), 1.0, " ms"),
+    ("same, held in Redis (p50)", "held result, 256 KB JSON", ("shaped+held, redis (ms p50)",), 1.0, " ms"),
+    ("`query_result` on it, in process / in Redis (p50)", "held result, 256 KB JSON",
+     ("query_result, in process (ms p50)", "query_result, redis (ms p50)"), 1.0, " ms"),
+    ("sequential stateless call, tracing off / on (p50)", "tracing",
+     ("stateless call, tracing off (us p50)", "stateless call, tracing on (us p50)"), 1e-3, " ms"),
+    ("a request's own CPU in the tracing SDK, in memory (traced minus bare)", "tracing",
+     ("handler, traced (us CPU per request)", "handler, bare (us CPU per request)"), 1.0, " us"),
+)
+
+
+def _doc_cell(run: dict[str, Any], section: str, keys: tuple[str, ...], scale: float, unit: str) -> str:
+    values = [run.get(section, {}).get(key) for key in keys]
+    if any(v is None for v in values):
+        return "-"
+    if keys[0].startswith("handler, traced"):  # the SDK's share: traced minus bare
+        values = [values[0] - values[1]]
+    return " / ".join(f"{v * scale:,.1f}".removesuffix(".0") for v in values) + unit
+
+
+def render_docs(figures: dict[str, Any]) -> dict[str, str]:
+    """The figures table of docs/cloud.md: one column per run kept in the JSON."""
+    from bench import doc_files
+
+    runs = figures["runs"]
+    header = ["figure", *(f"run {i + 1}" for i in range(len(runs)))] if len(runs) > 1 else ["figure", "measured"]
+    rows = [[label, *(_doc_cell(run, section, keys, scale, unit) for run in runs)]
+            for label, section, keys, scale, unit in DOC_ROWS]
+    return {"cloud.md": doc_files.page("bench.cloud", doc_files.table(header, rows), figures["measured"])}
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.cloud", description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small counts, one round")
     parser.add_argument("--out", type=Path, default=BENCH / "results" / "cloud.json")
+    parser.add_argument("--docs", type=Path, metavar="DIR", help="also write the docs' table into DIR")
     args = parser.parse_args(argv)
     figures = asyncio.run(run(args.quick))
+    if args.docs is not None:
+        from bench import doc_files
+
+        command = "python -m bench.cloud" + "".join(f" {a}" for a in (sys.argv[1:] if argv is None else argv))
+        doc_files.write("cloud", "bench.cloud", {"measured": doc_files.stamp(command), "runs": [figures]}, args.docs)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(figures, indent=2) + "\n")
     for section, values in figures.items():

@@ -16,9 +16,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["DOCS_GENERATED", "FIGURES_FILE", "TABLE_FILE", "pick_figures", "render_markdown", "write"]
+from bench import doc_files
+from bench.doc_files import DOCS_GENERATED
 
-DOCS_GENERATED = Path(__file__).resolve().parents[1] / "docs" / "generated"
+__all__ = ["DOCS_GENERATED", "FIGURES_FILE", "TABLE_FILE", "pick_figures", "render_docs", "render_markdown", "write"]
+
 FIGURES_FILE = "bench-figures.json"
 TABLE_FILE = "bench-table.md"
 
@@ -50,19 +52,21 @@ def pick_figures(results: dict[str, Any], command: str) -> dict[str, Any]:
                          for name, entry in body.items() if entry.get("median")}
     in_memory = {k: v for section, keys in IN_MEMORY.items()
                  for k, v in (results.get(section) or {}).items() if k in keys}
-    return {"machine": results["machine"], "duration_s": results["duration_s"], "command": command,
+    return {"measured": doc_files.stamp(command),
+            "machine": results["machine"], "duration_s": results["duration_s"], "command": command,
             "candidates": list(results["candidates"]), "medians": medians, "in_memory": in_memory,
             "targets": results.get("targets", [])}
 
 
 def write(results: dict[str, Any], command: str, folder: Path = DOCS_GENERATED) -> Path:
     """Writes the figures and their markdown into `folder`; returns the markdown's path."""
-    figures = pick_figures(results, command)
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / FIGURES_FILE).write_text(json.dumps(figures, indent=1) + "\n")
-    table = folder / TABLE_FILE
-    table.write_text(render_markdown(figures))
-    return table
+    doc_files.write(FIGURES_FILE.removesuffix(".json"), "bench.doc_table", pick_figures(results, command), folder)
+    return folder / TABLE_FILE
+
+
+def render_docs(figures: dict[str, Any]) -> dict[str, str]:
+    """What `bench.doc_files` writes from the figures: the one markdown file."""
+    return {TABLE_FILE: render_markdown(figures)}
 
 
 # -- markdown -----------------------------------------------------------------------------
@@ -167,6 +171,7 @@ def render_markdown(figures: dict[str, Any]) -> str:
         "", _machine_line(figures), *([f"", figures["note"]] if figures.get("note") else []), "", *_main_table(figures), "",
         "Over Streamable HTTP (sequential echo calls on one kept-alive connection, same run):", "",
         *_http_table(figures), "", *_in_memory(figures), "", "Targets, this run:", "", *_targets(figures),
+        *(["", doc_files.measured_line(figures["measured"])] if "measured" in figures else []),
     ]
     return "\n".join(parts) + "\n"
 
@@ -175,8 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     """`python -m bench.doc_table [FIGURES.json]`: render the markdown again from the figures."""
     args = sys.argv[1:] if argv is None else argv
     source = Path(args[0]) if args else DOCS_GENERATED / FIGURES_FILE
-    figures = json.loads(source.read_text())
-    (source.parent / TABLE_FILE).write_text(render_markdown(figures))
+    (source.parent / TABLE_FILE).write_text(render_docs(json.loads(source.read_text()))[TABLE_FILE])
     return 0
 
 

@@ -1,6 +1,6 @@
 """The poisoning scan's measurement: flags on a benign corpus, catch rate on a poisoned one.
 
-    python -m bench.poison [--json]
+    python -m bench.poison [--json] [--docs DIR]    # --docs: also write the docs' table (bench.doc_files)
 
 Benign: the retrieval dev set's catalogs (when present), the catalog fixtures, the npm
 reference servers and the bundled examples (`tests/trust/corpus.py`); each catalog is
@@ -18,9 +18,10 @@ from __future__ import annotations
 import json
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
-__all__ = ["first_sight_ms", "measure"]
+__all__ = ["first_sight_ms", "measure", "render_docs"]
 
 
 def first_sight_ms(repeats: int = 9) -> float:
@@ -78,8 +79,40 @@ def measure() -> dict[str, Any]:
     }
 
 
+def _share(caught: int, of: int) -> str:
+    return f"{caught}/{of} caught ({100 * caught / of:.0f}%)"
+
+
+def render_docs(figures: dict[str, Any]) -> dict[str, str]:
+    """The corpus table of docs/trust.md, from what `main --docs` measured."""
+    from bench import doc_files
+
+    r = figures["result"]
+    rows = [[f"benign: {r['benign_tools']:,} tools in {r['benign_catalogs']} catalogs (the retrieval dev set's, the "
+             "catalog fixtures, the npm reference servers, the bundled examples)",
+             f"**{r['benign_flags']} flags**" + (": " + ", ".join(f"{f['catalog']}/{f['tool']}" for f in r["flagged"])
+                                               if r["flagged"] else "")],
+            ["poisoned, written alongside the rules", _share(r["caught"], r["poisoned"])],
+            ["poisoned, held out: written after the rules were settled and never tuned against",
+             f"**{_share(r['held_out_caught'], r['held_out'])}**"],
+            ["first sight of the 425-tool catalog, CPU (fastest of 9)", f"{r['first_sight_425_cpu_ms']} ms"]]
+    return {"poison-corpus.md": doc_files.page("bench.poison", doc_files.table(["corpus", "result"], rows),
+                                               figures["measured"])}
+
+
+def _write_docs(result: dict[str, Any], argv: list[str]) -> None:
+    from bench import doc_files
+
+    folder = Path(argv[argv.index("--docs") + 1])
+    figures = {"measured": doc_files.stamp("python -m bench.poison " + " ".join(argv)), "result": result}
+    for path in doc_files.write("poison", "bench.poison", figures, folder):
+        print(f"docs: {path}")
+
+
 def main(argv: list[str]) -> int:
     result = {**measure(), "first_sight_425_cpu_ms": first_sight_ms()}  # timed here only: the suite calls measure()
+    if "--docs" in argv:
+        _write_docs(result, argv)
     if "--json" in argv:
         print(json.dumps(result, indent=2, ensure_ascii=False))
         return 0

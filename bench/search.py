@@ -325,12 +325,20 @@ def compact_catalogs(dev: Path) -> dict[str, list[dict[str, Any]]]:
     return found
 
 
-def compact_table(dev: Path) -> list[str]:
+def compact_figures(dev: Path) -> list[dict[str, Any]]:
     """`tools/list` bytes, full and compact, per catalog."""
-    lines = ["| catalog | tools | full B | compact B | saved |", "|---|---|---|---|---|"]
+    found = []
     for name, tools in compact_catalogs(dev).items():
         full, compact = _compact_bytes(tools)
-        lines.append(f"| {name} | {len(tools)} | {full} | {compact} | {1 - compact / full:.0%} |")
+        found.append({"catalog": name, "tools": len(tools), "full_bytes": full, "compact_bytes": compact})
+    return found
+
+
+def compact_table(dev: Path) -> list[str]:
+    lines = ["| catalog | tools | full B | compact B | saved |", "|---|---|---|---|---|"]
+    for row in compact_figures(dev):
+        full, compact = row["full_bytes"], row["compact_bytes"]
+        lines.append(f"| {row['catalog']} | {row['tools']} | {full} | {compact} | {1 - compact / full:.0%} |")
     return lines
 
 
@@ -339,6 +347,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=BENCH_DIR / "results" / "search.json")
     parser.add_argument("--compact", action="store_true", help="only the compact listing's bytes per catalog")
     parser.add_argument("--answers", action="store_true", help="only the search answers' bytes per catalog")
+    parser.add_argument("--docs", type=Path, metavar="DIR",
+                        help="also write the docs' search tables into DIR (docs/generated/ for the pages)")
+    parser.add_argument("--from-run", type=Path, metavar="JSON",
+                        help="with --docs: take recall and costs from this earlier --out file instead of measuring")
     args = parser.parse_args(argv)
     if args.compact:
         print("\n".join(compact_table(dev_dir())))
@@ -348,10 +360,20 @@ def main(argv: list[str] | None = None) -> int:
         for key, row in answer_sizes(dev_dir()).items():
             print(f"| {key} | {row['n']} | {row['mean_bytes']} | {row['max_bytes']} | {row['cut']:.0%} |")
         return 0
-    results = run_search(lambda line: print(line, file=sys.stderr, flush=True))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=1) + "\n")
-    print("\n".join(render(results)))
+    if args.from_run is not None:
+        results = json.loads(args.from_run.read_text())
+    else:
+        results = run_search(lambda line: print(line, file=sys.stderr, flush=True))
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(results, indent=1) + "\n")
+        print("\n".join(render(results)))
+    if args.docs is not None:
+        from bench import search_docs
+
+        command = "python -m bench.search" + "".join(f" {a}" for a in (sys.argv[1:] if argv is None else argv))
+        dev = dev_dir()
+        for path in search_docs.write(results, answer_sizes(dev), compact_figures(dev), command, args.docs):
+            print(f"docs: {path}")
     return 0
 
 

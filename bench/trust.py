@@ -123,7 +123,48 @@ def _figures(repeats: int) -> dict[str, float | str]:
     return figures
 
 
-if __name__ == "__main__":
-    import json
+ROWS = (
+    ("a re-list after `list_changed` with the same bytes (the usual case): the verdict is reused", "screen_relist_ms", "ms"),
+    ("a re-list whose bytes differ: each tool judged by its digest, none scanned again", "screen_relist_each_tool_ms", "ms"),
+    ("a re-list with one tool changed (that one scanned)", "screen_one_changed_ms", "ms"),
+    ("a rebuild for another upstream's change (this listing untouched)", "screen_same_ms", "ms"),
+    ("the first listing of a later start (pins and their scan results kept in the health file)", "screen_next_start_ms", "ms"),
+    ("the very first sight of 425 definitions (every one pinned and scanned)", "screen_first_sight_ms", "ms"),
+    ("a `tools/call` to a listed tool: no added stage; the front builds its confirmation handle", "confirmer_for_us", "us"),
+    ("for scale: merging the same 425 tools into a catalog", "merge_425_ms", "ms"),
+)
 
-    print(json.dumps(time_trust(), indent=2))
+
+def render_docs(figures: dict[str, Any]) -> dict[str, str]:
+    """The cost table of docs/trust.md, from what `--docs` measured."""
+    from bench import doc_files
+
+    result = figures["result"]
+    if "error" in result:
+        lines = [f"Not measured: {result['error']}"]
+    else:
+        lines = doc_files.table(["what (the 425-tool catalog)", "median"],
+                                [[label, f"{float(result[key]):g} {unit}"] for label, key, unit in ROWS])
+    return {"trust-cost.md": doc_files.page("bench.trust", lines, figures["measured"])}
+
+
+def main(argv: list[str]) -> int:
+    """`python -m bench.trust [--docs DIR]`: print the figures; with --docs also write the docs' table."""
+    import json
+    from pathlib import Path
+
+    result = time_trust()
+    print(json.dumps(result, indent=2))
+    if "--docs" in argv:
+        from bench import doc_files
+
+        figures = {"measured": doc_files.stamp("python -m bench.trust " + " ".join(argv)), "result": result}
+        for path in doc_files.write("trust", "bench.trust", figures, Path(argv[argv.index("--docs") + 1])):
+            print(f"docs: {path}")
+    return 0 if "error" not in result else 1
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main(sys.argv[1:]))
