@@ -9,6 +9,10 @@ marked unsure. An expected tool is written `server/tool`.
 
     python -m bench.real_set              # words only
     python -m bench.real_set --semantic   # with the [semantic] extra
+    python -m bench.real_set --docs DIR   # the set's catalogs and queries as docs tables (bench.doc_files)
+
+(The figures by slice for the docs come from `python -m bench.search --docs DIR`, which
+scores this set beside the shared one.)
 """
 
 from __future__ import annotations
@@ -127,11 +131,57 @@ def misses(use_model: bool) -> list[str]:
     return found
 
 
+def catalog_facts(folder: Path = REAL_SET / "catalogs") -> list[dict[str, Any]]:
+    """Per captured server: package, reported version, tools, mean and longest description (characters)."""
+    found = []
+    for path in sorted(folder.glob("*.json")):
+        data = json.loads(path.read_text())
+        sizes = [len(t.get("description") or "") for t in data["tools"]]
+        found.append({"server": data["server"], "package": data.get("package", ""), "version": data.get("version", ""),
+                      "tools": len(sizes), "mean_description": round(statistics.mean(sizes)) if sizes else 0,
+                      "longest_description": max(sizes, default=0)})
+    return found
+
+
+def query_kinds() -> dict[str, int]:
+    """How many queries of each kind the set holds."""
+    counts: dict[str, int] = defaultdict(int)
+    for q in queries():
+        counts[q["kind"]] += 1
+    return dict(counts)
+
+
+def render_docs(figures: dict[str, Any]) -> dict[str, str]:
+    """The set's catalogs and its queries by kind, for docs/layouts-and-search.md."""
+    from bench import doc_files
+
+    rows = [[c["server"], f"`{c['package']}`", c["version"], str(c["tools"]), str(c["mean_description"]),
+             str(c["longest_description"])] for c in figures["catalogs"]]
+    rows.append(["**all**", "", "", str(sum(c["tools"] for c in figures["catalogs"])), "", ""])
+    catalogs = doc_files.table(["server", "package", "version", "tools", "mean description", "longest"], rows)
+    kinds = doc_files.table(["kind", "n"], [[k, str(n)] for k, n in figures["kinds"].items()])
+    return {"real-set-catalogs.md": doc_files.page("bench.real_set", catalogs, figures["measured"]),
+            "real-set-queries.md": doc_files.page("bench.real_set", kinds, figures["measured"])}
+
+
+def write_docs(folder: Path, command: str) -> list[Path]:
+    from bench import doc_files
+
+    figures = {"measured": doc_files.stamp(command), "catalogs": catalog_facts(), "kinds": query_kinds()}
+    return doc_files.write("real-set", "bench.real_set", figures, folder)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.real_set", description=__doc__.splitlines()[0])
+    parser.add_argument("--docs", type=Path, metavar="DIR", help="write the set's docs tables into DIR and stop")
     parser.add_argument("--semantic", action="store_true", help="blend in the sentence model")
     parser.add_argument("--misses", action="store_true", help="list the queries with no hit in the top 3")
     args = parser.parse_args(argv)
+    if args.docs is not None:
+        command = "python -m bench.real_set" + "".join(f" {a}" for a in (sys.argv[1:] if argv is None else argv))
+        for path in write_docs(args.docs, command):
+            print(path)
+        return 0
     if args.misses:
         print("\n".join(misses(args.semantic)))
         return 0

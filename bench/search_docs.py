@@ -122,6 +122,30 @@ def _targets(figures: dict[str, Any]) -> list[str]:
     return doc_files.table(["target", "real catalogs", "shared set"], rows)
 
 
+def _unsure(figures: dict[str, Any]) -> list[str]:
+    """The share marked unsure: the answerable queries, those no tool serves, by kind, on both sets."""
+    modes = _modes(figures)
+    header = ["share marked unsure", *(f"shared set, {said}" for _, said in modes),
+              *(f"real catalogs, {said}" for _, said in modes), "target"]
+
+    def cells(shared_key: str | None, real_key: str | None) -> list[str]:
+        found = []
+        for part, key in (("unanswerable", shared_key), ("real", real_key)):
+            for mode, _ in modes:
+                row = figures["run"]["modes"][mode][part].get(key or "", {}) if part != "recall" else {}
+                found.append(f"{row['unsure']:.3f} (n {row['n']})" if row else "-")
+        return found
+
+    answerable = [f"{figures['run']['modes'][m]['recall']['overall']['unsure']:.3f} (n {figures['run']['modes'][m]['recall']['overall']['n']})"
+                  for m, _ in modes]
+    real_answerable = [f"{figures['run']['modes'][m]['real']['overall']['unsure']:.3f}" for m, _ in modes]
+    rows = [["answerable queries", *answerable, *real_answerable, "<= 0.10"],
+            ["**queries no tool serves**", *cells("overall", "unanswerable"), ">= 0.80"]]
+    for kind in ("near_domain", "out_of_domain", "non_english", "typo"):
+        rows.append([f"of which {kind}", *cells(f"kind={kind}", f"unanswerable={kind}"), ""])
+    return doc_files.table(header, rows)
+
+
 def _answers(figures: dict[str, Any]) -> list[str]:
     rows = [[key, str(row["n"]), str(row["mean_bytes"]), str(row["max_bytes"]), f"{row['cut']:.0%}"]
             for key, row in figures["answers"].items()]
@@ -139,7 +163,7 @@ def render_docs(figures: dict[str, Any]) -> dict[str, str]:
     measured = figures["measured"]
     if "skipped" in figures["run"]:
         said = doc_files.page(WRITER, [f"Not measured: {figures['run']['skipped']}."], measured)
-        return {f"search-{name}.md": said for name in ("shared", "real", "costs", "targets")} | {
+        return {f"search-{name}.md": said for name in ("shared", "real", "costs", "targets", "unsure")} | {
             "search-answers.md": doc_files.page(WRITER, _answers(figures), measured),
             "search-compact.md": doc_files.page(WRITER, _compact(figures), measured)}
     return {
@@ -147,6 +171,7 @@ def render_docs(figures: dict[str, Any]) -> dict[str, str]:
         "search-real.md": doc_files.page(WRITER, _by_slice(figures, "real", None), measured),
         "search-costs.md": doc_files.page(WRITER, _costs(figures), measured),
         "search-targets.md": doc_files.page(WRITER, _targets(figures), measured),
+        "search-unsure.md": doc_files.page(WRITER, _unsure(figures), measured),
         "search-answers.md": doc_files.page(WRITER, _answers(figures), measured),
         "search-compact.md": doc_files.page(WRITER, _compact(figures), measured),
     }
