@@ -46,7 +46,7 @@ def _by_slice(figures: dict[str, Any], part: str, unanswerable: str | None) -> l
     header = ["slice", "n"] + [c for _, said in modes for c in (f"{said}: R@1 / R@3 / R@10", "unsure")]
     first = figures["run"]["modes"][modes[0][0]][part]
     rows = []
-    for key, row in first.items():
+    for key, row in sorted(first.items(), key=lambda pair: _slice_order(pair[0])):
         if key.startswith("unanswerable"):
             continue
         cells = [c for mode, _ in modes for c in (_trio(figures["run"]["modes"][mode][part][key]),
@@ -56,6 +56,12 @@ def _by_slice(figures: dict[str, Any], part: str, unanswerable: str | None) -> l
         rows.append([key, str(row["n"]), *[c for mode, _ in modes for c in (
             "", f"{_unsure_of(figures, mode, part, unanswerable, row['key']):.3f}")]])
     return doc_files.table(header, rows)
+
+
+def _slice_order(key: str) -> int:
+    """Overall first, then the kinds of query, then the catalogs (a stable sort keeps each
+    group in the bench's order)."""
+    return 0 if key == "overall" else 1 if key.startswith("kind=") else 2
 
 
 def _unanswerable_rows(figures: dict[str, Any], part: str, source: str | None) -> list[tuple[str, dict[str, Any]]]:
@@ -138,7 +144,8 @@ def _unsure(figures: dict[str, Any]) -> list[str]:
 
     answerable = [f"{figures['run']['modes'][m]['recall']['overall']['unsure']:.3f} (n {figures['run']['modes'][m]['recall']['overall']['n']})"
                   for m, _ in modes]
-    real_answerable = [f"{figures['run']['modes'][m]['real']['overall']['unsure']:.3f}" for m, _ in modes]
+    real_answerable = [f"{figures['run']['modes'][m]['real']['overall']['unsure']:.3f} (n {figures['run']['modes'][m]['real']['overall']['n']})"
+                       for m, _ in modes]
     rows = [["answerable queries", *answerable, *real_answerable, "<= 0.10"],
             ["**queries no tool serves**", *cells("overall", "unanswerable"), ">= 0.80"]]
     for kind in ("near_domain", "out_of_domain", "non_english", "typo"):
@@ -148,7 +155,7 @@ def _unsure(figures: dict[str, Any]) -> list[str]:
 
 def _answers(figures: dict[str, Any]) -> list[str]:
     rows = [[key, str(row["n"]), str(row["mean_bytes"]), str(row["max_bytes"]), f"{row['cut']:.0%}"]
-            for key, row in figures["answers"].items()]
+            for key, row in sorted(figures["answers"].items(), key=lambda pair: pair[0] != "overall")]
     return doc_files.table(["catalog", "queries", "mean B", "largest B", "cut to fit"], rows)
 
 
