@@ -23,9 +23,10 @@ WRITER = "bench.listing_sizes"
 
 def measure() -> dict[str, Any]:
     """Face -> its label -> layout -> [tools listed, bytes], as layout_sizes counts them."""
-    sys.path.insert(0, str(doc_files.REPO / "tests" / "catalog"))
-    import layout_sizes
+    import importlib
 
+    sys.path.insert(0, str(doc_files.REPO / "tests" / "catalog"))  # a script beside its faces, not a package
+    layout_sizes: Any = importlib.import_module("layout_sizes")
     sizes = layout_sizes.layout_sizes()
     return {"rows": {face: {"label": layout_sizes.ROWS[face], "layouts": {k: list(v) for k, v in row.items()}}
                      for face, row in sizes.items()}}

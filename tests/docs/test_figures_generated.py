@@ -29,7 +29,8 @@ INCLUDE = re.compile(r'^--8<-- "generated/([^"]+)"\s*$')
 def _tables(text: str) -> list[tuple[int, list[str]]]:
     """(first line number, the lines) of each markdown table outside fenced code."""
     found: list[tuple[int, list[str]]] = []
-    fenced, current, start = False, [], 0
+    fenced, start = False, 0
+    current: list[str] = []
     for number, line in enumerate(text.splitlines(), 1):
         if line.lstrip().startswith(("```", "~~~")):
             fenced = not fenced
