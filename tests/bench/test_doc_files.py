@@ -7,6 +7,7 @@ into a temporary folder; the writer's JSON renders back to exactly the markdown 
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -63,3 +64,38 @@ def test_the_listing_sizes_are_the_golden_catalogs_counts(tmp_path: Path) -> Non
     rows = json.loads((tmp_path / "listing-sizes.json").read_text())["result"]["rows"]
     committed = json.loads((doc_files.DOCS_GENERATED / "listing-sizes.json").read_text())["result"]["rows"]
     assert rows == committed, "the golden catalogs changed: run python -m bench.listing_sizes --docs docs/generated"
+
+
+def test_the_console_pages_are_measured_on_a_real_sidecar(tmp_path: Path) -> None:
+    from bench import console_pages
+
+    assert console_pages.main(["--docs", str(tmp_path)]) == 0
+    pages = json.loads((tmp_path / "console-pages.json").read_text())["result"]["pages"]
+    assert set(pages) == {"/console/servers", "/console/calls", "/console/held", "/console/calls.json"}
+    assert all(0 < row["median_ms"] <= row["p95_ms"] for row in pages.values())
+
+
+def test_the_console_script_output_is_read_line_by_line() -> None:
+    from bench.console_pages import parse
+
+    said = parse("noise\n/console/held           median   0.40 ms  p95   3.00 ms  (41 servers, 200 calls in the ring, 200 GETs)\n")
+    assert said == {"pages": {"/console/held": {"median_ms": 0.4, "p95_ms": 3.0}},
+                    "setup": "41 servers, 200 calls in the ring, 200 GETs"}
+
+
+def test_the_search_tables_of_bytes_are_the_catalogs_own(tmp_path: Path, monkeypatch: Any) -> None:
+    """Answer and compact-listing bytes do not depend on the machine: a --docs run over the
+    committed recall figures gives exactly the committed bytes (words only, a few seconds)."""
+    import pytest
+
+    from bench import search
+
+    dev = Path(os.environ.get("OMB_RETRIEVAL_DEV") or "/work/shared/retrieval-dev")
+    if not (dev / "queries.jsonl").exists():
+        pytest.skip(f"no development set at {dev}")
+    monkeypatch.setenv("OMB_RETRIEVAL_DEV", str(dev))
+    committed = json.loads((doc_files.DOCS_GENERATED / "search.json").read_text())
+    (tmp_path / "run.json").write_text(json.dumps(committed["run"]))
+    assert search.main(["--docs", str(tmp_path / "out"), "--from-run", str(tmp_path / "run.json")]) == 0
+    again = json.loads((tmp_path / "out" / "search.json").read_text())
+    assert again["compact"] == committed["compact"] and again["answers"] == committed["answers"]
