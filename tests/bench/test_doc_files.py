@@ -99,3 +99,12 @@ def test_the_search_tables_of_bytes_are_the_catalogs_own(tmp_path: Path, monkeyp
     assert search.main(["--docs", str(tmp_path / "out"), "--from-run", str(tmp_path / "run.json")]) == 0
     again = json.loads((tmp_path / "out" / "search.json").read_text())
     assert again["compact"] == committed["compact"] and again["answers"] == committed["answers"]
+
+
+def test_the_snapshot_bench_times_a_real_build(tmp_path: Path) -> None:
+    from bench import snapshot
+
+    result = snapshot.measure(servers=5, builds=3)
+    assert result["servers"] == 5 and 0 < result["fastest_ms"] <= result["median_ms"]
+    assert snapshot.main(["--docs", str(tmp_path)]) == 0
+    assert "| 50 servers, each with an env secret (50 builds) |" in (tmp_path / "snapshot.md").read_text()
