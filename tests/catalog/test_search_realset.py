@@ -1,6 +1,6 @@
 """The development set from real catalogs (`tests/retrieval/`): its shape, and a fast smoke
 score of the ranker on it (words only; the figures themselves come from
-`python -m bench.search` and are in docs/drafts/reach25b.md).
+`python -m bench.search --docs` and are in docs/generated/search-real.md).
 
 The floors sit well under the measured figures, so a point's change does not fail; a
 ranker that stops finding tools, or stops saying when nothing fits, does.

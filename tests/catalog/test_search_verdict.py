@@ -5,7 +5,7 @@
   catalogs, each against a model that prefers another tool.
 * The verdict: a request no tool serves is weak, a plain one is not; and on both
   development sets as a whole the two errors stay under their floors (a smoke: the
-  figures themselves are in docs/drafts/reach25.md, from `python -m bench.search`).
+  figures themselves are in docs/generated/search-*.md, from `python -m bench.search --docs`).
 """
 
 from __future__ import annotations
