@@ -76,6 +76,13 @@ def main(argv: list[str] | None = None) -> int:
 
         command = "python -m bench" + "".join(f" {a}" for a in (argv if argv is not None else sys.argv[1:]))
         print(f"docs tables: {doc_table.write(results, command, docs)}")
+        if "modes" in results.get("search", {}):  # the search section ran: its tables too
+            from bench import search, search_docs
+
+            dev = search.dev_dir()
+            for path in search_docs.write(results["search"], search.answer_sizes(dev), search.compact_figures(dev),
+                                          command, docs):
+                print(f"docs tables: {path}")
     return 0
 
 
