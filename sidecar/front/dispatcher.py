@@ -33,6 +33,7 @@ from sidecar.hub.face import Face
 from sidecar.hub.session import EngineSession
 from sidecar.redact import Redactor
 from sidecar.upstream import Upstream
+from sidecar.wire.versions import without_envelope
 from sidecar.wire import (
     Answer,
     EngineMessage,
@@ -171,7 +172,7 @@ class Dispatcher:
     async def forward(self, req: Request, upstream: Upstream, params: dict[str, Any] | None = None) -> msgspec.Raw:
         """Send `req` to one upstream under a fresh id; cancellation and progress follow it;
         configured secrets are redacted from the answer."""
-        body = req.params if params is None else params
+        body = _without_envelope(req.params if params is None else params)
         conn = upstream.ready_connection()
         if self.face.tracer is not None:  # a client span, its context in the _meta sent on
             def send(traced: dict[str, Any]) -> Awaitable[msgspec.Raw]:
@@ -182,6 +183,15 @@ class Dispatcher:
             answer = await conn.request(req.method, body or None, self.progress_sink(req), self.mark_sent(req))
         scrub = self.face.gate.answers
         return scrub_answer(answer, scrub) if scrub else answer
+
+
+def _without_envelope(params: dict[str, Any]) -> dict[str, Any]:
+    """The params an upstream gets: the engine's 2026-07-28 envelope stays here."""
+    meta = params.get("_meta")
+    if not isinstance(meta, dict) or without_envelope(meta) is meta:
+        return params
+    rest = without_envelope(meta)
+    return {**{k: v for k, v in params.items() if k != "_meta"}, **({"_meta": rest} if rest else {})}
 
 
 class _Sent:

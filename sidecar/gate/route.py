@@ -28,6 +28,7 @@ from sidecar.gate.query import QueryLimits, answer_query
 from sidecar.gate.store import SharedHeldStore
 from sidecar.redact import Redactor, answer_secrets, url_credentials
 from sidecar.upstream import Pool
+from sidecar.wire.versions import without_envelope
 
 __all__ = ["route_upstream", "answer_locally", "answer_redactor", "scrub_answer", "SEARCH_SECONDS", "tool_error"]
 
@@ -47,7 +48,7 @@ async def route_upstream(call: ToolCall, pool: Pool, deadline: float | None, scr
     conn = upstream.ready_connection()
     params: dict[str, Any] = {"name": call.target.name, "arguments": call.arguments}
     if call.meta:
-        rest = {k: v for k, v in call.meta.items() if k != "progressToken"}
+        rest = {k: v for k, v in without_envelope(call.meta).items() if k != "progressToken"}
         if rest:
             params["_meta"] = rest
     try:
