@@ -81,6 +81,9 @@ class EraUpstream:
         except anyio.get_cancelled_exc_class():
             self.events.emit("cancelled", tool=params.name)
             raise
+        except MCPError as exc:
+            self.events.emit("failed", tool=params.name, message=exc.error.message)
+            raise
         self.events.emit("done", tool=params.name)
         return result
 

@@ -26,8 +26,8 @@ def era_entry(events: Path | None = None, **extra: Any) -> dict[str, Any]:
 class Person:
     """The engine's person and model: answers elicitation, sampling and roots as told."""
 
-    def __init__(self, name: str = "ada", action: str = "accept", stall: bool = False) -> None:
-        self.name, self.action, self.stall = name, action, stall
+    def __init__(self, name: str = "ada", action: str = "accept", stall: bool = False, decision: str = "allow") -> None:
+        self.name, self.action, self.stall, self.decision = name, action, stall, decision
         self.asked: list[tuple[str, Any]] = []
 
     async def elicit(self, ctx: Any, params: Any) -> types.ElicitResult:
@@ -36,6 +36,8 @@ class Person:
             await anyio.sleep_forever()
         if getattr(params, "mode", "form") == "url":
             return types.ElicitResult(action=self.action)
+        if "decision" in (getattr(params, "requested_schema", None) or {}).get("properties", {}):
+            return types.ElicitResult(action="accept", content={"decision": self.decision})  # the gate's confirmation
         return types.ElicitResult(action=self.action, content={"name": self.name})
 
     async def sample(self, ctx: Any, params: Any) -> types.CreateMessageResult:

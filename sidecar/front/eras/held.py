@@ -37,11 +37,12 @@ from sidecar.redact import Redactor
 from sidecar.wire import Answer, ErrorAnswer, Event, Notice, Relayed, Request, RequestId, Response, encode_event
 from sidecar.wire.versions import MODERN_VERSION
 
-__all__ = ["HeldCall", "MAX_WAITING", "Round", "NO_ANSWER"]
+__all__ = ["HeldCall", "MAX_QUESTIONS", "MAX_WAITING", "Round", "NO_ANSWER"]
 
 log = logging.getLogger(__name__)
 
 MAX_WAITING = 8  # questions an upstream may have queued on one held call
+MAX_QUESTIONS = 16  # questions one call may put to its engine in all; an upstream that asks forever is stopped
 NO_ANSWER = -32001  # what the upstream hears when the engine never answered (or answered nothing)
 _PASSED = frozenset({"notifications/progress"})  # the only notices a held call's engine session lets through
 
@@ -88,6 +89,7 @@ class HeldCall:
         self.on_question: Callable[[HeldCall, Relayed], None] = lambda call, relayed: None
         self.on_end: Callable[[HeldCall], None] = lambda call: None
         self.state_ids: set[str] = set()
+        self.rounds = 0  # questions put to the engine so far
         self._timer: asyncio.TimerHandle | None = None
         self.over = False
 
@@ -146,6 +148,10 @@ class HeldCall:
 
     def _put_next(self) -> None:
         self.asked = self.questions.popleft()
+        self.rounds += 1
+        if self.rounds > MAX_QUESTIONS:
+            self.stop(f"the server asked more than {MAX_QUESTIONS} questions in one call")
+            return
         self.on_question(self, self.asked)
 
     def put_question(self, result: dict[str, Any]) -> None:
