@@ -36,7 +36,9 @@ class Person:
             await anyio.sleep_forever()
         if getattr(params, "mode", "form") == "url":
             return types.ElicitResult(action=self.action)
-        if "decision" in (getattr(params, "requested_schema", None) or {}).get("properties", {}):
+        schema = getattr(params, "requested_schema", None)
+        schema = schema.model_dump() if hasattr(schema, "model_dump") else (schema or {})
+        if "decision" in (schema.get("properties") or {}):
             return types.ElicitResult(action="accept", content={"decision": self.decision})  # the gate's confirmation
         return types.ElicitResult(action=self.action, content={"name": self.name})
 
