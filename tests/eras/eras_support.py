@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import sys
 import warnings
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -112,3 +114,23 @@ async def sdk_wait_for_tools(client: Any, name: str = "era__echo") -> None:
     with anyio.fail_after(30):
         while name not in {tool.name for tool in (await client.list_tools()).tools}:
             await anyio.sleep(0.05)
+
+
+MODERN_SERVER = HERE / "modern_server.py"
+
+
+@asynccontextmanager
+async def open_modern_server(events: Path | None = None) -> AsyncIterator[str]:
+    """tests/eras/modern_server.py as a process: yields its endpoint URL."""
+    import subprocess
+
+    from tests.conftest import REPO, child_env
+    from tests.http.http_support import _read_port, _stop
+
+    argv = [sys.executable, str(MODERN_SERVER)] + (["--events", str(events)] if events is not None else [])
+    process = await anyio.open_process(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=child_env(),
+                                       cwd=str(REPO), start_new_session=True)
+    try:
+        yield f"http://127.0.0.1:{await _read_port(process)}/mcp"
+    finally:
+        await _stop(process)

@@ -28,6 +28,7 @@ from typing import Any
 
 from sidecar.errors import INTERNAL_ERROR
 from sidecar.front.dispatcher import Dispatcher
+from sidecar.front.eras.asking import EngineAnswer
 from sidecar.front.http.sessions import Exchange
 from sidecar.front.jobs import Jobs
 from sidecar.gate.held import CallerScope
@@ -137,7 +138,8 @@ class HeldCall:
 
     def _question(self, relayed: Relayed) -> None:
         sent = dict(self.engine.relayed.items()).get(relayed.id)
-        mine = sent is not None and any(s is not None and s[0] is sent[0] for s in self.engine.in_flight.values())
+        mine = sent is not None and (isinstance(sent[0], EngineAnswer)  # a 2026-07-28 server's, for this call
+                                     or any(s is not None and s[0] is sent[0] for s in self.engine.in_flight.values()))
         if not mine or len(self.questions) >= MAX_WAITING or self.over:
             why = "another call's question" if not mine else "too many questions waiting"
             self.dispatcher.take(Response(relayed.id, error={"code": INTERNAL_ERROR, "message": f"refused: {why}"}))

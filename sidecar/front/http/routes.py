@@ -26,7 +26,8 @@ from typing import Any
 from aiohttp import web
 
 from sidecar.errors import INVALID_PARAMS, INVALID_REQUEST
-from sidecar.front.eras import HeldCalls, Round, takes_rounds
+from sidecar.front.eras.held import Round
+from sidecar.front.eras.rounds import HeldCalls, takes_rounds
 from sidecar.front.http.admission import HostRule, caller_identity
 from sidecar.front.http.listener import FrontSettings
 from sidecar.front.http.sessions import Exchange, HttpSession, SessionTable
