@@ -12,6 +12,7 @@ Tools:
     forever {}        asks a form again and again until an answer is refused
     echo {nonce}      no question: returns the nonce
     progress_ask {}   reports progress, then asks a form, then reports again
+    ask_then_hang {}  asks a form, then waits until cancelled
 
 With `--events FILE` one JSON object a line is appended: every question's outcome
 (answered or refused, with the error's words), every call's cancellation and end.
@@ -49,7 +50,7 @@ def _tool(name: str, props: dict[str, Any] | None = None) -> dict[str, Any]:
 
 TOOLS = [_tool("form", {"message": {"type": "string"}}), _tool("url"), _tool("sample", {"prompt": {"type": "string"}}),
          _tool("roots"), _tool("twice"), _tool("forever"), _tool("echo", {"nonce": {"type": "string"}}),
-         _tool("progress_ask")]
+         _tool("progress_ask"), _tool("ask_then_hang")]
 
 
 class Events:
@@ -141,6 +142,9 @@ class EraUpstream:
             answer = await self._form(ctx, "Halfway: your name?")
             await ctx.session.report_progress(2, 2, "after the question")
             return {"content": [_text(f"progress_ask: {(answer.content or {}).get('name')}")]}
+        if name == "ask_then_hang":
+            await self._form(ctx, "Before the long part: your name?")
+            await anyio.sleep_forever()
         raise MCPError(code=-32602, message=f"Unknown tool: {name}")
 
     def build(self) -> Server:

@@ -26,7 +26,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from sidecar.errors import INTERNAL_ERROR
+from sidecar.errors import INTERNAL_ERROR, INVALID_PARAMS
 from sidecar.front.dispatcher import Dispatcher
 from sidecar.front.eras.asking import EngineAnswer
 from sidecar.front.http.sessions import Exchange
@@ -56,9 +56,16 @@ class Round:
         self.exchange, self.id, self.encode, self.token = exchange, ident, encode, token
         self.call: HeldCall | None = None  # the held call this round serves, once there is one
 
-    def refuse(self, code: int, message: str) -> None:
-        self.exchange.put(encode_event(ErrorAnswer(self.id, code, message)))
-        self.exchange.answered(self.id, code)
+    def refuse(self, method: str, message: str) -> None:
+        """One answer that ends the round: for a tool call, a tool error the model reads
+        (as the gate's confirmation answers a bad state); otherwise invalid params."""
+        if method == "tools/call":
+            result = {"content": [{"type": "text", "text": message}], "isError": True}
+            self.exchange.put(self.encode(Answer(self.id, result)))
+            self.exchange.answered(self.id)
+        else:
+            self.exchange.put(encode_event(ErrorAnswer(self.id, INVALID_PARAMS, message)))
+            self.exchange.answered(self.id, INVALID_PARAMS)
 
 
 class HeldSession(EngineSession):

@@ -22,7 +22,6 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from sidecar.errors import INVALID_PARAMS
 from sidecar.front.eras.held import HeldCall, Round
 from sidecar.front.jobs import Jobs
 from sidecar.gate.confirm import ConfirmStage
@@ -73,7 +72,7 @@ class HeldCalls:
             if sealer.open(state) is not None:  # a confirmation's state: the gate's confirmation reads it
                 self._start(req, caller, capabilities, this)
             else:
-                this.refuse(INVALID_PARAMS, NOT_VALID)
+                this.refuse(req.method, NOT_VALID)
             return
         self._resume(req, caller, state, this)
 
@@ -91,14 +90,14 @@ class HeldCalls:
             claim = self._sealer().redeem_claim(state, bot=self.face.config.bot.id, face=self.face.name, tool=name,
                                                 arguments=arguments, caller=caller, purpose=ASK_PURPOSE)
         except StoreUnavailable:  # fail closed: a state that cannot be marked used is not honoured
-            this.refuse(INVALID_PARAMS, "params.requestState could not be checked: the shared store did not answer")
+            this.refuse(req.method, "params.requestState could not be checked: the shared store did not answer")
             return
         if claim is None:
-            this.refuse(INVALID_PARAMS, NOT_VALID)
+            this.refuse(req.method, NOT_VALID)
             return
         call = self.by_state.pop(claim.id, None)
         if call is None or call.over:
-            this.refuse(INVALID_PARAMS, NOT_HELD)
+            this.refuse(req.method, NOT_HELD)
             return
         responses = req.params.get("inputResponses")
         call.resume(this, responses.get(QUESTION_KEY) if isinstance(responses, dict) else None)
