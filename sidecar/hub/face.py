@@ -240,6 +240,9 @@ class Face(ReadsLive):
         if session is None:
             conn.respond_error(frame.id, METHOD_NOT_FOUND, f"the client did not declare the {capability} capability")
             return
+        if frame.method == "elicitation/create" and not session.declared_url_elicitation() and _url_mode(frame.params):
+            conn.respond_error(frame.id, METHOD_NOT_FOUND, "the client did not declare the elicitation capability's URL mode")
+            return
         scrub = self.gate.answers  # what reaches the engine hides configured secrets, as answers do
         params = scrub_answer(frame.params, scrub) if scrub and frame.params else frame.params
         session.relay_request(conn, frame.id, frame.method, params)
@@ -272,6 +275,21 @@ class Face(ReadsLive):
     def _broadcast(self, method: str, params: Any = None) -> None:
         for session in self.sessions:
             session.notify(method, params)
+
+
+class _Mode(msgspec.Struct):
+    mode: Any = None
+
+
+_mode = msgspec.json.Decoder(_Mode)
+
+
+def _url_mode(params: msgspec.Raw | None) -> bool:
+    """An elicitation's params ask for URL mode (read at the top level only)."""
+    try:
+        return bool(params) and _mode.decode(params).mode == "url"  # type: ignore[arg-type]
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return False
 
 
 def encode_cursor(offset: int) -> str:

@@ -67,6 +67,10 @@ class EngineSession:
     def declared(self, capability: str) -> bool:
         return isinstance(self.client_capabilities.get(capability), dict)
 
+    def declared_url_elicitation(self) -> bool:
+        elicitation = self.client_capabilities.get("elicitation")
+        return isinstance(elicitation, dict) and isinstance(elicitation.get("url"), dict)
+
     def notify(self, method: str, params: Any = None) -> None:
         if self.announced and self.admit(method):
             self.emit(Notice(method, params))

@@ -33,7 +33,10 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-CLIENT_CAPABILITIES: dict[str, Any] = {"roots": {"listChanged": True}, "sampling": {}, "elicitation": {}}
+# URL-mode elicitation is declared too: the face relays a URL-mode question only to an
+# engine that declared that mode, else refuses it naming the mode (sidecar.hub.face).
+CLIENT_CAPABILITIES: dict[str, Any] = {"roots": {"listChanged": True}, "sampling": {},
+                                       "elicitation": {"form": {}, "url": {}}}
 # Declared to a 2026-07-28 server: every question a client answers, so it may answer a
 # call with an input-required result; the sidecar puts each question to the engine of
 # that call if the engine declared it, else the call ends naming the missing capability
