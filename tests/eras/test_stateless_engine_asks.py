@@ -57,15 +57,19 @@ async def test_two_questions_in_one_call_take_two_rounds(write_config, tmp_path:
 
 
 async def test_the_same_tools_on_a_session_still_ask_on_the_session(write_config, tmp_path: Path) -> None:
-    """The legacy (2025-11-25) engine beside it: the question is a request on its session."""
+    """The legacy (2025-11-25) engine beside it: each question is a request on its session."""
     config = write_config({"era": era_entry()})
     person = Person("lin")
     async with open_http_sidecar(config, tmp_path, log_level="INFO") as sc:
         async with sdk_client(sc.url, sc.token, person, "legacy") as client:
+            await sdk_wait_for_tools(client)
             with anyio.fail_after(60):
-                await sdk_wait_for_tools(client)
-                result = await client.call_tool("era__twice", {})
-    assert said(result) == "twice: lin / hi<greet lin>"
+                twice = await client.call_tool("era__twice", {})
+                url = await client.call_tool("era__url", {})
+                roots = await client.call_tool("era__roots", {})
+    assert said(twice) == "twice: lin / hi<greet lin>"
+    assert said(url) == "url:accept" and json.loads(said(roots)) == ["file:///work/project"]
+    assert [kind for kind, _ in person.asked] == ["elicit", "sample", "elicit", "roots"]
 
 
 async def test_an_engine_that_declared_nothing_leaves_the_upstream_refused(write_config, tmp_path: Path) -> None:
