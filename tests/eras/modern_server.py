@@ -13,6 +13,8 @@ Prints `PORT <n>`; the endpoint is `/mcp`. Tools:
     chain {}     asks a form, then (second round, its state "2") sampling; returns both
     forever {}   asks again on every round
     echo {nonce} no question
+    progress_ask {}  reports progress, asks a form; on the next round reports again and ends
+    hang {}      waits until cancelled (its events say so)
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from mcp.shared.exceptions import MCPError  # noqa: E402
 
 NAME_FORM = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
 TOOLS = [{"name": n, "description": f"The modern test tool {n}.", "inputSchema": {"type": "object", "properties": {}}}
-         for n in ("form", "url", "sample", "roots", "chain", "forever", "echo")]
+         for n in ("form", "url", "sample", "roots", "chain", "forever", "echo", "progress_ask", "hang")]
 
 
 def _text(value: str) -> types.TextContent:
@@ -79,6 +81,17 @@ class ModernUpstream:
                         params: types.CallToolRequestParams) -> types.CallToolResult | types.InputRequiredResult:
         answers = {k: _dump(v) for k, v in (params.input_responses or {}).items()}
         self.events.emit("call", tool=params.name, state=params.request_state, answers=answers)
+        if params.name == "progress_ask":
+            await ctx.session.report_progress(1 if "who" not in answers else 2, 2, "round")
+            if "who" not in answers:
+                return types.InputRequiredResult(input_requests={"who": _form("Your name?")}, request_state="1")
+            return types.CallToolResult(content=[_text(f"progress_ask: {answers['who']['content']['name']}")])
+        if params.name == "hang":
+            try:
+                await anyio.sleep_forever()
+            except anyio.get_cancelled_exc_class():
+                self.events.emit("cancelled", tool="hang")
+                raise
         return self._round(params.name, answers, params.request_state, params.arguments or {})
 
     def _round(self, name: str, answers: dict[str, Any], state: str | None,

@@ -11,7 +11,7 @@ import aiohttp
 import anyio
 import pytest
 
-from tests.conftest import await_event
+from tests.conftest import await_event, read_event_file
 from tests.eras.eras_support import MODERN, Person, era_entry, said, sdk_client, sdk_wait_for_tools, \
     stateless_call, wait_for_tools
 from tests.http.http_support import open_http_sidecar
@@ -19,8 +19,9 @@ from tests.http.http_support import open_http_sidecar
 pytestmark = pytest.mark.e2e
 
 
-async def test_progress_reaches_the_stateless_engine_before_and_after_the_question(write_config,
-                                                                                    tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", ["legacy", MODERN])
+async def test_progress_reaches_the_engine_before_and_after_the_question(write_config, tmp_path: Path,
+                                                                         mode: str) -> None:
     config = write_config({"era": era_entry()})
     person = Person("pat")
     seen: list[tuple[float, str | None]] = []
@@ -29,7 +30,7 @@ async def test_progress_reaches_the_stateless_engine_before_and_after_the_questi
         seen.append((done, message))
 
     async with open_http_sidecar(config, tmp_path, log_level="INFO") as sc:
-        async with sdk_client(sc.url, sc.token, person, MODERN) as client:
+        async with sdk_client(sc.url, sc.token, person, mode) as client:
             await sdk_wait_for_tools(client)
             with anyio.fail_after(60):
                 result = await client.call_tool("era__progress_ask", {}, progress_callback=progress)
@@ -49,3 +50,16 @@ async def test_an_engine_that_hangs_up_on_a_round_cancels_the_call_upstream(writ
             await stateless_call(http, sc.url, sc.token, "era__ask_then_hang", {}, state=state, responses=answer)
         await await_event(events, lambda e: e["event"] == "answered", timeout=10)
         await await_event(events, lambda e: e["event"] == "cancelled" and e["tool"] == "ask_then_hang", timeout=10)
+
+
+async def test_a_session_engine_that_gives_up_after_answering_cancels_the_call_upstream(write_config,
+                                                                                         tmp_path: Path) -> None:
+    events = tmp_path / "events.jsonl"
+    config = write_config({"era": era_entry(events)})
+    async with open_http_sidecar(config, tmp_path, log_level="INFO") as sc:
+        async with sdk_client(sc.url, sc.token, Person("max"), "legacy") as client:
+            await sdk_wait_for_tools(client)
+            with anyio.move_on_after(2):
+                await client.call_tool("era__ask_then_hang", {})
+            await await_event(events, lambda e: e["event"] == "cancelled" and e["tool"] == "ask_then_hang", timeout=10)
+    assert [e["what"] for e in read_event_file(events) if e["event"] == "answered"] == ["form"]

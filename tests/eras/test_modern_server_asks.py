@@ -114,3 +114,30 @@ async def test_an_engine_that_never_answers_ends_the_call_clearly(write_config, 
                 after = await c.session.call_tool("modern__echo", {"nonce": "still-here"})
     assert result.is_error and "did not answer within 1 s" in said(result)
     assert said(after) == "still-here"
+
+
+@pytest.mark.parametrize("mode", ["legacy", MODERN])
+async def test_progress_comes_through_every_round_and_a_cancel_reaches_the_server(write_config, tmp_path: Path,
+                                                                                   mode: str) -> None:
+    from tests.conftest import await_event
+
+    events = tmp_path / "modern.jsonl"
+    person = Person("ivy")
+    seen: list[float] = []
+
+    async def progress(done: float, total: float | None, message: str | None) -> None:
+        seen.append(done)
+
+    async with open_modern_server(events) as url, open_http_sidecar(_config(write_config, url), tmp_path,
+                                                                     log_level="INFO") as sc:
+        async with sdk_client(sc.url, sc.token, person, mode) as client:
+            await sdk_wait_for_tools(client, "modern__echo")
+            with anyio.fail_after(60):
+                result = await client.call_tool("modern__progress_ask", {}, progress_callback=progress)
+            with anyio.move_on_after(1):  # the engine gives up on a call that never ends
+                await client.call_tool("modern__hang", {})
+            await await_event(events, lambda e: e["event"] == "cancelled" and e["tool"] == "hang", timeout=10)
+            with anyio.fail_after(30):
+                after = await client.call_tool("modern__echo", {})
+    assert said(result) == "progress_ask: ivy" and seen == [1, 2]
+    assert after.is_error is False
