@@ -47,6 +47,10 @@ class EngineSession:
     and it is dropped (notifications) or refused to the upstream (requests). Answers are
     never asked about: they always go."""
 
+    # A session that serves one call only (a 2026-07-28 engine's held call): it is handed
+    # the questions of its own call, never another call's (sidecar.hub.face._asker_for).
+    call_bound = False
+
     def __init__(self, send: Callable[[bytes], None] | None = None, admit: Callable[[str | None], bool] = _always,
                  *, emit: Callable[[Event], None] | None = None) -> None:
         if emit is None:

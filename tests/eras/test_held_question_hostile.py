@@ -141,3 +141,15 @@ async def test_a_stateless_round_whose_client_hangs_up_cancels_the_call(write_co
                 await client.call_tool("era__form", {})
         refused = await await_event(events, lambda e: e["event"] == "refused", timeout=10)
     assert "did not answer" in refused["message"] and len(person.asked) == 1
+
+
+async def test_a_sidecar_that_stops_answers_the_held_question_first(write_config, tmp_path: Path) -> None:
+    """Shutdown leaves nothing waiting: the upstream's question gets an error answer before
+    the upstream itself is stopped."""
+    events = tmp_path / "events.jsonl"
+    config = write_config({"era": era_entry(events)})
+    async with open_http_sidecar(config, tmp_path, log_level="INFO") as sc, aiohttp.ClientSession() as http:
+        await wait_for_tools(http, sc.url, sc.token)
+        _asked((await stateless_call(http, sc.url, sc.token, "era__form", {}))[1])
+    refused = [e for e in read_event_file(events) if e["event"] == "refused"]
+    assert len(refused) == 1 and "shutting down" in refused[0]["message"], refused

@@ -71,6 +71,8 @@ class Round:
 class HeldSession(EngineSession):
     """The engine side of a held call: hears its own call's progress and questions only."""
 
+    call_bound = True
+
     def notify(self, method: str, params: Any = None) -> None:
         if method in _PASSED:
             super().notify(method, params)

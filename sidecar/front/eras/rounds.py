@@ -24,6 +24,7 @@ from typing import Any
 
 from sidecar.front.eras.held import HeldCall, Round
 from sidecar.front.jobs import Jobs
+from sidecar.front.shutdown import shutdown_words
 from sidecar.gate.confirm import ConfirmStage
 from sidecar.hub.face import Face
 from sidecar.redact import Redactor
@@ -136,7 +137,7 @@ class HeldCalls:
         (`waiting_only`: only the calls waiting on their engine, with no round open)."""
         calls = [c for c in self.running if not (waiting_only and c.round is not None)]
         for call in calls:
-            call.stop(why)
+            call.stop(shutdown_words(why))
         return len(calls)
 
     async def aclose(self) -> None:
