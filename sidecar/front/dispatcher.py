@@ -28,7 +28,7 @@ from sidecar.features import missing_module_words
 from sidecar.front.handling import Handler, MethodTable, Result
 from sidecar.front.methods import METHODS
 from sidecar.gate.answer import error_body
-from sidecar.gate.route import scrub_answer
+from sidecar.gate.route import ASKS, scrub_answer
 from sidecar.hub.face import Face
 from sidecar.hub.session import EngineSession
 from sidecar.redact import Redactor
@@ -182,7 +182,22 @@ class Dispatcher:
         else:
             answer = await conn.request(req.method, body or None, self.progress_sink(req), self.mark_sent(req))
         scrub = self.face.gate.answers
+        if ASKS.search(answer) is not None:  # a 2026-07-28 server's questions (sidecar.gate.asked)
+            answer = await self._answer_questions(req, upstream, body, answer)
         return scrub_answer(answer, scrub) if scrub else answer
+
+    async def _answer_questions(self, req: Request, upstream: Upstream, body: dict[str, Any],
+                                answer: msgspec.Raw) -> msgspec.Raw:
+        from sidecar.front.eras.asking import engine_asker
+        from sidecar.gate.asked import answer_rounds
+
+        conn = upstream.ready_connection()
+
+        def send(again: dict[str, Any]) -> Awaitable[msgspec.Raw]:
+            return conn.request(req.method, again, self.progress_sink(req), self.mark_sent(req))
+
+        ask = engine_asker(self.session, self.face.config.policy.confirm_seconds)
+        return await answer_rounds(answer, body, send, ask, upstream.alias, self.face.gate.answers, tool=False)
 
 
 def _without_envelope(params: dict[str, Any]) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from typing import Any
 
 import msgspec
 
+from sidecar.errors import UpstreamError
 from sidecar.gate.budget import text_result
 from sidecar.redact import Redactor
 from sidecar.upstream.input_required import read_input_required
@@ -35,9 +36,10 @@ class InputRefused(Exception):
 
 
 async def answer_rounds(answer: msgspec.Raw, params: dict[str, Any], send: Send, ask: EngineAsker | None,
-                        server: str, scrub: Redactor | None) -> msgspec.Raw:
-    """The server's final answer to the call, its questions answered on the way; a tool
-    error when the engine cannot answer or the server asks past the bound."""
+                        server: str, scrub: Redactor | None, tool: bool = True) -> msgspec.Raw:
+    """The server's final answer to the call, its questions answered on the way; when the
+    engine cannot answer or the server asks past the bound, a tool error (`tool`), or
+    else (a prompt, a resource) an `UpstreamError` with the same words."""
     for _ in range(MAX_INPUT_ROUNDS):
         asked = read_input_required(answer)
         if asked is None:
@@ -45,22 +47,27 @@ async def answer_rounds(answer: msgspec.Raw, params: dict[str, Any], send: Send,
         responses: dict[str, Any] = {}
         for key, question in asked.questions.items():
             if ask is None:
-                return _refused(server, question.method, "this client cannot be asked anything during a call")
+                return _refused(server, question.method, "this client cannot be asked anything during a call", tool)
             shown = scrub.clean(question.params) if scrub else question.params
             try:
                 responses[key] = await ask(question.method, shown)
             except InputRefused as refused:
-                return _refused(server, question.method, refused.words)
+                return _refused(server, question.method, refused.words, tool)
         again = {**params, "inputResponses": responses}
         if asked.state is not None:
             again["requestState"] = asked.state
         answer = await send(again)
     if read_input_required(answer) is None:
         return answer
-    words = f"the server '{server}' asked for input more than {MAX_INPUT_ROUNDS} times in one call; the call was stopped"
+    return _ended(f"the server '{server}' asked for input more than {MAX_INPUT_ROUNDS} times in one call; "
+                  "the call was stopped", tool)
+
+
+def _refused(server: str, method: str, words: str, tool: bool) -> msgspec.Raw:
+    return _ended(f"the server '{server}' needs an answer to {method} to finish this call, and none came: {words}", tool)
+
+
+def _ended(words: str, tool: bool) -> msgspec.Raw:
+    if not tool:
+        raise UpstreamError(words)
     return msgspec.Raw(msgspec.json.encode(text_result(words, True)))
-
-
-def _refused(server: str, method: str, words: str) -> msgspec.Raw:
-    text = f"the server '{server}' needs an answer to {method} to finish this call, and none came: {words}"
-    return msgspec.Raw(msgspec.json.encode(text_result(text, True)))

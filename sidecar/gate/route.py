@@ -31,10 +31,10 @@ from sidecar.redact import Redactor, answer_secrets, url_credentials
 from sidecar.upstream import Pool
 from sidecar.wire.versions import without_envelope
 
-__all__ = ["route_upstream", "answer_locally", "answer_redactor", "scrub_answer", "SEARCH_SECONDS", "tool_error"]
+__all__ = ["ASKS", "route_upstream", "answer_locally", "answer_redactor", "scrub_answer", "SEARCH_SECONDS", "tool_error"]
 
 SEARCH_SECONDS = 120.0
-_ASKS = re.compile(rb'"input_required"')  # searched in place (no copy); only a hit is decoded
+ASKS = re.compile(rb'"input_required"')  # searched in place (no copy); only a hit is decoded
 SCRUB_IN_THREAD = 1 << 20  # answers larger than this are redacted in a worker thread
 
 
@@ -58,7 +58,7 @@ async def route_upstream(call: ToolCall, pool: Pool, deadline: float | None, scr
 
     try:
         answer = await send(params)
-        if _ASKS.search(answer) is not None:  # a 2026-07-28 server's questions (sidecar.gate.asked)
+        if ASKS.search(answer) is not None:  # a 2026-07-28 server's questions (sidecar.gate.asked)
             from sidecar.gate.asked import answer_rounds
 
             answer = await answer_rounds(answer, params, send, call.ask_engine, call.target.alias, scrub)

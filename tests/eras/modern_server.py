@@ -15,6 +15,7 @@ Prints `PORT <n>`; the endpoint is `/mcp`. Tools:
     echo {nonce} no question
     progress_ask {}  reports progress, asks a form; on the next round reports again and ends
     hang {}      waits until cancelled (its events say so)
+Prompt `ask_prompt`: asks a form first, then is the prompt "a prompt for <name>".
 """
 
 from __future__ import annotations
@@ -118,8 +119,23 @@ class ModernUpstream:
             return types.InputRequiredResult(input_requests={"who": asks[name]}, request_state="1")
         return types.CallToolResult(content=[_text(f"{name}: {json.dumps(answers['who'], sort_keys=True)}")])
 
+    async def list_prompts(self, ctx: ServerRequestContext, params: Any) -> dict[str, Any]:
+        return {"prompts": [{"name": "ask_prompt", "description": "A prompt that asks for a name first."}],
+                "resultType": "complete", "ttlMs": 0, "cacheScope": "private"}
+
+    async def get_prompt(self, ctx: ServerRequestContext,
+                         params: types.GetPromptRequestParams) -> types.GetPromptResult | types.InputRequiredResult:
+        answers = {k: _dump(v) for k, v in (params.input_responses or {}).items()}
+        self.events.emit("prompt", name=params.name, state=params.request_state)
+        if "who" not in answers:
+            return types.InputRequiredResult(input_requests={"who": _form("Whose prompt?")}, request_state="p1")
+        name = answers["who"]["content"]["name"]
+        message = types.PromptMessage(role="user", content=_text(f"a prompt for {name}"))
+        return types.GetPromptResult(messages=[message])
+
     def build(self) -> Server:
-        return Server("modern-server", version="1.0.0", on_list_tools=self.list_tools, on_call_tool=self.call_tool)
+        return Server("modern-server", version="1.0.0", on_list_tools=self.list_tools, on_call_tool=self.call_tool,
+                      on_list_prompts=self.list_prompts, on_get_prompt=self.get_prompt)
 
 
 def refusing_initialize(app: Any) -> Any:

@@ -141,3 +141,16 @@ async def test_progress_comes_through_every_round_and_a_cancel_reaches_the_serve
                 after = await client.call_tool("modern__echo", {})
     assert said(result) == "progress_ask: ivy" and seen == [1, 2]
     assert after.is_error is False
+
+
+@pytest.mark.parametrize("mode", ["legacy", MODERN])
+async def test_a_prompt_that_asks_first(write_config, tmp_path: Path, mode: str) -> None:
+    person = Person("ivy")
+    async with open_modern_server() as url, open_http_sidecar(_config(write_config, url), tmp_path,
+                                                               log_level="INFO") as sc:
+        async with sdk_client(sc.url, sc.token, person, mode) as client:
+            await sdk_wait_for_tools(client, "modern__echo")
+            with anyio.fail_after(60):
+                prompt = await client.get_prompt("modern__ask_prompt")
+    assert prompt.messages[0].content.text == "a prompt for ivy"
+    assert [kind for kind, _ in person.asked] == ["elicit"]
