@@ -253,7 +253,10 @@ class Face(ReadsLive):
         declared the capability."""
         able = [s for s in self.sessions if s.declared(capability)]
         waiting = [s for s in able if any(sent is not None and sent[0] is conn for sent in s.in_flight.values())]
-        chosen = waiting or [s for s in able if not s.call_bound]
+        # A call already waiting on an answer to this upstream's question is blocked there;
+        # the new question is another call's (stdio links no server request to its call).
+        free = [s for s in waiting if not any(owner is conn for _, (owner, _) in s.relayed.items())]
+        chosen = free or waiting or [s for s in able if not s.call_bound]
         return chosen[0] if chosen else None
 
     def _cancel_relayed(self, conn: Connection, frame: UpstreamFrame) -> None:

@@ -153,3 +153,24 @@ async def test_a_sidecar_that_stops_answers_the_held_question_first(write_config
         _asked((await stateless_call(http, sc.url, sc.token, "era__form", {}))[1])
     refused = [e for e in read_event_file(events) if e["event"] == "refused"]
     assert len(refused) == 1 and "shutting down" in refused[0]["message"], refused
+
+
+async def test_two_held_calls_on_one_stdio_upstream_get_their_own_questions_and_answers(write_config,
+                                                                                         tmp_path: Path) -> None:
+    """stdio links no server request to its call: a call already waiting on its engine's
+    answer is blocked there, so a new question is the other call's."""
+    config = write_config({"era": era_entry()})
+    async with open_http_sidecar(config, tmp_path, log_level="INFO") as sc, aiohttp.ClientSession() as http:
+        await wait_for_tools(http, sc.url, sc.token)
+        first = (await stateless_call(http, sc.url, sc.token, "era__form", {"message": "first"}))[1]["result"]
+        second = (await stateless_call(http, sc.url, sc.token, "era__form", {"message": "second"}))[1]["result"]
+        assert first["inputRequests"]["upstream"]["params"]["message"] == "first"
+        assert second["inputRequests"]["upstream"]["params"]["message"] == "second"
+        answer = {"upstream": {"action": "accept", "content": {"name": "two"}}}
+        _, done_second = await stateless_call(http, sc.url, sc.token, "era__form", {"message": "second"},
+                                              state=second["requestState"], responses=answer)
+        answer = {"upstream": {"action": "accept", "content": {"name": "one"}}}
+        _, done_first = await stateless_call(http, sc.url, sc.token, "era__form", {"message": "first"},
+                                             state=first["requestState"], responses=answer)
+    assert json.loads(done_second["result"]["content"][0]["text"])["content"] == {"name": "two"}
+    assert json.loads(done_first["result"]["content"][0]["text"])["content"] == {"name": "one"}
