@@ -5,7 +5,8 @@ build time and memory, lexical and (with the `[semantic]` extra) blended.
     python -m bench                        # as part of the full run (skip with --no-search)
 
 The development set is read from `OMB_RETRIEVAL_DEV`, else `../shared/retrieval-dev` beside
-the clone. Recall follows that set's scorer: R@1, R@3 and MRR (first hit within ten). Build
+the clone; the project's own set from real catalogs (`tests/retrieval/`, see `bench.real_set`)
+is scored beside it, by slice. Recall follows that set's scorer: R@1, R@3 and MRR (first hit within ten). Build
 and memory figures come from fresh subprocesses, so no cache of this process helps them.
 """
 
@@ -25,6 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from bench import real_set
 from bench.candidates import BENCH_DIR
 
 ROOT = BENCH_DIR.parent
@@ -198,6 +200,9 @@ def run_search(progress: Any = None) -> dict[str, Any]:
         for mode, use_model in modes:
             say(f"search: {mode} recall")
             entry: dict[str, Any] = {"recall": recall(dev, use_model), "unanswerable": unanswerable(dev, use_model)}
+            say(f"search: {mode} real catalogs")
+            entry["real"] = real_set.score(use_model)
+            entry["real_latency"] = real_set.latency(use_model)  # a fresh index: no query vector kept
             say(f"search: {mode} latency")
             entry["latency"] = latency(dev, use_model)
             say(f"search: {mode} build")
@@ -230,6 +235,7 @@ def render(results: dict[str, Any]) -> list[str]:
     for key in other:
         cells = [f"{results['modes'][m]['unanswerable'][key]['unsure']:.3f}" for m in modes]
         lines.append(f"| {key} | {other[key]['n']} | " + " | ".join(cells) + " |")
+    lines += _render_real(results, modes)
     lines += ["", "| mode | query p50 ms | query p99 ms | build 425 tools | vectors cached | RSS added MB |",
               "|---|---|---|---|---|---|"]
     for mode in modes:
@@ -243,27 +249,53 @@ def render(results: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _render_real(results: dict[str, Any], modes: list[str]) -> list[str]:
+    """The real-catalog set (tests/retrieval), each mode's table by slice and its latency."""
+    lines: list[str] = []
+    for mode in modes:
+        entry = results["modes"][mode]
+        if "real" not in entry:
+            continue
+        timing = entry["real_latency"]
+        lines += ["", f"real catalogs (tests/retrieval: {timing['tools']} tools, merged), {mode}:", ""]
+        lines += real_set.render(entry["real"])
+        lines.append(f"query p50 {timing['p50_ms']} ms, p99 {timing['p99_ms']} ms")
+    return lines
+
+
 def answer_sizes(dev: Path) -> dict[str, dict[str, float]]:
     """The bytes of `find_tool`'s answer text (the real answer path, words only) for every
-    query of the set, per catalog: mean, largest, and the share cut to fit the budget."""
-    from sidecar.catalog import SearchIndex, UpstreamListing, build_catalog
-    from sidecar.catalog.answers import answer_meta
-    from sidecar.catalog.layouts import Listing, MetaTool
+    query of the set, per catalog, and of the real-catalog set (merged): mean, largest, and
+    the share cut to fit the budget."""
+    from sidecar.catalog import UpstreamListing, build_catalog
 
     sizes: dict[str, list[tuple[int, bool]]] = defaultdict(list)
     queries = _queries(dev)
     for name in sorted({q["catalog"] for q in queries}):
         catalog = build_catalog([UpstreamListing("dev", _tools(dev, name))], 64, prefixed=False)
-        index = SearchIndex(catalog.tools, use_model=False)
-        listing = Listing((), "bridged", {"find_tool": MetaTool("find_tool", {e.exposed: e.exposed for e in catalog.tools}, index)})
-        for q in (q for q in queries if q["catalog"] == name):
-            answer = answer_meta(listing, catalog, "find_tool", {"query": q["query"]}, lambda _: True)
-            text = answer["content"][0]["text"]
-            cut = any(t.get("cut") for t in answer["structuredContent"].get("tools", []))
-            sizes[name].append((len(text.encode()), cut))
-            sizes["overall"].append((len(text.encode()), cut))
+        for row in _answers(catalog, [q["query"] for q in queries if q["catalog"] == name]):
+            sizes[name].append(row)
+            sizes["overall"].append(row)
+    merged = build_catalog([UpstreamListing(a, t) for a, t in real_set.catalogs().items()], 64, prefixed=True)
+    sizes["real catalogs, merged"] = _answers(merged, [q["query"] for q in real_set.queries()])
     return {key: {"n": len(rows), "mean_bytes": round(statistics.mean(b for b, _ in rows)),
                   "max_bytes": max(b for b, _ in rows), "cut": _mean(c for _, c in rows)} for key, rows in sizes.items()}
+
+
+def _answers(catalog: Any, texts: list[str]) -> list[tuple[int, bool]]:
+    """(bytes, cut to fit) of the `find_tool` answer to each text over `catalog`."""
+    from sidecar.catalog import SearchIndex
+    from sidecar.catalog.answers import answer_meta
+    from sidecar.catalog.layouts import Listing, MetaTool
+
+    index = SearchIndex(catalog.tools, use_model=False)
+    listing = Listing((), "bridged", {"find_tool": MetaTool("find_tool", {e.exposed: e.exposed for e in catalog.tools}, index)})
+    found = []
+    for text in texts:
+        answer = answer_meta(listing, catalog, "find_tool", {"query": text}, lambda _: True)
+        body = answer["content"][0]["text"]
+        found.append((len(body.encode()), any(t.get("cut") for t in answer["structuredContent"].get("tools", []))))
+    return found
 
 
 def _compact_bytes(tools: list[dict[str, Any]]) -> tuple[int, int]:
@@ -277,12 +309,16 @@ def _compact_bytes(tools: list[dict[str, Any]]) -> tuple[int, int]:
 
 def compact_catalogs(dev: Path) -> dict[str, list[dict[str, Any]]]:
     """Real catalogs to measure the compact listing on: the npm reference servers' lists
-    (as captured for the trust corpus) and the development set's invented ones."""
+    (as captured for the trust corpus), the real-catalog set's servers (tests/retrieval),
+    and the development set's invented ones."""
     found: dict[str, list[dict[str, Any]]] = {}
     reference = ROOT / "tests" / "trust" / "reference_tools.json"
     if reference.exists():
         for server, tools in json.loads(reference.read_text()).items():
             found[f"npm/reference {server}"] = tools
+    for alias, tools in real_set.catalogs().items():
+        found[f"real {alias}"] = tools
+    found["real, all merged"] = [t for tools in real_set.catalogs().values() for t in tools]
     if (dev / "catalogs").is_dir():
         for path in sorted((dev / "catalogs").glob("*.json")):
             found[f"dev {path.name}"] = json.loads(path.read_text())["tools"]

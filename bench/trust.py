@@ -44,8 +44,10 @@ class _Kept:
     def load_pins(self, alias: str) -> Any:
         return self.pins
 
-    def save_pins(self, alias: str, pins: Any) -> None:
-        self.pins = pins
+    def pin_first_sight(self, alias: str, pins: Any) -> Any:
+        if self.pins is None:
+            self.pins = pins
+        return self.pins
 
 
 def _trust(store: Any = None) -> Any:

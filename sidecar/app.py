@@ -28,6 +28,7 @@ from sidecar.upstream.spawn import discard_early
 
 if TYPE_CHECKING:
     from sidecar.front.gateway import WatchHealth
+    from sidecar.front.http.console_door import MountConsole
     from sidecar.front.http.listener import FrontSettings
 
 __all__ = ["run_http", "run_stdio"]
@@ -93,9 +94,10 @@ async def run_stdio(config: SidecarConfig, redactor: Redactor) -> None:
 
 
 async def run_http(config: SidecarConfig, settings: FrontSettings, redactor: Redactor,
-                   watch_health: WatchHealth | None = None) -> None:
+                   watch_health: WatchHealth | None = None, console: MountConsole | None = None) -> None:
     """Serve Streamable HTTP (`--http HOST:PORT`) until SIGTERM or SIGINT, then drain and stop.
-    `watch_health` (given when `health.schedule` is set) watches each face's servers."""
+    `watch_health` (given when `health.schedule` is set) watches each face's servers;
+    `console` (given when `console.enabled` is set) adds the operator's page."""
     import anyio
 
     from sidecar.front.http.listener import Listener
@@ -113,11 +115,12 @@ async def run_http(config: SidecarConfig, settings: FrontSettings, redactor: Red
         async def until() -> None:
             received.append(await _wait_for_signal())
 
-        await serve_gateway(config, redactor, settings, until, watch_health)
+        await serve_gateway(config, redactor, settings, until, watch_health, console)
         signalled_exit(received[0] if received else None)
         return
-    face = build_face(mountable(config))
-    front = HttpFront(face, redactor, settings)
+    scheduled = watch_health is not None and config.health.schedule  # a failed server is tried again at start
+    face = build_face(mountable(config, scheduled))
+    front = HttpFront(face, redactor, settings, _console_site(console, face, config, settings, redactor))
     if config.store.url:
         share_store(face, config)
     if config.metrics.enabled:
@@ -148,6 +151,15 @@ async def run_http(config: SidecarConfig, settings: FrontSettings, redactor: Red
                     tracing.shutdown()
             group.cancel_scope.cancel()
     signalled_exit(signum)
+
+
+def _console_site(console: MountConsole | None, face: Face, config: SidecarConfig, settings: FrontSettings,
+                  redactor: Redactor) -> Any:
+    if console is None:
+        return None
+    from sidecar.front.http.console_door import ConsoleScene
+
+    return console(ConsoleScene({config.bot.id: face}, config, settings, redactor))
 
 
 def _start_tracing(faces: list[Face], transport: str) -> Any:

@@ -28,6 +28,7 @@ from sidecar.redact import Redactor
 
 if TYPE_CHECKING:
     from sidecar.front.gateway import WatchHealth
+    from sidecar.front.http.console_door import MountConsole
     from sidecar.front.http.listener import FrontSettings
 
 __all__ = ["main", "setup_logging", "run_async"]
@@ -170,6 +171,16 @@ def _health_schedule(config: SidecarConfig) -> WatchHealth | None:
     return HealthSchedule
 
 
+def _console(config: SidecarConfig) -> MountConsole | None:
+    """The operator's page for the HTTP front, only when `console.enabled` is set: its
+    modules (in the admin package) load here, never otherwise."""
+    if not config.console.enabled:
+        return None
+    from sidecar_admin.console import mount_console
+
+    return mount_console
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in SERVER_COMMANDS:
@@ -221,7 +232,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             settings = _http_settings(args)
             watch_health = _health_schedule(config)
             settle_heap()
-            run_async(lambda: run_http(config, settings, redactor, watch_health))
+            console = _console(config)
+            run_async(lambda: run_http(config, settings, redactor, watch_health, console))
         else:
             from sidecar.app import run_stdio
 

@@ -36,16 +36,15 @@ from typing import Any
 
 import anyio
 
-from sidecar.config import ServerConfig, parse_server
+from sidecar.catalog.pins import Approval
+from sidecar.config import parse_server
 from sidecar.errors import ConfigError
 from sidecar.logs import setup_logging
 from sidecar.mounts.health import CheckResult
 from sidecar.redact import Redactor
-from sidecar_admin import views
-from sidecar_admin.check import check_server
+from sidecar_admin import approval, views
 from sidecar_admin.health import recheck_due
-from sidecar_admin.importer import import_paste
-from sidecar_admin.session import Session, all_values, check_and_apply, other_tools, say_each_line_once
+from sidecar_admin.session import Session, add_paste_to_file, all_values, check_and_apply, say_each_line_once
 from sidecar_admin.store import edit_form, merge_write_only
 
 __all__ = ["main"]
@@ -58,14 +57,7 @@ log = logging.getLogger(__name__)
 
 def _add(session: Session) -> int:
     paste = " ".join(session.args.paste) if session.args.paste else sys.stdin.read()
-    with session.file.edit() as document:
-        servers = document.setdefault("mcpServers", {})
-        if not isinstance(servers, dict):
-            raise ConfigError("mcpServers", "must be an object of alias -> server entry")
-        result = import_paste(paste, servers, session.config.organization)
-        session.redactor.add(all_values({"mcpServers": {a.name: a.entry for a in result.added}}))
-        for added in result.added:
-            servers[added.name] = added.entry
+    result = add_paste_to_file(session, paste)
     log.info("%s: %d entries added, %d not", session.file.path, len(result.added), len(result.dropped))
     if not session.args.json:
         session.say(views.import_lines(result))
@@ -104,7 +96,8 @@ def _import(session: Session) -> int:
 
 
 def _check(session: Session) -> int:
-    result = check_and_apply(session, session.args.name)
+    # a person ran `check NAME`: what it lists now is what they approve (RELIABILITY.md rule 16)
+    result = check_and_apply(session, session.args.name, approval=Approval(command="check", alias=session.args.name))
     return 0 if result.ok else 1
 
 
@@ -231,67 +224,6 @@ def _health(session: Session) -> int:
     return 0 if all(r.ok for r in results) else 1
 
 
-def _listed_now(session: Session) -> tuple[ServerConfig, CheckResult, dict[str, Any]]:
-    """Start the server as `check` does and read its tools, for review and approval."""
-    entry = session.file.servers().get(session.args.name)
-    if not isinstance(entry, dict):
-        raise ConfigError("", f"there is no server named '{session.args.name}'")
-    server = parse_server(session.args.name, entry)
-    others = other_tools(session, server.alias)
-    result = anyio.run(lambda: check_server(server, tool_cap=session.config.budgets.tool_cap, others=others))
-    health = session.health()
-    record = health.load().get(server.alias) if health is not None else None
-    pins = record.pins if record is not None else None
-    shared = _shared_pins(session)
-    if shared is not None:  # replicas share pins through store.url: judge by those
-        pins = shared.load_pins(server.alias) or pins
-    return server, result, {"pins": pins, "others": others}
-
-
-def _shared_pins(session: Session) -> Any:
-    if not session.config.store.url:
-        return None
-    from sidecar.gate.shared_trust import cli_pins
-
-    return cli_pins(session.config)
-
-
-def _review(session: Session) -> int:
-    from sidecar_admin.review import review_lines
-
-    server, result, known = _listed_now(session)
-    if not result.ok:
-        session.answer([f"{server.alias}: {result.headline}"], {**views.check_json(result), "name": server.alias})
-        return 1
-    lines, changes = review_lines(server, result.definitions, known["pins"], known["others"])
-    session.answer(lines, {"name": server.alias, "changes": changes})
-    return 0
-
-
-def _approve(session: Session) -> int:
-    from sidecar_admin.review import approved_pins
-
-    server, result, known = _listed_now(session)
-    health = session.health()
-    if not result.ok or health is None:
-        words = result.headline if not result.ok else "the config was not read from a file"
-        session.answer([f"{server.alias}: nothing approved: {words}"], {"name": server.alias, "approved": []})
-        return 1
-    only = session.args.tool or []
-    pins, missing = approved_pins(result.definitions, known["pins"], only)
-    if missing:
-        raise ConfigError("", f"'{server.alias}' does not list {', '.join(repr(m) for m in missing)}")
-    health.save_pins(server, pins)
-    shared = _shared_pins(session)
-    if shared is not None and not shared.publish(server.alias, pins):
-        raise ConfigError("store.url", "the shared store did not answer: approved in the health file only, "
-                                       "not for the other replicas; run the approval again")
-    names = only or sorted(pins)
-    session.answer([f"Approved {len(names)} tool definition{'' if len(names) == 1 else 's'} of '{server.alias}'."],
-                   {"name": server.alias, "approved": names})
-    return 0
-
-
 def _signin(session: Session) -> int:
     from sidecar_admin.signin_cmd import signin
 
@@ -379,11 +311,13 @@ def _parser() -> argparse.ArgumentParser:
     health.set_defaults(handler=_health)
     review = actions.add_parser("review", parents=[common], help="what changed in a server's tools since approval")
     review.add_argument("name")
-    review.set_defaults(handler=_review)
+    review.set_defaults(handler=approval.review)
     approve = actions.add_parser("approve", parents=[common], help="pin the tool definitions a server lists now")
     approve.add_argument("name")
     approve.add_argument("--tool", action="append", help="approve only this tool (repeatable)")
-    approve.set_defaults(handler=_approve)
+    approve.set_defaults(handler=approval.approve)
+    for sub in (review, approve):
+        sub.add_argument("--bot", help="a bot of the shared gateway (gateway.bots): its face's own pins")
     return parser
 
 

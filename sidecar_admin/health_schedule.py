@@ -2,16 +2,18 @@
 is set: the CLI hands `HealthSchedule` to `sidecar.app.run_http` as its `watch_health`.
 
 Owns, for each configured server of one face, when it is next looked at and what
-happens then. A server that failed is tried again on its own every
-`health.retryFailedSeconds` (30 minutes by default), with the same isolated check as
-`omb-sidecar check` (a second copy, never the face's); when it connects it joins the
-face, and the face announces its tools with `list_changed`. A server that started is
+happens then. A server that failed is tried again on its own at start (a restart
+often comes with the fix; the check runs in this task, never before `initialize`) and
+then every `health.retryFailedSeconds` (30 minutes by default), with the same isolated
+check as `omb-sidecar check` (a second copy, never the face's); when it connects it
+joins the face, and the face announces its tools with `list_changed`. A server that started is
 checked again every `health.recheckStartedSeconds` (6 hours) over its live connection
 (`ping`: no second copy is started). A mounted server whose circuit opens (it failed
 to start or crashed five times in a minute: one slow start is the supervisor's to retry),
 or whose re-check fails, leaves the face at once: its supervisor is stopped, its
-tools go with `list_changed`, and it joins the 30-minute round. Nothing here touches
-another server. Results are kept in the health file when the face has one.
+tools go with `list_changed`, and it joins the retry round. Nothing here touches
+another server. Results are kept in the health file when the face has one; none of them
+approves anything: a passing check leaves the pins as a person left them.
 
 Servers left out for reasons a check cannot change (blanks to fill, a duplicate) are not
 scheduled. Refuses nothing on its own: it only watches and decides when.
@@ -66,7 +68,9 @@ class HealthSchedule:
             if alias in self.face.pool.upstreams:
                 self.next[alias] = now + self.recheck
             elif (record := records.get(alias)) is not None and not record.ok:
-                self.next[alias] = max(now, record.checked_at + self.retry)
+                # tried again at start (a restart may be the fix), off the face's own start:
+                # this runs in its own task, one bounded check at a time
+                self.next[alias] = now
 
     def _noticed(self, upstream: Upstream) -> None:
         if upstream.state in _FAILING and upstream.alias in self.servers:

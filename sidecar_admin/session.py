@@ -20,6 +20,7 @@ from typing import Any
 
 import anyio
 
+from sidecar.catalog.pins import Approval
 from sidecar.config import ServerConfig, SidecarConfig, parse_config, parse_server, placed
 from sidecar.errors import ConfigError
 from sidecar.mounts.health import CheckResult, HealthFile, fingerprint, health_file_for, record_start
@@ -27,9 +28,11 @@ from sidecar.redact import Redactor, url_credentials
 from sidecar.upstream.oauth import where
 from sidecar_admin import views
 from sidecar_admin.check import check_server, refused, tool_caps
+from sidecar_admin.importer import ImportResult, import_paste
 from sidecar_admin.store import ConfigFile
 
-__all__ = ["CREATING_COMMANDS", "Session", "all_values", "check_and_apply", "other_tools", "say_each_line_once"]
+__all__ = ["CREATING_COMMANDS", "Session", "add_paste_to_file", "all_values", "check_and_apply", "other_tools",
+           "say_each_line_once"]
 
 CREATING_COMMANDS = ("add", "import")  # a missing config file is where these start one
 
@@ -91,6 +94,20 @@ class Session:
         return health_file_for(self.config)
 
 
+def add_paste_to_file(session: Session, paste: str) -> ImportResult:
+    """`omb-sidecar add PASTE`'s write, shared by the command and the console: the paste's
+    entries join the config file (each off), their values join the redactor first."""
+    with session.file.edit() as document:
+        servers = document.setdefault("mcpServers", {})
+        if not isinstance(servers, dict):
+            raise ConfigError("mcpServers", "must be an object of alias -> server entry")
+        result = import_paste(paste, servers, session.config.organization)
+        session.redactor.add(all_values({"mcpServers": {a.name: a.entry for a in result.added}}))
+        for added in result.added:
+            servers[added.name] = added.entry
+    return result
+
+
 def all_values(document: dict[str, Any]) -> list[str]:
     found: list[str] = []
     block = document.get("mcpServers")
@@ -107,8 +124,9 @@ def all_values(document: dict[str, Any]) -> list[str]:
     return found
 
 
-def check_and_apply(session: Session, name: str, say: bool = True) -> CheckResult:
-    """Check one entry, keep the result, turn the entry on when it passed and is unchanged."""
+def check_and_apply(session: Session, name: str, say: bool = True, approval: Approval | None = None) -> CheckResult:
+    """Check one entry, keep the result, turn the entry on when it passed and is unchanged.
+    Its pins change only with `approval` (a person ran `check` on it)."""
     entry = session.file.servers().get(name)
     if entry is None:
         raise ConfigError("", f"there is no server named '{name}'")
@@ -122,9 +140,9 @@ def check_and_apply(session: Session, name: str, say: bool = True) -> CheckResul
         caps = tool_caps(session.config)
         result = anyio.run(lambda: check_server(server, tool_cap=session.config.budgets.tool_cap, others=others, caps=caps,
                                                 probe_calls=True))
-    now_on = _apply(session, server, result, was_on)
+    now_on = _apply(session, server, result, was_on, approval)
     if say:
-        session.answer(views.check_lines(result, was_on, now_on),
+        session.answer(views.check_lines(result, was_on, now_on, session.config.health.retry_failed_seconds),
                        {**views.check_json(result), "name": name, "enabled": now_on})
     return result
 
@@ -135,10 +153,11 @@ def other_tools(session: Session, name: str) -> dict[str, list[str]]:
     return {alias: r.tool_names for alias, r in records.items() if r.ok and alias != name}
 
 
-def _apply(session: Session, checked: ServerConfig, result: CheckResult, was_on: bool) -> bool:
+def _apply(session: Session, checked: ServerConfig, result: CheckResult, was_on: bool,
+           approval: Approval | None) -> bool:
     health = session.health()
     if health is not None and result.outcome not in ("needs-values", "not-allowed"):
-        health.record(checked, result)
+        health.record(checked, result, approval=approval)
     if not result.ok:
         return was_on
     with session.file.edit() as document:

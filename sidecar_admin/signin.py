@@ -17,6 +17,7 @@ from sidecar.config import ServerConfig
 from sidecar.errors import SidecarError, UpstreamUnavailable
 from sidecar.upstream.connection import Connection
 from sidecar.upstream.oauth.discovery import protected_resource_addresses
+from sidecar.upstream.oauth.documents import read_document
 from sidecar.upstream.outgoing import read_capped
 from sidecar.upstream.webclient import WebClient
 
@@ -62,10 +63,7 @@ async def _metadata_at(client: WebClient, address: str) -> bool:
             body = await read_capped(response, BODY_CAP)
     except UpstreamUnavailable:
         return False
-    try:
-        document = json.loads(body)
-    except ValueError:
-        return False
+    document = read_document(body)  # nesting bounded: a 60,000-deep answer is just "no"
     return isinstance(document, dict) and isinstance(document.get("authorization_servers"), list)
 
 

@@ -5,7 +5,8 @@ Owns the sign-in's steps in order: find the sign-in (locate), refuse an authoriz
 server without S256, choose the scopes and the client (a configured app on its fixed
 port; a Client ID Metadata Document; a fresh registration; or say what to register),
 listen on the loopback callback (or read one pasted redirect URL), trade the code for
-tokens (with `resource`), seal them, then check the server with them. Refuses to print
+tokens (with `resource`), seal them (and pin the issuer a configured credential was first
+used with), then check the server with them. Refuses to print
 or log a token, a code, the verifier or a client secret: each joins the redactor the
 moment it exists. The loopback listener is `signin_listen`.
 """
@@ -34,6 +35,7 @@ from sidecar.upstream.oauth.discovery import callback_port, callback_uri, canoni
 from sidecar.upstream.oauth.exchange import OAuthHttp, Tokens
 from sidecar.upstream.oauth.flow import FLOW_SECONDS, PendingFlow, SignInError, start_flow
 from sidecar.upstream.oauth.grants import client_credentials, new_entry, proof_for, revocation_proof
+from sidecar.upstream.oauth.issuers import check_issuer, pin_issuer
 from sidecar.upstream.oauth.locate import Found, locate
 from sidecar.upstream.oauth.sealed import TokenFile, TokenFileError, entry_secrets
 from sidecar.upstream.webclient import sign_in_words
@@ -92,13 +94,15 @@ def signin(session: Session) -> int:
 
 
 async def _sign_in(session: Session, server: ServerConfig, token_file: TokenFile, say: Say) -> None:
-    http = OAuthHttp()
+    http = OAuthHttp(server.url or "")
     try:
         found = await locate(server, http)
         resource = found.resource.resource
-        previous = token_file.entry(canonical_resource(server.url or ""))
+        stored = token_file.read()
+        previous = stored.get(canonical_resource(server.url or ""))
+        check_issuer(server, found.auth.issuer, stored)  # before a person is sent to a browser
         if server.oauth is not None and server.oauth.grant == "client_credentials":
-            tokens = await client_credentials(server, http, found.auth, resource)
+            tokens = await client_credentials(server, http, found.auth, resource, stored)
             _keep(session, server, token_file, found.auth, str(server.oauth.client_id), None, tokens, None)
             return
         needs_s256(found.auth)
@@ -151,7 +155,7 @@ async def _browser_flow(session: Session, server: ServerConfig, token_file: Toke
         code = await _wait_for_code(flow, callback, paste, not session.args.no_browser and not paste, say)
         session.redactor.add([code])
         tokens = await _trade(server, found.auth, flow, code, {"clientId": client_id, "clientSecret": issued,
-                                                                "clientAuth": method}, http)
+                                                                "clientAuth": method}, http, token_file.read())
         _keep(session, server, token_file, found.auth, client_id, issued, tokens, method)
     finally:
         await callback.close()
@@ -179,8 +183,8 @@ async def _wait_for_code(flow: PendingFlow, callback: Any, paste: bool, browser:
 
 
 async def _trade(server: ServerConfig, auth: AuthServer, flow: PendingFlow, code: str, client: dict[str, Any],
-                 http: OAuthHttp) -> Tokens:
-    proof = proof_for(server, client, auth.auth_methods)
+                 http: OAuthHttp, pins: dict[str, Any]) -> Tokens:
+    proof = proof_for(server, client, auth, pins)
     form = {"grant_type": "authorization_code", "code": code, "redirect_uri": flow.redirect_uri,
             "code_verifier": flow.verifier, "resource": flow.resource}
     return await http.token(auth, form, proof, flow.scope)
@@ -193,6 +197,7 @@ def _keep(session: Session, server: ServerConfig, token_file: TokenFile, auth: A
     session.redactor.add(entry_secrets(entry))
     with token_file.edit() as servers:
         servers[canonical_resource(server.url or "")] = entry
+        pin_issuer(server, auth.issuer, servers)
 
 
 # -- signout --------------------------------------------------------------------------------
@@ -230,7 +235,7 @@ async def _revoke(server: ServerConfig, entry: dict[str, Any]) -> str:
     endpoint = entry.get("revocationEndpoint")
     if not isinstance(endpoint, str) or not endpoint:
         return "the server offers no revocation, so its tokens were forgotten here"
-    http = OAuthHttp()
+    http = OAuthHttp(server.url or "")
     try:
         proof = revocation_proof(server, entry)
         done: dict[str, bool] = {}

@@ -12,6 +12,7 @@ from typing import Any
 
 from sidecar.config import rules
 from sidecar.mounts.health import CheckResult, HealthRecord
+from sidecar.mounts.plan import period_words
 from sidecar_admin.importer import Added, ImportResult
 from sidecar_admin.store import masked_args
 
@@ -59,7 +60,8 @@ def import_json(result: ImportResult, checks: dict[str, CheckResult]) -> dict[st
 # -- check ----------------------------------------------------------------------------------
 
 
-def check_lines(result: CheckResult, was_on: bool, now_on: bool) -> list[str]:
+def check_lines(result: CheckResult, was_on: bool, now_on: bool, retry_seconds: float = 30 * 60) -> list[str]:
+    """What a person reads after `check`; `retry_seconds`: the config's health.retryFailedSeconds."""
     lines = [result.headline]
     if result.stderr_tail:
         lines += ["  its stderr ends:", *(f"    {line}" for line in result.stderr_tail)]
@@ -73,7 +75,9 @@ def check_lines(result: CheckResult, was_on: bool, now_on: bool) -> list[str]:
     elif result.outcome == "not-allowed":
         lines.append(f"'{result.name}' stays as it is: bots do not get it.")
     elif was_on and now_on:
-        lines.append(f"'{result.name}' is left out of bots' tools until it passes; it is tried again every 30 minutes.")
+        every = period_words(retry_seconds)
+        lines.append(f"'{result.name}' is left out of bots' tools until it passes; the HTTP front tries it again at "
+                     f"start and every {every}; `omb-sidecar check {result.name}` tries it now.")
     else:
         lines.append(f"Saved, but off: the test failed. Bots can use '{result.name}' once it passes.")
     return lines

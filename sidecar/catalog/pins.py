@@ -26,6 +26,8 @@ from sidecar.catalog.poison import RULES_VERSION, Finding, foreign_names, identi
 
 __all__ = [
     "DEFINITION_KEYS",
+    "Approval",
+    "PinsNotKept",
     "Change",
     "ChangeKind",
     "Pin",
@@ -37,7 +39,6 @@ __all__ = [
     "digest_of",
     "judge",
     "pin_tools",
-    "scan_key",
 ]
 
 Pinning = Literal["hold", "warn", "off"]
@@ -71,16 +72,45 @@ class Verdict(msgspec.Struct, frozen=True, kw_only=True):
     first: bool  # no pins existed: this listing was trusted on first sight
 
 
+class Approval(msgspec.Struct, frozen=True):
+    """The proof a person asked for a server's pins to change: every writer that can
+    replace pins takes one. Made only by a person's act: the admin commands a person types
+    (`servers approve`, `check`) and the console's Approve button (with the diff in view);
+    no health record, schedule, restart, face or the console's Test makes one, and a test
+    reads the source to keep it so (tests/trust/test_only_a_person.py)."""
+
+    command: str  # what the person ran, for the record
+    alias: str
+
+
+class PinsNotKept(Exception):
+    """The store could not keep first-sight pins (a read-only folder, say): the caller
+    fails closed, as if nothing had ever been approved."""
+
+    def __init__(self, where: str, why: str) -> None:
+        super().__init__(f"{where}: {why}")
+        self.where, self.why = where, why
+
+
 class PinStore(Protocol):
-    """Where pins live (the health file; later perhaps a shared store)."""
+    """Where pins live (the health file, or a shared store). A face may only pin what it
+    sees first (`pin_first_sight`: written only where no pins exist, never over them);
+    replacing pins is a person's act, through the store's own approval method."""
 
     def load_pins(self, alias: str) -> dict[str, Pin] | None: ...
 
-    def save_pins(self, alias: str, pins: Mapping[str, Pin]) -> None: ...
+    def pin_first_sight(self, alias: str, pins: Mapping[str, Pin]) -> dict[str, Pin]:
+        """Keep `pins` unless the server has pins already; the pins kept now either way.
+        Raises `PinsNotKept` when they cannot be written."""
+        ...
 
 
 def _canonical(tool: Mapping[str, Any], with_name: bool = True) -> bytes:
+    """Every field of the definition as it is forwarded (`_meta`, `icons` and any other key
+    too: what reaches the model is what a person approves). A definition with only the
+    classic fields encodes as it always did, so pins kept before keep their digests."""
     definition = {key: tool[key] for key in DEFINITION_KEYS if key in tool}
+    definition.update((key, value) for key, value in tool.items() if key not in _CLASSIC_FIELDS)
     if with_name:
         definition["name"] = tool.get("name", "")
     return _encode(definition)
@@ -120,16 +150,7 @@ def pin_tools(tools: Sequence[Mapping[str, Any]], reviewed: bool = False, before
 
 
 _plain = msgspec.json.Encoder().encode
-_DIGESTED = frozenset((*DEFINITION_KEYS, "name"))
-
-
-def scan_key(digest: str, tool: Mapping[str, Any]) -> str:
-    """What a scan result is kept under: the digest, widened by the fields it does not
-    cover (`_meta`, `icons`, any other) when the tool has any, as the scan reads those too."""
-    if tool.keys() <= _DIGESTED:
-        return digest
-    extras = {key: value for key, value in tool.items() if key not in _DIGESTED}
-    return f"{digest}+{hashlib.sha256(_encode(extras)).hexdigest()}"
+_CLASSIC_FIELDS = frozenset((*DEFINITION_KEYS, "name"))
 
 
 class Memo:
@@ -169,8 +190,8 @@ class Memo:
 
     def scan(self, listed: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
         """Scan, in one batch, every (digest, tool) not scanned before."""
-        keyed = ((scan_key(digest, tool), tool) for digest, tool in listed)
-        unseen = {key: tool for key, tool in keyed if key not in self.findings}
+        # the digest covers every forwarded field, as the scan reads them all: one key serves both
+        unseen = {digest: tool for digest, tool in listed if digest not in self.findings}
         if not unseen:
             return
         if len(self.findings) + len(unseen) > self.LIMIT:
@@ -180,7 +201,7 @@ class Memo:
 
     def findings_of(self, digest: str, tool: Mapping[str, Any], foreign: Mapping[str, str]) -> tuple[Finding, ...]:
         """The kept findings, and the shadowing one for today's other upstreams."""
-        key = scan_key(digest, tool)
+        key = digest
         found = self.findings.get(key, ())
         if not foreign:
             return found

@@ -29,6 +29,7 @@ from sidecar.errors import ConfigError
 
 __all__ = [
     "Audit",
+    "Console",
     "Grants",
     "Policy",
     "PolicyRule",
@@ -204,6 +205,7 @@ class OAuthApp(msgspec.Struct, rename="camel", frozen=True):
     private_key_file: str | None = None  # client_credentials with private_key_jwt (a PEM key)
     key_id: str | None = None  # the `kid` of that key, when the server wants one
     client_metadata_url: str | None = None  # an https Client ID Metadata Document
+    issuer: str | None = None  # the one authorization server a configured secret or key is sent to
 
 
 class OAuthStore(msgspec.Struct, rename="camel", frozen=True):
@@ -226,6 +228,13 @@ class Health(msgspec.Struct, rename="camel", frozen=True):
     schedule: bool = True  # off: the HTTP front runs no checks of its own
     retry_failed_seconds: float = 30 * 60
     recheck_started_seconds: float = 6 * 60 * 60
+
+
+class Console(msgspec.Struct, rename="camel", frozen=True):
+    """The operator's page at `/console` on the HTTP front (off unless enabled)."""
+
+    enabled: bool = False
+    public_url: str | None = None  # https://…: where a browser reaches the console (sign-in comes back here)
 
 
 class Store(msgspec.Struct, rename="camel", frozen=True):
@@ -341,6 +350,7 @@ class SidecarConfig(msgspec.Struct, frozen=True):
     health: Health = Health()
     store: Store = Store()
     gateway: Gateway = Gateway()
+    console: Console = Console()
     servers: tuple[ServerConfig, ...] = ()
     skipped: tuple[tuple[str, str], ...] = ()
     source: str | None = None  # the file it was read from, when it was read from one
@@ -366,6 +376,7 @@ _SECTIONS: dict[str, type[msgspec.Struct]] = {
     "health": Health,
     "store": Store,
     "gateway": Gateway,
+    "console": Console,
 }
 
 

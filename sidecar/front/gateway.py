@@ -26,6 +26,7 @@ from sidecar.config import SidecarConfig, tracing_wanted
 from sidecar.config.bots import bot_token, for_bot
 from sidecar.errors import ConfigError
 from sidecar.front.http.admission import HostRule, caller_identity
+from sidecar.front.http.console_door import ConsoleScene, MountConsole, is_console_path
 from sidecar.front.http.listener import FrontSettings, Listener
 from sidecar.front.http.routes import HttpFront, _refuse
 from sidecar.front.http.sessions import SessionTable
@@ -52,7 +53,7 @@ WatchHealth = Callable[[Face, SidecarConfig], HealthWatch]
 
 class Gateway:
     def __init__(self, config: SidecarConfig, redactor: Redactor, settings: FrontSettings,
-                 watch_health: WatchHealth | None = None) -> None:
+                 watch_health: WatchHealth | None = None, console: MountConsole | None = None) -> None:
         self.settings = settings
         self.watch_health = watch_health
         self.rule = HostRule(settings.host, settings.allowed_hosts)
@@ -63,12 +64,14 @@ class Gateway:
             token = bot_token(bot, os.environ)
             redactor.add([token])
             bot_config = self.configs[bot.id] = for_bot(config, bot)
-            face = build_face(mountable(bot_config))
+            face = build_face(mountable(bot_config, watch_health is not None and bot_config.health.schedule))
             if config.store.url:
                 share_held(face.gate, config.store, f"{bot.id}/{face.name}")
             self.fronts[bot.id] = HttpFront(face, redactor, dataclasses.replace(settings, token=token, more_tokens=()))
         if config.metrics.enabled:
             self._attach_metrics()
+        faces = {bot: front.face for bot, front in self.fronts.items()}
+        self.console = console(ConsoleScene(faces, config, settings, redactor, gateway=True)) if console else None
 
     def _attach_metrics(self) -> None:
         from sidecar.front.metrics import FrontMetrics, MetricsSource
@@ -84,6 +87,8 @@ class Gateway:
             app.router.add_get("/metrics", self._metrics)
         for bot, front in self.fronts.items():
             app.add_subapp(f"/bots/{bot}/", front.app())
+        if self.console is not None:
+            self.console.add_routes(app)
         return app
 
     @web.middleware
@@ -98,6 +103,8 @@ class Gateway:
             return _refuse(403, "Forbidden: this Host is not served here")
         if not self.rule.origin_allowed(request.headers.get("Origin")):
             return _refuse(403, "Forbidden: this Origin is not allowed")
+        if self.console is not None and is_console_path(request.path):
+            return await handler(request)  # type: ignore[no-any-return]  # the page admits by its cookie
         if request.path != "/health" and caller_identity(request.headers.get("Authorization"),
                                                          self.settings.tokens) is None:
             return _refuse(401, "Unauthorized: a valid bearer token is required", {"WWW-Authenticate": "Bearer"})
@@ -136,11 +143,12 @@ def _counter(table: SessionTable) -> Callable[[], int]:
 
 
 async def serve_gateway(config: SidecarConfig, redactor: Redactor, settings: FrontSettings,
-                        until: Callable[[], Awaitable[None]], watch_health: WatchHealth | None = None) -> None:
+                        until: Callable[[], Awaitable[None]], watch_health: WatchHealth | None = None,
+                        console: MountConsole | None = None) -> None:
     """Serve every bot of `gateway.bots` until `until` returns (a signal), then drain and stop."""
     redactor.add(config.secrets())
     try:
-        gateway = Gateway(config, redactor, settings, watch_health)
+        gateway = Gateway(config, redactor, settings, watch_health, console)
     except ConfigError as exc:
         raise SystemExit(f"omb-sidecar: {exc.message}") from None
     tracing = None

@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from types import FunctionType
 from typing import Any
 
 from sidecar.catalog import Catalog, Listing, LiveCatalog
+from sidecar.catalog.facts import facts_for
+from sidecar.catalog.live import LiveRedactor
 from sidecar.config import ServerConfig, SidecarConfig
 from sidecar.errors import CallCancelled, SidecarError
 from sidecar.gate.audit import AuditLog
@@ -29,7 +31,6 @@ from sidecar.gate.held import HeldStore
 from sidecar.gate.policy import PolicyEngine
 from sidecar.gate.query import QueryLimits
 from sidecar.gate.record import Observer, Recorder
-from sidecar.gate.route import answer_redactor
 from sidecar.gate.stages.base import Current, Next, Stage
 from sidecar.gate.stages.charge import LARGE_RESULT, ChargeResult
 from sidecar.gate.stages.checks import CheckGrant, CheckPolicy
@@ -94,22 +95,28 @@ class Gate:
                  live: LiveCatalog | None = None) -> None:
         self.config = config
         self.pool = pool
-        self.servers: dict[str, ServerConfig] = {s.alias: s for s in config.servers}
-        self.redact = Redactor(config.secrets())
-        self.answers = answer_redactor(config)  # secrets fit to hide in answers (redact.answer_secrets)
+        live = live if live is not None else LiveCatalog(facts_for(config, config.servers))
+        self.redact: Redactor = LiveRedactor(live, "logs")  # the mounted servers' secrets, as they are now
+        self.answers: Redactor = LiveRedactor(live, "answers")  # fit to hide in answers (redact.answer_secrets)
         self.audit = audit or AuditLog(config.audit)
-        self.grant = Grant(config.bot.selection, config.grants)
-        self.trust = Trust(config.servers, self.audit, _pin_store(config), config.bot.id, config.face.name)
+        self.grant = Grant(config.bot.selection, config.grants)  # per bot: the mounted set does not change it
+        self.trust = Trust(config.servers, self.audit, _pin_store(config, live), config.bot.id, config.face.name,
+                           live=live)
         self.current = Current(HeldStore(config.budgets.held_bytes_per_server), live)
         self.recorder = Recorder(self.audit, config, self.redact)
         self.resolve = Resolve(self.current, pool, self.trust, self.grant)
         self.check_grant = CheckGrant(self.grant)
-        self.check_policy = CheckPolicy(PolicyEngine(config.policy), config, self.servers, self.redact)
-        self.charge = ChargeResult(self.current, self.servers, config.budgets)
+        self.check_policy = CheckPolicy(PolicyEngine(config.policy), config, self.current, self.redact)
+        self.charge = ChargeResult(self.current, config.budgets)
         limits = QueryLimits(config.budgets.query_seconds, config.budgets.query_depth)
-        self.call = RunCall(self.current, pool, self.servers, self.answers, self.grant, limits)
+        self.call = RunCall(self.current, pool, self.grant, limits)
         self._around_call: list[Stage] = []
         self._build()
+
+    @property
+    def servers(self) -> Mapping[str, ServerConfig]:
+        """The mounted servers' entries, as the current snapshot has them (read-only)."""
+        return self.current.facts.servers
 
     # -- what the face and the fronts swap in or add ----------------------------------
 
@@ -215,11 +222,10 @@ def _stage_broke(call: ToolCall, exc: Exception) -> None:
         call.overrule(fault)
 
 
-def _pin_store(config: SidecarConfig) -> Any:
-    """Pins live in the health file beside the config (none for a config never read from disk)."""
-    if not any(s.pinning_policy != "off" for s in config.servers):
-        return None
+def _pin_store(config: SidecarConfig, live: LiveCatalog) -> Any:
+    """Pins live in the health file beside the config (none for a config never read from
+    disk). Made even when no server mounted now pins: one mounted later may."""
     from sidecar.mounts.health import HealthPins, health_file_for
 
     health = health_file_for(config)
-    return HealthPins(health, config.servers) if health is not None else None
+    return HealthPins(health, live) if health is not None else None

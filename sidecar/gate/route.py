@@ -20,18 +20,17 @@ from typing import Any
 import msgspec
 
 from sidecar.catalog import Catalog, Listing
-from sidecar.config import SidecarConfig
 from sidecar.errors import EngineInputError, SidecarError, UpstreamError, UpstreamUnavailable
 from sidecar.gate.budget import text_result
 from sidecar.gate.call import ToolCall
 from sidecar.gate.held import HeldStore
 from sidecar.gate.query import QueryLimits, answer_query
 from sidecar.gate.store import SharedHeldStore
-from sidecar.redact import Redactor, answer_secrets, url_credentials
+from sidecar.redact import Redactor
 from sidecar.upstream import Pool
 from sidecar.wire.versions import without_envelope
 
-__all__ = ["ASKS", "route_upstream", "answer_locally", "answer_redactor", "scrub_answer", "SEARCH_SECONDS", "tool_error"]
+__all__ = ["ASKS", "route_upstream", "answer_locally", "scrub_answer", "SEARCH_SECONDS", "tool_error"]
 
 SEARCH_SECONDS = 120.0
 ASKS = re.compile(rb'"input_required"')  # searched in place (no copy); only a hit is decoded
@@ -77,15 +76,6 @@ def scrub_answer(answer: msgspec.Raw, scrub: Redactor) -> msgspec.Raw:
     raw = bytes(answer)
     cleaned = scrub.json(raw)
     return answer if cleaned is raw else msgspec.Raw(cleaned)
-
-
-def answer_redactor(config: SidecarConfig) -> Redactor:
-    """The redactor for answers: the secrets of every server (env, headers, address)."""
-    found: list[str] = []
-    for server in config.servers:
-        found += answer_secrets({**server.env, **server.headers})
-        found += url_credentials(server.url) if server.url else []
-    return Redactor(found)
 
 
 async def answer_locally(

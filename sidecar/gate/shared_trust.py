@@ -24,6 +24,7 @@ only when `store.url` is set.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections.abc import Mapping
@@ -33,7 +34,7 @@ import msgspec
 import redis
 from redis.exceptions import RedisError
 
-from sidecar.catalog.pins import Pin, PinStore
+from sidecar.catalog.pins import Approval, Pin, PinsNotKept, PinStore
 from sidecar.config import Store
 from sidecar.gate.store import StoreUnavailable
 
@@ -108,15 +109,30 @@ class RedisPins:
                     "the local copy" if kept is not None else "no pins (every tool is a change)")
         return kept if kept is not None else {}
 
-    def save_pins(self, alias: str, pins: Mapping[str, Pin]) -> None:
+    def pin_first_sight(self, alias: str, pins: Mapping[str, Pin]) -> dict[str, Pin]:
+        """Pins seen first, shared only where none are (`SET NX`): another replica's pins,
+        when it was first, are the ones kept. Without Redis the local copy decides; when
+        neither can keep them, `PinsNotKept` (the trust fails closed)."""
+        try:
+            first = self.client.set(self.base + alias, _encode_pins(dict(pins)), nx=True)
+            if first:
+                self.client.incr(self.base + "version")
+            kept = dict(pins) if first else self.load_pins(alias) or dict(pins)
+        except (RedisError, OSError):
+            if self.local is None:
+                raise PinsNotKept("the shared store", _UNREACHABLE) from None
+            log.warning("upstream '%s': %s; its first-sight pins were kept only in the local copy", alias, _UNREACHABLE)
+            return self.local.pin_first_sight(alias, pins)
         if self.local is not None:
-            self.local.save_pins(alias, pins)
-        if not self.publish(alias, pins):
-            log.warning("upstream '%s': %s; its pins were kept only in the local copy", alias, _UNREACHABLE)
+            with contextlib.suppress(PinsNotKept):  # a copy only: the shared pins count
+                self.local.pin_first_sight(alias, kept)
+        return kept
 
-    def publish(self, alias: str, pins: Mapping[str, Pin]) -> bool:
-        """Write the shared pins and bump the version in one transaction; False when Redis
-        did not answer (`servers approve` then says so)."""
+    def publish(self, alias: str, pins: Mapping[str, Pin], approval: Approval) -> bool:
+        """Write the shared pins and bump the version in one transaction, by a person's act;
+        False when Redis did not answer (`servers approve` then says so)."""
+        if approval.alias != alias:
+            raise ValueError(f"an approval of '{approval.alias}' cannot change the pins of '{alias}'")
         try:
             with self.client.pipeline(transaction=True) as pipe:
                 pipe.set(self.base + alias, _encode_pins(dict(pins)))

@@ -14,8 +14,8 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import msgspec
 
-from sidecar.catalog import UpstreamListing
-from sidecar.catalog.pins import Change, Memo, Pin, Pinning, PinStore, Verdict, judge, pin_tools
+from sidecar.catalog import LiveCatalog, UpstreamListing
+from sidecar.catalog.pins import Change, Memo, Pin, Pinning, PinsNotKept, PinStore, Verdict, judge, pin_tools
 from sidecar.config import ServerConfig
 from sidecar.gate.audit import AuditLog
 
@@ -47,8 +47,11 @@ def _rules(change: Change) -> str:
 
 class Trust:
     def __init__(self, servers: Iterable[ServerConfig], audit: AuditLog, store: PinStore | None,
-                 bot: str = "", face: str = "") -> None:
-        self.policies: dict[str, Pinning] = {s.alias: s.pinning_policy for s in servers}
+                 bot: str = "", face: str = "", live: LiveCatalog | None = None) -> None:
+        # With `live`, each server's policy is the current snapshot's (a server mounted late
+        # is judged as at start); `servers` then only serves a trust made without a face.
+        self._fixed: dict[str, Pinning] = {s.alias: s.pinning_policy for s in servers}
+        self._live = live
         self.audit = audit
         self.store = store
         self.bot, self.face = bot, face
@@ -60,6 +63,11 @@ class Trust:
         self._screened: list[UpstreamListing] = []
         self._version = self._store_version()
         self._verdicts: dict[str, tuple[bytes, object, object, Verdict]] = {}
+        self._unkept: dict[str, str] = {}  # alias -> the folder that could not keep its pins
+
+    @property
+    def policies(self) -> Mapping[str, Pinning]:
+        return self._live.facts.pinning if self._live is not None else self._fixed
 
     @property
     def active(self) -> bool:
@@ -99,19 +107,46 @@ class Trust:
         if last is not None and item.tools_json and last[0] == item.tools_json and last[1] is pins and last[2] == context:
             return last[3]
         verdict = judge(item.alias, item.tools, pins, policy, others, memo)
-        self._verdicts[item.alias] = (item.tools_json, pins, context, verdict)
         if verdict.first:
-            self._pin_first_sight(item.alias, item.tools, memo)
+            kept = self._pin_first_sight(item.alias, item.tools, memo)
+            if kept is not None:  # not kept as seen (another process pinned first, or nowhere to keep them)
+                pins = self.pins[item.alias] = kept
+                verdict = judge(item.alias, item.tools, pins, policy, others, memo)
+        self._verdicts[item.alias] = (item.tools_json, pins, context, verdict)
         for change in verdict.changes:
             self._report(item.alias, change, held=change.tool in verdict.held)
         return verdict
 
-    def _pin_first_sight(self, alias: str, tools: Sequence[Mapping[str, object]], memo: Memo) -> None:
+    def _pin_first_sight(self, alias: str, tools: Sequence[Mapping[str, object]], memo: Memo) -> dict[str, Pin] | None:
+        """Trust on first use, kept where the next process reads it. None when the pins are
+        the listing's; else the pins to judge by instead: another process's, or none at all
+        ({}: every tool is a change) when the store cannot keep them, so nothing is trusted
+        that the next process could not check (RELIABILITY.md rule 16)."""
         pins = pin_tools(tools, findings=memo.findings)
         self.pins[alias] = pins
-        log.info("upstream '%s': %d tool definitions pinned on first sight", alias, len(pins))
-        if self.store is not None:
-            self.store.save_pins(alias, pins)
+        if self.store is None:  # a config never read from disk: pins live as long as the process
+            log.info("upstream '%s': %d tool definitions pinned on first sight", alias, len(pins))
+            return None
+        try:
+            kept = self.store.pin_first_sight(alias, pins)
+        except PinsNotKept as exc:
+            self._say_not_kept(alias, exc)
+            return {}
+        if kept == pins:
+            log.info("upstream '%s': %d tool definitions pinned on first sight", alias, len(pins))
+            return None
+        return kept
+
+    def _say_not_kept(self, alias: str, exc: PinsNotKept) -> None:
+        """One WARNING per folder (the others at INFO): the folder, why, and what to do."""
+        said = exc.where in self._unkept.values()
+        self._unkept[alias] = exc.where
+        if said:
+            log.info("upstream '%s': its tools are held too: pins cannot be kept in %s", alias, exc.where)
+            return
+        log.warning("upstream '%s': tool pins cannot be kept in %s (%s): every tool seen for the first time is "
+                    "held. Give the sidecar a writable data folder (data.folder), then approve with "
+                    "`omb-sidecar servers approve %s`", alias, exc.where, exc.why, alias)
 
     def _report(self, alias: str, change: Change, held: bool) -> None:
         key = (alias, change.tool, change.kind, change.new_digest)
@@ -147,7 +182,12 @@ class Trust:
     def held_answer(self, name: str) -> str | None:
         """The words for a call to a held tool, or None when `name` is not held."""
         found = self.held.get(name)
-        return held_words(*found) if found is not None else None
+        if found is None:
+            return None
+        folder = self._unkept.get(found[0])
+        why = (f" The sidecar could not keep tool pins in {folder}, so it trusts nothing it sees for the first "
+               "time: give it a writable data folder (data.folder).") if folder else ""
+        return held_words(*found) + why
 
     def held_target(self, name: str) -> tuple[str, str] | None:
         found = self.held.get(name)

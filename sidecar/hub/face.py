@@ -28,6 +28,7 @@ from sidecar.catalog import (
     choose_layout,
     name_budget,
 )
+from sidecar.catalog.facts import ServerFacts, facts_for
 from sidecar.catalog.live import ReadsLive
 from sidecar.config import ServerConfig, SidecarConfig
 from sidecar.errors import INVALID_PARAMS, METHOD_NOT_FOUND, EngineInputError
@@ -83,24 +84,27 @@ class Face(ReadsLive):
     # -- servers joining and leaving (the health schedule) ----------------------------
 
     def mount(self, server: ServerConfig) -> None:
-        """Start one more upstream; its tools join with list_changed once it is ready."""
+        """Start one more upstream; its tools join with list_changed once it is ready. Its
+        facts (budget, secrets, pinning, deadline) join the snapshot now, before any of its
+        tools can be listed: the same door as at start."""
         if all(t.alias != server.alias for t in self.traits):
             self.traits.append(UpstreamTraits(server.alias, server.type, server.builtin,
                                               tuple(server.always_listed), tuple(server.direct_only)))
-        self.gate.servers[server.alias] = server
         self.pool.add(server)
+        self._upstream_changed(None)  # the face's own change: rebuilt, and said if the engine sees a change
 
     async def unmount(self, alias: str) -> None:
         """Stop one upstream; its tools leave with list_changed, the others are untouched."""
         await self.pool.remove(alias)
         self.traits = [t for t in self.traits if t.alias != alias]
+        self._upstream_changed(None)  # its facts leave the snapshot too (its tools left when it stopped)
 
     # -- catalog ----------------------------------------------------------------
 
     def _upstream_changed(self, upstream: Upstream | None) -> None:
         if self.closing:
             return
-        if upstream is not None:  # None: the face's own change (pins), no upstream's news
+        if upstream is not None:  # None: the face's own change (pins, a mount), no upstream's news
             for watcher in self.watchers:
                 watcher(upstream)
         before_tools, before_prompts = self.listing.tools, self.catalog.prompts
@@ -114,6 +118,8 @@ class Face(ReadsLive):
             self._broadcast("notifications/resources/list_changed")
 
     def rebuild(self) -> None:
+        facts = self._facts_now()  # swapped below with the catalog, in one step
+        mounted = (facts or self.live.facts).servers
         ready = self.pool.ready()
         listings = [UpstreamListing(u.alias, u.listing.tools, u.listing.prompts, u.listing.tools_json)
                     for u in self.pool.listed()]
@@ -123,14 +129,25 @@ class Face(ReadsLive):
         caps = ToolCaps(budgets.tool_description_chars, budgets.tool_schema_bytes)
         catalog = build_catalog(listings, name_budget(self.name), RESERVED_TOOL_NAMES, prefixed=not bare, caps=caps)
         granted = self._granted(catalog)
-        own_tools = [QUERY_RESULT_TOOL] if self.config.servers and listable(QUERY_RESULT_TOOL["name"]) else []
+        # the face's own tool comes with the first server mounted, at start or later
+        own_tools = [QUERY_RESULT_TOOL] if mounted and listable(QUERY_RESULT_TOOL["name"]) else []
         listing = build_listing(granted, self.traits, self.plan, face_tools=own_tools)
         if listing.notes != self.listing.notes:
             for note in listing.notes:
                 log.info("face '%s': %s", self.name, note)
-        self.live.swap(catalog, listing)
+        self.live.swap(catalog, listing, facts)
         self._pages.clear()
         self._index_resources(ready)
+
+    def _facts_now(self) -> ServerFacts | None:
+        """A new snapshot when the mounted set is not the one the holder's snapshot was made
+        for; else None (a listing change costs no rebuild of the facts: building them
+        hashes every form of every secret)."""
+        mounted = [u.config for u in self.pool]
+        held = self.live.facts.servers
+        if len(mounted) == len(held) and all(held.get(server.alias) is server for server in mounted):
+            return None
+        return facts_for(self.config, mounted)
 
     def _granted(self, catalog: Catalog) -> Catalog:
         """The catalog less what the bot may not use: a tool it may not call is never listed."""

@@ -6,8 +6,11 @@ leaves the server out, the approved tool definitions) and the `CheckResult` a re
 made from. A record counts only while the entry keeps the same connection (its
 fingerprint: command, arguments, address, and the names, never the values, of its env
 and headers). A face's own start counts as a check (`record_start`); the file is also
-the gate's `PinStore` (`HealthPins`). When checks come due is the admin's business
-(`sidecar_admin.health`); which servers a face leaves out is `sidecar.mounts.plan`.
+the gate's `PinStore` (`HealthPins`). Pins change only by a person's act (an `Approval`,
+made by `servers approve`, `check` and the console's Approve); a face may only pin what it sees first, where no
+pins exist, and a folder where they cannot be kept makes it fail closed (`PinsNotKept`).
+When checks come due is the admin's business (`sidecar_admin.health`); which servers a
+face leaves out is `sidecar.mounts.plan`.
 """
 
 from __future__ import annotations
@@ -16,13 +19,14 @@ import contextlib
 import hashlib
 import logging
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 import msgspec
 
-from sidecar.catalog.pins import Pin, digest_of, pin_tools
+from sidecar.catalog.live import LiveCatalog
+from sidecar.catalog.pins import Approval, Pin, PinsNotKept, digest_of, pin_tools
 from sidecar.config import ServerConfig, SidecarConfig
 from sidecar.private_files import lock_beside, write_private
 
@@ -112,7 +116,10 @@ class HealthFile:
             yield records
             write_private(self.path, msgspec.json.format(msgspec.json.encode(records), indent=2) + b"\n")
 
-    def record(self, server: ServerConfig, result: CheckResult, now: float | None = None) -> HealthRecord:
+    def record(self, server: ServerConfig, result: CheckResult, now: float | None = None,
+               approval: Approval | None = None) -> HealthRecord:
+        """Keep one check's outcome. The pins stay as they were unless a person ran the
+        check (`approval`): then what it listed is approved (RELIABILITY.md rule 16)."""
         with self.edit() as records:
             before = records.get(server.alias)
             same_failure = (before is not None and not before.ok and not result.ok
@@ -121,31 +128,51 @@ class HealthFile:
                 ok=result.ok, checked_at=time.time() if now is None else now, outcome=result.outcome,
                 reason=result.reason, tools=result.tools, tool_names=result.tool_names,
                 fingerprint=fingerprint(server), announced=same_failure and before is not None and before.announced,
-                pins=_pins_after(before, result),
+                pins=_pins_after(before, result, approval),
             )
             records[server.alias] = record
         return record
 
-    def save_pins(self, server: ServerConfig, pins: dict[str, Pin]) -> None:
-        """Keep `pins` as the server's approved definitions (a record is made if none exists:
-        the face started it, which counts as a check)."""
+    def save_pins(self, server: ServerConfig, pins: dict[str, Pin], approval: Approval) -> None:
+        """Keep `pins` as the server's approved definitions, by a person's act (a record is
+        made if none exists)."""
+        if approval.alias != server.alias:
+            raise ValueError(f"an approval of '{approval.alias}' cannot change the pins of '{server.alias}'")
         with self.edit() as records:
-            before = records.get(server.alias)
-            if before is None:
-                before = HealthRecord(ok=True, checked_at=time.time(), outcome="connected", tools=len(pins),
-                                      tool_names=list(pins), fingerprint=fingerprint(server))
-            records[server.alias] = msgspec.structs.replace(before, pins=dict(pins))
+            records[server.alias] = msgspec.structs.replace(_record_of(records, server, pins), pins=dict(pins))
+
+    def pin_first_sight(self, server: ServerConfig, pins: dict[str, Pin]) -> dict[str, Pin]:
+        """Keep `pins` only if the server has none yet (a face's first sight: never over
+        pins a person or another process kept); the pins kept now. Raises `PinsNotKept`."""
+        try:
+            with self.edit() as records:
+                before = records.get(server.alias)
+                if before is not None and before.pins is not None:
+                    return dict(before.pins)
+                records[server.alias] = msgspec.structs.replace(_record_of(records, server, pins), pins=dict(pins))
+        except OSError as exc:
+            raise PinsNotKept(str(self.path.parent), exc.strerror or type(exc).__name__) from None
+        return dict(pins)
 
     def forget(self, alias: str) -> None:
         with self.edit() as records:
             records.pop(alias, None)
 
 
-def _pins_after(before: HealthRecord | None, result: CheckResult) -> dict[str, Pin] | None:
-    """A passed check pins what it listed (a definition a person reviewed stays reviewed);
-    anything else keeps the pins there were."""
+def _record_of(records: dict[str, HealthRecord], server: ServerConfig, pins: Mapping[str, Pin]) -> HealthRecord:
+    """The server's record, or a new one (the face started it, which counts as a check)."""
+    before = records.get(server.alias)
+    if before is not None:
+        return before
+    return HealthRecord(ok=True, checked_at=time.time(), outcome="connected", tools=len(pins),
+                        tool_names=list(pins), fingerprint=fingerprint(server))
+
+
+def _pins_after(before: HealthRecord | None, result: CheckResult, approval: Approval | None) -> dict[str, Pin] | None:
+    """A passed check a person ran pins what it listed (a definition a person reviewed
+    stays reviewed); anything else keeps the pins there were."""
     kept = before.pins if before is not None else None
-    if result.ok and result.definitions:
+    if approval is not None and result.ok and result.definitions:
         from sidecar.catalog.poison import scan_tools
 
         named = [t for t in result.definitions if isinstance(t.get("name"), str) and t.get("name")]
@@ -155,11 +182,12 @@ def _pins_after(before: HealthRecord | None, result: CheckResult) -> dict[str, P
 
 
 class HealthPins:
-    """The `PinStore` on the health file, for the servers of one config."""
+    """The `PinStore` on the health file, for the servers a face mounts now (read from
+    its snapshot of facts, so a server mounted late is pinned like one at start)."""
 
-    def __init__(self, health: HealthFile, servers: Iterable[ServerConfig]) -> None:
+    def __init__(self, health: HealthFile, live: LiveCatalog) -> None:
         self.health = health
-        self.servers = {s.alias: s for s in servers}
+        self._live = live
 
     def version(self) -> int:
         """Changes whenever the health file is written (another process approved, say)."""
@@ -172,11 +200,11 @@ class HealthPins:
         record = self.health.load().get(alias)
         return record.pins if record is not None else None
 
-    def save_pins(self, alias: str, pins: Mapping[str, Pin]) -> None:
-        server = self.servers.get(alias)
-        if server is not None:
-            with contextlib.suppress(OSError):
-                self.health.save_pins(server, dict(pins))
+    def pin_first_sight(self, alias: str, pins: Mapping[str, Pin]) -> dict[str, Pin]:
+        server = self._live.facts.servers.get(alias)
+        if server is None:
+            raise PinsNotKept(str(self.health.path.parent), f"'{alias}' is not mounted")
+        return self.health.pin_first_sight(server, dict(pins))
 
 
 def record_start(config: SidecarConfig, server: ServerConfig, *, ok: bool, reason: str = "",

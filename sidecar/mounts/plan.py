@@ -15,10 +15,10 @@ from collections.abc import Sequence
 
 import msgspec
 
-from sidecar.config import ServerConfig, SidecarConfig, rules
+from sidecar.config import Health, ServerConfig, SidecarConfig, rules
 from sidecar.mounts.health import HealthRecord, fingerprint, health_file_for
 
-__all__ = ["LeftOut", "MountPlan", "leave_out", "mountable", "plan_mounts"]
+__all__ = ["LeftOut", "MountPlan", "leave_out", "mountable", "period_words", "plan_mounts", "retry_words"]
 
 log = logging.getLogger(__name__)
 
@@ -34,13 +34,36 @@ class MountPlan(msgspec.Struct, frozen=True):
     left_out: tuple[LeftOut, ...]
 
 
-def plan_mounts(servers: Sequence[ServerConfig], records: dict[str, HealthRecord]) -> MountPlan:
-    """Pure: every server that may start, and each one left out with its reason."""
+def period_words(seconds: float) -> str:
+    """`1800` -> "30 minutes", `45` -> "45 seconds": a period as a person reads it."""
+    for size, unit in ((3600.0, "hour"), (60.0, "minute")):
+        if seconds >= size and seconds % size == 0:
+            count = int(seconds // size)
+            return f"{count} {unit}{'' if count == 1 else 's'}"
+    return f"{seconds:g} second{'' if seconds == 1 else 's'}"
+
+
+def retry_words(health: Health | None) -> str:
+    """What brings back a server that failed its last check: with a health schedule
+    (`health`, the long-lived HTTP front's), a check at start and then every
+    `health.retryFailedSeconds`; always, `omb-sidecar check NAME`."""
+    if health is None or not health.schedule:
+        return "`omb-sidecar check {alias}` brings it back once fixed"
+    every = period_words(health.retry_failed_seconds)
+    return (f"it is tried again in the background now and every {every} (health.retryFailedSeconds); "
+            "`omb-sidecar check {alias}` brings it back at once")
+
+
+def plan_mounts(servers: Sequence[ServerConfig], records: dict[str, HealthRecord],
+                health: Health | None = None) -> MountPlan:
+    """Pure: every server that may start, and each one left out with its reason (`health`:
+    the schedule that will try a failed one again, None when nothing will)."""
     mounted: list[ServerConfig] = []
     left_out: list[LeftOut] = []
     first_of: dict[tuple[object, ...], str] = {}
+    retry = retry_words(health)
     for server in servers:
-        reason, announce = _why_left_out(server, records.get(server.alias), first_of)
+        reason, announce = _why_left_out(server, records.get(server.alias), first_of, retry)
         if reason is None:
             mounted.append(server)
         else:
@@ -49,7 +72,7 @@ def plan_mounts(servers: Sequence[ServerConfig], records: dict[str, HealthRecord
 
 
 def _why_left_out(
-    server: ServerConfig, record: HealthRecord | None, first_of: dict[tuple[object, ...], str]
+    server: ServerConfig, record: HealthRecord | None, first_of: dict[tuple[object, ...], str], retry: str
 ) -> tuple[str | None, bool]:
     needs = rules.missing_values(server.command, server.args, server.env, server.headers)
     if needs:
@@ -61,17 +84,19 @@ def _why_left_out(
     first_of[key] = server.alias
     if record is not None and not record.ok and record.fingerprint == fingerprint(server):
         why = f": {record.reason}" if record.reason else ""
-        return f"it failed its last check{why}; it is tried again every 30 minutes", not record.announced
+        return f"it failed its last check{why}; {retry.format(alias=server.alias)}", not record.announced
     return None, False
 
 
-def leave_out(config: SidecarConfig) -> MountPlan:
+def leave_out(config: SidecarConfig, scheduled: bool = False) -> MountPlan:
     """The face's question: which servers to start. Marks each failure as said, so the next
-    face (or the next process) leaves it out quietly."""
+    face (or the next process) leaves it out quietly. `scheduled`: a health schedule runs
+    beside this face (it tries a failed server again)."""
     health = health_file_for(config)
+    schedule = config.health if scheduled else None
     if health is None:
-        return plan_mounts(config.servers, {})
-    plan = plan_mounts(config.servers, health.load())
+        return plan_mounts(config.servers, {}, schedule)
+    plan = plan_mounts(config.servers, health.load(), schedule)
     fresh = {item.alias for item in plan.left_out if item.announce}
     if fresh:
         with contextlib.suppress(OSError), health.edit() as records:
@@ -81,10 +106,10 @@ def leave_out(config: SidecarConfig) -> MountPlan:
     return plan
 
 
-def mountable(config: SidecarConfig) -> SidecarConfig:
+def mountable(config: SidecarConfig, scheduled: bool = False) -> SidecarConfig:
     """The config less the servers this face leaves out (unfilled, duplicate, failed its
-    last check), each said once."""
-    plan = leave_out(config)
+    last check), each said once; `scheduled` as for `leave_out`."""
+    plan = leave_out(config, scheduled)
     for alias, reason in config.skipped:
         log.warning("upstream '%s' is missing from this face: %s", alias, reason)
     for left in plan.left_out:

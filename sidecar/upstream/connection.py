@@ -63,11 +63,12 @@ class PeerHandler(Protocol):
 
 
 class _Pending:
-    __slots__ = ("future", "progress_token")
+    __slots__ = ("future", "progress_token", "is_call")
 
-    def __init__(self, future: asyncio.Future[UpstreamFrame], progress_token: int | None) -> None:
+    def __init__(self, future: asyncio.Future[UpstreamFrame], progress_token: int | None, is_call: bool) -> None:
         self.future = future
         self.progress_token = progress_token
+        self.is_call = is_call  # a tools/call: its loss is said to be not retried (a handshake's is not a call)
 
 
 class Connection:
@@ -106,7 +107,7 @@ class Connection:
         token = None
         if progress is not None:
             params, token = self._with_progress_token(params, progress)
-        ident = self._ids.allocate(_Pending(future, token))
+        ident = self._ids.allocate(_Pending(future, token, method == "tools/call"))
         self.transport.write(encode_request(ident, method, params))
         return ident, future
 
@@ -283,10 +284,11 @@ class Connection:
             return
         self.closed_reason = reason
         self._progress.clear()
-        error = UpstreamUnavailable(f"upstream '{self.alias}' {reason}; the call was not retried")
+        gone = f"upstream '{self.alias}' {reason}"
         for pending in self._ids.drain():
             if not pending.future.done():
-                pending.future.set_exception(error)
+                pending.future.set_exception(UpstreamUnavailable(f"{gone}; the call was not retried" if pending.is_call
+                                                                 else gone))
                 pending.future.exception()  # consumed here: nobody may be waiting any more
 
     @property

@@ -197,7 +197,7 @@ class Upstream:
 
     def _fail(self, reason: str, restarting: bool = False) -> None:
         self.connection = None
-        said = reason.removeprefix(f"upstream '{self.alias}' ")  # an error's words may name it already
+        said = _unnamed(reason, self.alias)  # an error's words may name it already, even twice
         if not restarting:
             # only a child process has a stderr worth showing; a URL server's session is not news
             tail = self._child.diagnostics()[-800:] if self._child and self.config.type == "stdio" else ""
@@ -240,3 +240,11 @@ class Upstream:
             self.listing = msgspec.structs.replace(self.listing, resources=fresh.resources, templates=fresh.templates)
         self._on_change(self)
 
+
+def _unnamed(words: str, alias: str) -> str:
+    """`words` without the leading "upstream 'alias'" an error may carry (once or more), so a
+    log line that names the server itself names it once."""
+    name = f"upstream '{alias}'"
+    while words.startswith(name):
+        words = words[len(name):].lstrip(": ")
+    return words

@@ -17,7 +17,7 @@ import pytest
 import redis
 
 from sidecar.catalog.merge import UpstreamListing
-from sidecar.catalog.pins import Pin, pin_tools
+from sidecar.catalog.pins import Approval, Pin, PinsNotKept, pin_tools
 from sidecar.config import Audit, ServerConfig, Store, load_config
 from sidecar.gate.audit import AuditLog
 from sidecar.gate.confirm import ConfirmStage, Confirmer
@@ -112,7 +112,7 @@ async def test_pins_saved_on_one_replica_are_loaded_by_another(tmp_path: Path) -
         assert [t["name"] for t in screened[0].tools] == ["read"]  # replica B holds the change
         assert second.held_answer("alpha__delete") is not None
         approved = pin_tools(changed.tools)
-        a.save_pins("alpha", approved)  # approved on A...
+        assert a.publish("alpha", approved, Approval(command="servers approve", alias="alpha"))  # approved on A...
         assert second.stale()  # ...B notices the shared version moved and judges again
         assert [t["name"] for t in second.screen([changed])[0].tools] == ["delete", "read"]
 
@@ -125,7 +125,8 @@ def test_pins_when_the_store_does_not_answer_hold_every_tool(tmp_path: Path) -> 
     screened = held.screen([listing()])
     assert screened[0].tools == []
     assert set(held.held) == {"alpha__delete", "alpha__read"}
-    down.save_pins("alpha", pin_tools(TOOLS))  # a save that cannot land is logged, not raised
+    with pytest.raises(PinsNotKept):  # first-sight pins that cannot land: the trust fails closed
+        down.pin_first_sight("alpha", pin_tools(TOOLS))
 
 
 async def test_servers_review_and_approve_use_the_shared_pins(tmp_path: Path) -> None:
@@ -141,7 +142,7 @@ async def test_servers_review_and_approve_use_the_shared_pins(tmp_path: Path) ->
         replica = RedisPins(sync_client(Store(url=url)), "omb:", namespace)
         older = [dict(t) for t in BEFORE]
         older[0] = dict(older[0], description="Look a word up.")
-        assert replica.publish("s", pin_tools(older))  # pinned by a replica before the change
+        assert replica.publish("s", pin_tools(older), Approval(command="servers approve", alias="s"))  # pinned by a replica before the change
         review = cli(config, "servers", "review", "s")
         assert "tool 'lookup'" in review.stdout and review.returncode == 0, review.stdout + review.stderr
         approved = cli(config, "servers", "approve", "s", "--tool", "lookup")
@@ -191,8 +192,8 @@ class MemoryPins:
     def load_pins(self, alias: str) -> dict[str, Pin] | None:
         return self.kept.get(alias)
 
-    def save_pins(self, alias: str, pins: Mapping[str, Pin]) -> None:
-        self.kept[alias] = dict(pins)
+    def pin_first_sight(self, alias: str, pins: Mapping[str, Pin]) -> dict[str, Pin]:
+        return self.kept.setdefault(alias, dict(pins))
 
 
 async def test_an_outage_judges_by_the_local_copy_and_again_once_redis_answers(tmp_path: Path) -> None:
@@ -200,7 +201,7 @@ async def test_an_outage_judges_by_the_local_copy_and_again_once_redis_answers(t
     async with open_redis(tmp_path) as (port, process):
         pins = RedisPins(sync_client(Store(url=f"redis://127.0.0.1:{port}/0", timeout_seconds=0.5)), "omb:",
                          "cloud-bot/main", local)
-        pins.save_pins("alpha", pin_tools(TOOLS))  # written to both
+        pins.pin_first_sight("alpha", pin_tools(TOOLS))  # written to both
         assert local.kept["alpha"] == pins.load_pins("alpha")
         process.send_signal(signal.SIGKILL)
         await process.wait()
@@ -210,6 +211,6 @@ async def test_an_outage_judges_by_the_local_copy_and_again_once_redis_answers(t
         assert [t["name"] for t in judged.screen([changed])[0].tools] == ["delete"]  # by the local copy
         assert not judged.stale()  # the outage alone does not make every call judge again
     async with open_redis(tmp_path, port=port):  # Redis is back (empty), and another replica approves
-        assert pins.publish("alpha", pin_tools(changed.tools))
+        assert pins.publish("alpha", pin_tools(changed.tools), Approval(command="servers approve", alias="alpha"))
         assert judged.stale()
         assert [t["name"] for t in judged.screen([changed])[0].tools] == ["delete", "read"]

@@ -1,4 +1,4 @@
-"""`./dev test` when it cannot install redis-server and haproxy: one line saying what to
+"""`./dev test` when it cannot install redis-server, haproxy and chromium: one line saying what to
 install and which tests skip, and the suite goes on (no exit with only apt's error).
 
 The `debian_tools` function of `dev` is run by bash on its own, as a user who is not root
@@ -39,16 +39,16 @@ def test_a_user_who_is_not_root_is_told_what_to_install(tmp_path: Path) -> None:
     assert run.returncode == 0
     lines = run.stderr.splitlines()
     assert len(lines) == 1
-    assert "sudo apt-get install redis-server haproxy" in lines[0]
-    assert "skip" in lines[0] and "tests/cloud" in lines[0]
+    assert "sudo apt-get install redis-server haproxy chromium" in lines[0]
+    assert "skip" in lines[0] and "tests/cloud" in lines[0] and "tests/console" in lines[0]
 
 
 def test_only_the_missing_package_is_named(tmp_path: Path) -> None:
-    run = _run(tmp_path, ("redis-server",))
+    run = _run(tmp_path, ("redis-server", "chromium"))
     assert run.returncode == 0
     assert "apt-get install haproxy'" in run.stderr and "redis-server" not in run.stderr
 
 
 def test_nothing_is_said_when_both_are_there(tmp_path: Path) -> None:
-    run = _run(tmp_path, ("redis-server", "haproxy"))
+    run = _run(tmp_path, ("redis-server", "haproxy", "chromium"))
     assert (run.returncode, run.stderr) == (0, "")

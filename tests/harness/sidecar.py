@@ -11,9 +11,11 @@ every wait is bounded, and a test marked `@pytest.mark.looptime` runs on virtual
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
+
+import msgspec
 
 from sidecar.config import ServerConfig, SidecarConfig, parse_config
 from sidecar.hub import Face, build_face
@@ -30,10 +32,15 @@ __all__ = ["InMemorySidecar", "in_memory"]
 class InMemorySidecar:
     """The face under test, its fake upstreams by alias, and the engines opened on it."""
 
-    def __init__(self, face: Face, servers: Mapping[str, FakeServer]) -> None:
+    def __init__(self, face: Face, servers: Mapping[str, FakeServer], whole: SidecarConfig | None = None) -> None:
         self.face = face
         self.servers = dict(servers)
         self.engines: list[FakeEngine] = []
+        self.whole = whole or face.config  # the config before any server was left out
+
+    def mount_late(self, alias: str) -> None:
+        """Mount a server left out at start, as the health schedule does when it recovers."""
+        self.face.mount(next(s for s in self.whole.servers if s.alias == alias))
 
     @property
     def config(self) -> SidecarConfig:
@@ -47,7 +54,7 @@ class InMemorySidecar:
         unless `settle` is False."""
         if settle:
             await self.settled()
-        engine = FakeEngine(self.face, Redactor(self.config.secrets()), **how)
+        engine = FakeEngine(self.face, Redactor(self.whole.secrets()), **how)  # the process redactor: every configured secret
         self.engines.append(engine)
         await engine.initialize(capabilities)
         return engine
@@ -97,18 +104,23 @@ async def in_memory(
     *,
     entries: Mapping[str, dict[str, Any]] | None = None,
     env: Mapping[str, str] | None = None,
+    left_out: Sequence[str] = (),
     **config: Any,
 ) -> AsyncIterator[InMemorySidecar]:
     """Run a sidecar core over `servers` (alias -> fake); `entries` adds keys to their
-    `mcpServers` entries; other keyword arguments are top-level config sections."""
-    parsed = parse_config(_document(servers, entries or {}, config), env or {})
+    `mcpServers` entries; `left_out` servers are configured but not started (as after a
+    failed check: `mount_late` brings one in); other keyword arguments are top-level
+    config sections."""
+    whole = parse_config(_document(servers, entries or {}, config), env or {})
+    parsed = msgspec.structs.replace(whole, servers=[s for s in whole.servers if s.alias not in left_out])
 
     async def opener(server: ServerConfig, on_line: LineSink, on_dropped: DropSink | None) -> Channel:
         return await servers[server.alias].open(server, on_line, on_dropped)
 
     face = build_face(parsed, opener)
-    sidecar = InMemorySidecar(face, servers)
+    sidecar = InMemorySidecar(face, servers, whole)
     pool = asyncio.create_task(face.pool.run(), name="harness pool")
+    await asyncio.sleep(0)  # one loop turn, no time: the pool is running (a late mount may join it)
     try:
         yield sidecar
     finally:

@@ -3,9 +3,10 @@ server auth components (mcp.server.auth: metadata, /authorize, /token, /register
 /revoke, the bearer middleware and RFC 9728 metadata), on one loopback port.
 
     python tests/oauth/sdk_auth_server.py [--no-registration] [--client ID:SECRET]
-        [--access-seconds N] [--scopes "a b"] [--required "a"]
+        [--access-seconds N] [--scopes "a b"] [--required "a"] [--port N] [--issuer URL]
 
-Prints `PORT <n>` once it listens. The MCP endpoint is `/mcp`, the issuer the origin.
+Prints `PORT <n>` once it listens. The MCP endpoint is `/mcp`, the issuer the origin
+(or `--issuer`: the protected resource metadata then names that other server).
 The login page (`/login`) is what a person's browser shows: a form whose POST approves
 and redirects to the client with the code. Test controls (never in a real server):
 POST /test/expire (every access token expires now), POST /test/revoke-refresh (every
@@ -177,7 +178,7 @@ def build(port: int, options: argparse.Namespace) -> tuple[Any, Provider]:
             token_endpoint_auth_method="client_secret_basic" if secret else "none",
             grant_types=["authorization_code", "refresh_token"], scope=" ".join(scopes))
     auth = AuthSettings(
-        issuer_url=origin, resource_server_url=f"{origin}/mcp", validate_token_resource=True,
+        issuer_url=options.issuer or origin, resource_server_url=f"{origin}/mcp", validate_token_resource=True,
         client_registration_options=ClientRegistrationOptions(enabled=not options.no_registration,
                                                               valid_scopes=scopes, default_scopes=scopes[:1]),
         revocation_options=RevocationOptions(enabled=True), required_scopes=options.required.split() or None)
@@ -231,6 +232,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--scopes", default="mcp:read mcp:write")
     parser.add_argument("--required", default="mcp:read")
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--issuer", default="", help="the issuer its resource metadata names (default: itself)")
     return parser.parse_args()
 
 
@@ -240,6 +242,7 @@ async def main() -> None:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", options.port))
     port = sock.getsockname()[1]
+    sock.listen(128)  # connections made right after PORT is printed wait in the backlog
     app, _ = build(port, options)
     print(f"PORT {port}", flush=True)
     await uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on")).serve(sockets=[sock])

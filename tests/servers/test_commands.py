@@ -161,7 +161,8 @@ async def test_a_failing_check_of_an_entry_that_was_on(config: Path) -> None:
     run = await omb("check", "--config", str(config), "broken")
     assert (run.code, run.out.splitlines()) == (1, [
         "Not connected: it stopped (exit code 5) before it finished the handshake",
-        "'broken' is left out of bots' tools until it passes; it is tried again every 30 minutes.",
+        "'broken' is left out of bots' tools until it passes; the HTTP front tries it again at start and every "
+        "30 minutes; `omb-sidecar check broken` tries it now.",
     ])
     assert "enabled" not in servers_of(config)["broken"]  # a failure never switches an entry off
     health = json.loads((config.parent / "mcp-health.json").read_text())

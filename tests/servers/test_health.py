@@ -12,7 +12,7 @@ import anyio
 import msgspec
 import pytest
 
-from sidecar.config import ServerConfig, SidecarConfig, load_config, parse_config, parse_server
+from sidecar.config import Health, ServerConfig, SidecarConfig, load_config, parse_config, parse_server
 from sidecar_admin.check import CheckResult
 from sidecar.mounts.plan import leave_out, plan_mounts
 from sidecar.mounts.health import HEALTH_FILE, HealthFile, HealthRecord, fingerprint, health_file_for, record_start
@@ -71,8 +71,13 @@ def test_the_mount_plan() -> None:
         ("q", "it is the same server as 'p' (same command, arguments and environment), mounted once", True),
         ("web2", "it is the same server as 'web' (same address and headers), mounted once", True),
         ("blank", "it still needs a value for env TOKEN", True),
-        ("down", "it failed its last check: it stopped (exit code 1); it is tried again every 30 minutes", True),
+        ("down", "it failed its last check: it stopped (exit code 1); `omb-sidecar check down` brings it back once "
+                 "fixed", True),
     ]
+    scheduled = plan_mounts(servers, {"down": down}, Health(retry_failed_seconds=45))  # the HTTP front's schedule
+    assert scheduled.left_out[-1].reason == (
+        "it failed its last check: it stopped (exit code 1); it is tried again in the background now and every "
+        "45 seconds (health.retryFailedSeconds); `omb-sidecar check down` brings it back at once")
 
 
 def test_a_failure_is_said_once_then_kept_quiet_until_it_passes(tmp_path: Path) -> None:

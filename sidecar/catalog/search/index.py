@@ -8,8 +8,9 @@ name a tool outright (its whole name, or every term of a request of two terms or
 allowing a typo a word) the best such tool stays first whatever the model scores; the
 model re-sorts the rest. A ranking is "weak" (the answer says none fits well) when no
 tool scores for the words above what one rare word in a description gives, and, with the
-model, no tool is close in meaning either. The thresholds were set on two development
-sets as a whole (answerable and unanswerable queries), never on single items.
+model, no tool is close in meaning either. The thresholds were set on the development
+sets as a whole (invented and real catalogs, answerable and unanswerable queries), never
+on single items.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from sidecar.catalog.search.lexical import Evidence, LexicalIndex, parse_query
 __all__ = ["LEXICAL_WEIGHT", "WEAK_SCORE", "WEAK_SCORE_BLENDED", "WEAK_SIMILARITY", "Ranked", "SearchIndex"]
 
 LEXICAL_WEIGHT = 0.4  # the lexical share of a blended score; the model's is the rest
-WEAK_SCORE = 6.0  # words alone: a best lexical score under this is weak
+WEAK_SCORE = 5.5  # words alone: a best lexical score under this is weak
 WEAK_SCORE_BLENDED = 8.0  # with the model: a best lexical score under this,
 WEAK_SIMILARITY = 0.22  # and no tool closer in meaning than this (cosine), is weak
 CLOSEST = 10  # names offered beyond the answer when the match is weak

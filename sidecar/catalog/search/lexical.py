@@ -24,12 +24,15 @@ from typing import NamedTuple
 from sidecar.catalog.merge import CatalogEntry
 from sidecar.catalog.search.lexicon import english_synonyms, translations
 from sidecar.catalog.search.shapes import MARK, abbreviates, query_shapes, schema_shapes
+from sidecar.catalog.search.summary import split_description
 from sidecar.catalog.search.text import fold, name_stems, plain_words, prose_stems, query_words, stem
 
 __all__ = ["Evidence", "LexicalIndex", "Query", "parse_query", "tool_text"]
 
 # Field weights: a word in a tool's name says most about what the tool does.
 NAME, TITLE, SHAPE, ENUM, PROPERTY, DESCRIPTION, OPTIONAL_SHAPE, PROPERTY_TEXT = 4.0, 3.0, 2.0, 2.0, 1.5, 1.0, 0.8, 0.5
+# The part of a long description after its summary: usage notes, examples, code.
+NOTES = 0.5
 _RESOURCE = 0.8  # an id's prefix read as the short form of a resource (`pl_` -> playlist_id)
 _NEAR = 0.7  # a one-edit typo
 _PREFIX = 0.5  # a word that starts the other (config / configuration)
@@ -145,21 +148,25 @@ def _tool_fields(entry: CatalogEntry) -> Fields:
     fields.append((SHAPE, needed))
     fields.append((ENUM, _texts_stems(tuple(schema.enums))))
     fields.append((PROPERTY, _names_stems(tuple(schema.names)) | whole))
-    fields.append((DESCRIPTION, prose_stems(description)))
+    summary, notes = split_description(description)
+    fields.append((DESCRIPTION, prose_stems(summary)))
     fields.append((OPTIONAL_SHAPE, optional))
+    fields.append((NOTES, prose_stems(notes)))
     fields.append((PROPERTY_TEXT, _texts_stems(tuple(schema.texts))))
     return tuple(fields)
 
 
 def tool_text(entry: CatalogEntry) -> str:
     """A tool as one passage of prose, for a sentence model: its name's words, its title,
-    its description and its input names."""
+    its description's summary (a long description's examples would drown it) and its
+    input names."""
     spec = entry.spec
     parts = [entry.name.replace("_", " ").replace("-", " ")]
-    for key in ("title", "description"):
-        value = spec.get(key)
-        if isinstance(value, str):
-            parts.append(value)
+    title, description = spec.get("title"), spec.get("description")
+    if isinstance(title, str):
+        parts.append(title)
+    if isinstance(description, str):
+        parts.append(split_description(description)[0])
     schema = _Schema()
     _schema_walk(spec.get("inputSchema"), schema)
     if schema.names:
@@ -270,8 +277,9 @@ class LexicalIndex:
         found: dict[str, float] = {}
         if term in vocabulary:
             found[term] = 1.0
-        elif len(term) >= 4 and not term.isdigit():
-            near = set(self._near_words(term))
+        elif not term.isdigit() and max(len(term), len(written)) >= 4:
+            # The stem can be shorter than the word (`mege` -> `meg`): look from both.
+            near = set(self._near_words(term)) if len(term) >= 4 or len(written) >= 4 else set()
             if written and written != term and len(written) >= 4:
                 near.update(self._near_words(written))
             found.update(dict.fromkeys(sorted(near), _NEAR))

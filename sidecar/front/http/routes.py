@@ -29,6 +29,7 @@ from sidecar.errors import INVALID_PARAMS, INVALID_REQUEST
 from sidecar.front.eras.held import Round
 from sidecar.front.eras.rounds import HeldCalls, takes_rounds
 from sidecar.front.http.admission import HostRule, caller_identity
+from sidecar.front.http.console_door import ConsoleSite, is_console_path
 from sidecar.front.http.listener import FrontSettings
 from sidecar.front.http.sessions import Exchange, HttpSession, SessionTable
 from sidecar.front.http.stateless import (
@@ -83,8 +84,10 @@ def _event(frame: bytes) -> bytes:
 
 
 class HttpFront:
-    def __init__(self, face: Face, redactor: Redactor, settings: FrontSettings) -> None:
+    def __init__(self, face: Face, redactor: Redactor, settings: FrontSettings,
+                 console: ConsoleSite | None = None) -> None:
         self.face = face
+        self.console = console  # the operator's page, when `console.enabled` (it admits by its own cookie)
         self.settings = settings
         self.rule = HostRule(settings.host, settings.allowed_hosts)
         self.table = SessionTable(face, redactor, settings.max_sessions, settings.idle_seconds)
@@ -104,6 +107,8 @@ class HttpFront:
             app.router.add_post(path, self._post)
             app.router.add_get(path, self._get)
             app.router.add_delete(path, self._delete)
+        if self.console is not None:
+            self.console.add_routes(app)
         return app
 
     # -- admission --------------------------------------------------------------------
@@ -114,7 +119,7 @@ class HttpFront:
             return _refuse(403, "Forbidden: this Host is not served here")
         if not self.rule.origin_allowed(request.headers.get("Origin")):
             return _refuse(403, "Forbidden: this Origin is not allowed")
-        if request.path == "/health":
+        if request.path == "/health" or (self.console is not None and is_console_path(request.path)):
             return await handler(request)  # type: ignore[no-any-return]
         caller = caller_identity(request.headers.get("Authorization"), self.settings.tokens)
         if caller is None:

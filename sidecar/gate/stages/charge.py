@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import asyncio
 
-from sidecar.config import Budgets, ServerConfig
+from sidecar.catalog.facts import ServerFacts
+from sidecar.config import Budgets
 from sidecar.gate.budget import charge_result
 from sidecar.gate.call import ToolCall
 from sidecar.gate.route import tool_error
@@ -24,31 +25,36 @@ LARGE_RESULT = 1 << 20  # charged in a worker thread above this size
 
 
 class ChargeResult:
-    def __init__(self, current: Current, servers: dict[str, ServerConfig], budgets: Budgets) -> None:
+    """The budgets are the current snapshot's (`Current.facts`), read per call: a server
+    mounted after start is charged by its own `resultChars` like one mounted at start."""
+
+    def __init__(self, current: Current, budgets: Budgets) -> None:
         self.current = current
-        self.servers = servers
         self.budgets = budgets
-        self.smallest = min([budgets.result_chars, *(s.result_chars for s in servers.values() if s.result_chars)])
+
+    @property
+    def smallest(self) -> int:
+        return self.current.facts.smallest_budget
 
     async def __call__(self, call: ToolCall, call_next: Next) -> ToolCall:
         await call_next(call)
         if call.outcome != "completed" or call.result is None:
             return call
         size = len(call.result)
-        if size <= self.smallest:  # under every budget: untouched, undecoded, uncopied
+        facts = self.current.facts
+        if size <= facts.smallest_budget:  # under every budget: untouched, undecoded, uncopied
             call.charge, call.bytes_in, call.bytes_out = "pass", size, size
             return call
-        await self._charge(call)
+        await self._charge(call, facts)
         if call.handle is not None:
             await self._settle(call)
         return call
 
-    async def _charge(self, call: ToolCall) -> None:
+    async def _charge(self, call: ToolCall, facts: ServerFacts) -> None:
         assert call.result is not None
         raw = bytes(call.result)
         alias = call.target.alias if call.target is not None else call.held_under
-        server = self.servers.get(alias)
-        budget = (server.result_chars if server and server.result_chars else None) or self.budgets.result_chars
+        budget = facts.budget_of(alias)
         held, session, name = self.current.held, call.session, call.ran
 
         def hold(payload: bytes) -> str:

@@ -15,12 +15,12 @@ from typing import Any
 
 import msgspec
 
-from sidecar.config import ServerConfig, SidecarConfig
+from sidecar.config import SidecarConfig
 from sidecar.gate.call import ToolCall
 from sidecar.gate.grants import Grant
 from sidecar.gate.policy import CallView, Decision, PolicyEngine, RuleMatch
 from sidecar.gate.route import tool_error, unknown_tool
-from sidecar.gate.stages.base import Next
+from sidecar.gate.stages.base import Current, Next
 from sidecar.redact import Redactor
 
 __all__ = ["CheckGrant", "CheckPolicy"]
@@ -39,11 +39,10 @@ class CheckGrant:
 
 
 class CheckPolicy:
-    def __init__(self, policy: PolicyEngine, config: SidecarConfig, servers: dict[str, ServerConfig],
-                 redact: Redactor) -> None:
+    def __init__(self, policy: PolicyEngine, config: SidecarConfig, current: Current, redact: Redactor) -> None:
         self.policy = policy
         self.config = config
-        self.servers = servers
+        self.current = current  # the servers' consequential lists, read per call from the snapshot
         self.redact = redact
         self.confirm: Any = None  # the confirmation stage, made on the first call that needs it
 
@@ -90,7 +89,7 @@ class CheckPolicy:
 
     def _consequential(self, call: ToolCall) -> bool:
         assert call.target is not None
-        server = self.servers.get(call.target.alias)
+        server = self.current.facts.servers.get(call.target.alias)
         if server is None:
             return False
         if call.target.name in server.consequential:

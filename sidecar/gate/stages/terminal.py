@@ -1,43 +1,37 @@
 """The terminal stage: the call runs, upstream or here.
 
 Reads `target` (run upstream, under that server's per-call deadline, the answer
-redacted by `answers`) or `local` (a question the sidecar answers: find_tool, a trio's
-search and describe, query_result). Always ends the call: completed with the result
+redacted, both from the current snapshot of per-server facts) or `local` (a question
+the sidecar answers: find_tool, a trio's search and describe, query_result). Always ends the call: completed with the result
 bytes as they came (`msgspec.Raw`, not decoded), or failed with the error the route
 raised (an upstream's own JSON-RPC error keeps its error object, redacted, for the wire).
 """
 
 from __future__ import annotations
 
-from sidecar.config import ServerConfig
 from sidecar.errors import SidecarError
 from sidecar.gate.call import ToolCall
 from sidecar.gate.grants import Grant
 from sidecar.gate.query import QueryLimits
 from sidecar.gate.route import answer_locally, route_upstream
 from sidecar.gate.stages.base import Current, Next
-from sidecar.redact import Redactor
 from sidecar.upstream import Pool
 
 __all__ = ["RunCall"]
 
 
 class RunCall:
-    def __init__(self, current: Current, pool: Pool, servers: dict[str, ServerConfig], answers: Redactor,
-                 grant: Grant, limits: QueryLimits) -> None:
+    def __init__(self, current: Current, pool: Pool, grant: Grant, limits: QueryLimits) -> None:
         self.current = current
         self.pool = pool
-        self.servers = servers
-        self.answers = answers
         self.grant = grant
         self.limits = limits
 
     async def __call__(self, call: ToolCall, call_next: Next) -> ToolCall:
         try:
-            if call.target is not None:
-                server = self.servers.get(call.target.alias)
-                deadline = server.call_deadline_seconds if server else None
-                return await route_upstream(call, self.pool, deadline, self.answers)
+            if call.target is not None:  # the deadline and the secrets of the snapshot of the moment
+                facts = self.current.facts
+                return await route_upstream(call, self.pool, facts.deadline_of(call.target.alias), facts.answers)
             current = self.current
             return await answer_locally(call, current.catalog, current.listing, current.held, self.allowed,
                                         self.limits)

@@ -48,7 +48,11 @@ class AuthServer:
 def _is_web_address(value: object) -> bool:
     if not isinstance(value, str):
         return False
-    parts = urlsplit(value)
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 - raises ValueError on a port that is no number
+    except ValueError:
+        return False
     if parts.scheme == "https" and parts.hostname:
         return True
     return parts.scheme == "http" and (parts.hostname or "") in _LOOPBACK
@@ -71,7 +75,7 @@ def read_resource(document: object, server_url: str) -> ResourceInfo:
     resource = document.get("resource")
     wanted = canonical_resource(server_url)
     if isinstance(resource, str) and resource:
-        named = canonical_resource(resource)
+        named = _canonical_or_refuse(resource)
         if not (wanted == named or wanted.startswith(named.rstrip("/") + "/")):
             raise SignInError("the server's sign-in details are for another address (their `resource` differs); "
                               "not signed in")
@@ -79,6 +83,12 @@ def read_resource(document: object, server_url: str) -> ResourceInfo:
         named = wanted
     return ResourceInfo(resource=named, authorization_servers=servers,
                         scopes_supported=_strings(document.get("scopes_supported")))
+
+
+def _canonical_or_refuse(resource: str) -> str:
+    if not _is_web_address(resource):
+        raise SignInError("the server's sign-in details name a `resource` that is not a web address; not signed in")
+    return canonical_resource(resource)
 
 
 def read_auth_server(document: object, issuer: str) -> AuthServer:
@@ -98,7 +108,9 @@ def read_auth_server(document: object, issuer: str) -> AuthServer:
         metadata.validate_code_challenge_methods_supported()
         metadata.validate_token_endpoint_auth_methods_supported()
     except ValueError as exc:
-        raise SignInError(f"the authorization server's metadata is not usable ({str(exc)[:120]})") from None
+        raise SignInError(f"the authorization server's metadata is not usable ({_printable(str(exc))})") from None
+    except (TypeError, AttributeError, KeyError):  # authlib meets a value of the wrong JSON type
+        raise SignInError("the authorization server's metadata holds a value of the wrong type") from None
     token = document.get("token_endpoint")
     if not _is_web_address(token):
         raise SignInError("the authorization server names no usable token endpoint")
@@ -121,6 +133,10 @@ def read_auth_server(document: object, issuer: str) -> AuthServer:
         metadata_documents=document.get("client_id_metadata_document_supported") is True,
         scopes_supported=_strings(document.get("scopes_supported")),
     )
+
+
+def _printable(text: str) -> str:
+    return "".join(ch if ch.isprintable() else "?" for ch in text[:120])
 
 
 @dataclass(frozen=True)

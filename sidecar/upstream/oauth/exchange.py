@@ -1,32 +1,32 @@
 """Talking to authorization servers: metadata, registration, tokens, revocation.
 
-Owns one aiohttp session with none of the MCP server's configured headers, the proxy
-rule of the upstream clients, a 64 KB cap on every answer, and the client's proof at the
-token endpoint (HTTP Basic, the form, or a private_key_jwt assertion signed with
-joserfc). Refuses to follow a redirect from a POST. Every failure becomes a SignInError
-(or TokenRefused for an `invalid_grant`) in words that carry no token.
+Owns the requests of one sign-in, every one through the outbound gate
+(`sidecar.upstream.outbound`: https, a checked address dialled as checked, same-origin
+redirects, a 64 KB cap on every answer), with none of the MCP server's configured
+headers; answers read by `documents` (nesting bounded, non-JSON read as None); and the
+client's proof at the token endpoint (HTTP Basic, the form, or a private_key_jwt
+assertion signed with joserfc). Every failure becomes a SignInError (FetchRefused for
+the gate's refusal, TokenRefused for an `invalid_grant`) in words that carry no token.
 """
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import json
-import os
 import secrets
 import time
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
-import aiohttp
-
+from sidecar.errors import UpstreamUnavailable
 from sidecar.upstream.oauth.choices import AuthServer, read_auth_server
 from sidecar.upstream.oauth.discovery import authorization_server_addresses
+from sidecar.upstream.oauth.documents import read_document
 from sidecar.upstream.oauth.flow import SignInError
-from sidecar.upstream.proxying import choose_proxy
+from sidecar.upstream.outbound import Outbound, OutboundRefused, Resolve
 
-__all__ = ["ClientProof", "OAuthHttp", "TokenRefused", "Tokens"]
+__all__ = ["ClientProof", "FetchRefused", "OAuthHttp", "TokenRefused", "Tokens"]
 
 BODY_CAP = 64 * 1024
 SECONDS = 20.0
@@ -34,6 +34,10 @@ SECONDS = 20.0
 
 class TokenRefused(SignInError):
     """The server refused a grant (an expired or revoked refresh token, a used code)."""
+
+
+class FetchRefused(SignInError):
+    """The outbound gate refused an address the server or its metadata named."""
 
 
 @dataclass(frozen=True)
@@ -85,11 +89,13 @@ class Tokens:
     @classmethod
     def read(cls, document: dict[str, Any], asked_scope: str | None, now: float) -> Tokens:
         token = document.get("access_token")
-        kind = str(document.get("token_type", "bearer")).lower()
-        if not isinstance(token, str) or not token or kind != "bearer":
+        kind = document.get("token_type", "bearer")
+        if not isinstance(token, str) or not token or not isinstance(kind, str) or kind.lower() != "bearer":
             raise SignInError("the token endpoint answered without a bearer access token")
         expires = document.get("expires_in")
-        expires_at = now + float(expires) if isinstance(expires, (int, float)) and expires > 0 else None
+        # a lifetime past ten years is no lifetime we can trust (and 1e400 is no number)
+        usable = isinstance(expires, (int, float)) and not isinstance(expires, bool) and 0 < expires < 3e8
+        expires_at = now + float(expires) if usable and isinstance(expires, (int, float)) else None
         refresh = document.get("refresh_token")
         scope = document.get("scope")
         return cls(token, refresh if isinstance(refresh, str) and refresh else None, expires_at,
@@ -97,43 +103,38 @@ class Tokens:
 
 
 class OAuthHttp:
-    """The sidecar's own HTTP client for sign-in; `close()` when done."""
+    """The sidecar's own HTTP client for one server's sign-in; `close()` when done. Every
+    address it reaches passes the outbound gate (`sidecar.upstream.outbound`), judged
+    against the MCP server at `server_url`."""
 
-    def __init__(self) -> None:
-        timeout = aiohttp.ClientTimeout(total=SECONDS, connect=10.0)
-        self._session = aiohttp.ClientSession(timeout=timeout, trust_env=False)
-        self._environ = dict(os.environ)
+    def __init__(self, server_url: str, resolve: Resolve | None = None) -> None:
+        self.outbound = Outbound(server_url, resolve=resolve, seconds=SECONDS)
 
     async def close(self) -> None:
-        await self._session.close()
+        await self.outbound.close()
 
-    async def _send(self, method: str, url: str, **kw: Any) -> tuple[int, dict[str, str], bytes]:
+    async def _send(self, method: str, url: str, same_origin: bool = False, **kw: Any) -> tuple[int, object]:
         try:
-            async with self._session.request(method, url, proxy=choose_proxy(url, self._environ),
-                                             allow_redirects=method == "GET", max_redirects=3, **kw) as response:
-                body = await response.content.read(BODY_CAP + 1)
-                if len(body) > BODY_CAP:
-                    raise SignInError("an authorization server answered with more than 64 KB")
-                return response.status, dict(response.headers), body
-        except (aiohttp.ClientError, asyncio.TimeoutError, OSError):
-            raise SignInError(f"the authorization server at {_origin(url)} could not be reached") from None
+            answer = await self.outbound.fetch(method, url, same_origin=same_origin, cap=BODY_CAP, **kw)
+        except UpstreamUnavailable as exc:
+            if isinstance(exc, OutboundRefused):
+                raise FetchRefused(exc.message) from None
+            raise SignInError(f"the authorization server at {exc.message}") from None
+        return answer.status, read_document(answer.body)
 
-    async def get_json(self, url: str) -> tuple[int, object]:
-        status, _, body = await self._send("GET", url, headers={"Accept": "application/json"})
-        return status, _json(body)
+    async def get_json(self, url: str, same_origin: bool = False) -> tuple[int, object]:
+        return await self._send("GET", url, same_origin, headers={"Accept": "application/json"})
 
     async def post_form(self, url: str, form: dict[str, str], proof: ClientProof | None = None,
                         audience: str | None = None) -> tuple[int, object]:
         headers = {"Accept": "application/json", "Content-Type": "application/x-www-form-urlencoded"}
         if proof is not None:
             proof.apply(form, headers, audience or url)
-        status, _, body = await self._send("POST", url, data=form, headers=headers)
-        return status, _json(body)
+        return await self._send("POST", url, data=form, headers=headers)
 
     async def post_json(self, url: str, document: dict[str, Any]) -> tuple[int, object]:
         headers = {"Accept": "application/json", "Content-Type": "application/json"}
-        status, _, body = await self._send("POST", url, data=json.dumps(document).encode(), headers=headers)
-        return status, _json(body)
+        return await self._send("POST", url, data=json.dumps(document).encode(), headers=headers)
 
     # -- the steps -------------------------------------------------------------------
 
@@ -174,15 +175,3 @@ class OAuthHttp:
         return status == 200
 
 
-def _json(body: bytes) -> object:
-    try:
-        return json.loads(body)
-    except ValueError:
-        return None
-
-
-def _origin(url: str) -> str:
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}"

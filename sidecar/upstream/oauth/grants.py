@@ -4,12 +4,15 @@ Owns the refresh grant (with `resource`, keeping the old refresh token when the 
 does not rotate it), the client credentials grant for unattended boxes (a client secret,
 or private_key_jwt with a key file), the client's proof at the token endpoint, and the
 entry's shape. The configured client secret is read from the config each time and never
-written to the entry; a secret the server issued at registration is kept there.
+written to the entry; a secret the server issued at registration is kept there. A proof
+with the configured credential is made only for the issuer it belongs to (`issuers`);
+the first grant with it pins that issuer beside the tokens.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +21,7 @@ from sidecar.private_files import warn_if_shared
 from sidecar.upstream.oauth.choices import AuthServer, token_auth_method
 from sidecar.upstream.oauth.exchange import ClientProof, OAuthHttp, TokenRefused, Tokens
 from sidecar.upstream.oauth.flow import SignInError
+from sidecar.upstream.oauth.issuers import check_issuer, pin_issuer
 from sidecar.upstream.webclient import SignInNeeded, sign_in_words
 
 __all__ = ["client_credentials", "new_entry", "proof_for", "refresh_entry", "revocation_proof", "server_of"]
@@ -43,11 +47,15 @@ def _key_pem(server: ServerConfig) -> bytes | None:
         raise SignInError(f"the key file oauth.privateKeyFile cannot be read ({exc.strerror})") from None
 
 
-def proof_for(server: ServerConfig, entry: dict[str, Any] | None, methods: list[str]) -> ClientProof:
-    """How the client proves itself: the configured app (its secret from the config, or
-    its key file), else the client the server registered for this sign-in."""
+def proof_for(server: ServerConfig, entry: dict[str, Any] | None, auth: AuthServer,
+              pins: Mapping[str, Any]) -> ClientProof:
+    """How the client proves itself to `auth`: the configured app (its secret from the
+    config, or its key file: only for the issuer it belongs to, see `issuers`), else the
+    client the server registered for this sign-in."""
     oauth = server.oauth
+    methods = auth.auth_methods
     if oauth is not None and oauth.client_id:
+        check_issuer(server, auth.issuer, pins)
         key = _key_pem(server)
         method = token_auth_method(methods, bool(oauth.client_secret), key is not None)
         return ClientProof(oauth.client_id, method, oauth.client_secret, key, oauth.key_id)
@@ -65,7 +73,7 @@ def revocation_proof(server: ServerConfig, entry: dict[str, Any]) -> ClientProof
     oauth = server.oauth
     if oauth is not None and oauth.client_id:
         return ClientProof(oauth.client_id, "none")
-    return proof_for(server, entry, list(entry.get("authMethods") or []))
+    return proof_for(server, entry, server_of(entry), {})
 
 
 def new_entry(*, alias: str, auth: AuthServer, client_id: str, issued_secret: str | None, tokens: Tokens,
@@ -85,11 +93,12 @@ def new_entry(*, alias: str, auth: AuthServer, client_id: str, issued_secret: st
     return entry
 
 
-async def client_credentials(server: ServerConfig, http: OAuthHttp, auth: AuthServer, resource: str) -> Tokens:
+async def client_credentials(server: ServerConfig, http: OAuthHttp, auth: AuthServer, resource: str,
+                             pins: Mapping[str, Any]) -> Tokens:
     oauth = server.oauth
     if oauth is None or not oauth.client_id:
         raise SignInError("oauth.grant client_credentials needs oauth.clientId (and a secret or a key file)")
-    proof = proof_for(server, None, auth.auth_methods)
+    proof = proof_for(server, None, auth, pins)
     if proof.method == "none":
         raise SignInError("oauth.grant client_credentials needs oauth.clientSecret or oauth.privateKeyFile")
     form = {"grant_type": "client_credentials", "resource": resource}
@@ -106,11 +115,12 @@ async def refresh_entry(server: ServerConfig, resource: str, servers: dict[str, 
     from sidecar.errors import UpstreamUnavailable
 
     unattended = server.oauth is not None and server.oauth.grant == "client_credentials"
-    http = OAuthHttp()
+    http = OAuthHttp(server.url or "")
     try:
         if unattended:
             auth = server_of(entry) if entry else await _located(server, http)
-            tokens = await client_credentials(server, http, auth, resource)
+            tokens = await client_credentials(server, http, auth, resource, servers)
+            pin_issuer(server, auth.issuer, servers)
             servers[resource] = new_entry(alias=server.alias, auth=auth, client_id=str(server.oauth.client_id),  # type: ignore[union-attr]
                                           issued_secret=None, tokens=tokens, app=app)
             return ""
@@ -121,7 +131,7 @@ async def refresh_entry(server: ServerConfig, resource: str, servers: dict[str, 
         auth = server_of(entry)
         form = {"grant_type": "refresh_token", "refresh_token": str(entry["refreshToken"]), "resource": resource}
         try:
-            tokens = await http.token(auth, form, proof_for(server, entry, auth.auth_methods), entry.get("scope"))
+            tokens = await http.token(auth, form, proof_for(server, entry, auth, servers), entry.get("scope"))
         except TokenRefused:
             entry["state"] = "refused"
             return sign_in_words(server.alias, "refused to renew the sign-in")
@@ -129,6 +139,7 @@ async def refresh_entry(server: ServerConfig, resource: str, servers: dict[str, 
                           issued_secret=entry.get("clientSecret"), tokens=tokens, app=app, previous=entry)
         fresh["signedInAt"] = entry.get("signedInAt", fresh["signedInAt"])
         servers[resource] = fresh
+        pin_issuer(server, auth.issuer, servers)  # a sign-in made before pins existed is pinned now
         return ""
     except SignInNeeded:
         raise

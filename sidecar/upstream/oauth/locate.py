@@ -4,9 +4,9 @@ the authorization server behind it.
 Owns the probe (one `initialize` POST through the upstream's own HTTP client, with its
 configured headers but no bearer token), the metadata named by the challenge's
 `resource_metadata` or found at the RFC 9728 well-known addresses (path first, then
-root), and the first listed authorization server's metadata. Refuses to read more than
-64 KB of any answer; a metadata address on another origin than the server is fetched
-without the server's headers.
+root), and the first listed authorization server's metadata, each through the outbound
+gate. Refuses a `resource_metadata` address off the server's own origin, and more than
+64 KB of any answer; metadata is fetched without the server's headers.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from sidecar.config import ServerConfig
 from sidecar.errors import UpstreamUnavailable
 from sidecar.upstream.oauth.choices import AuthServer, ResourceInfo, read_resource
 from sidecar.upstream.oauth.discovery import Challenge, parse_challenge, protected_resource_addresses
-from sidecar.upstream.oauth.exchange import OAuthHttp
+from sidecar.upstream.oauth.exchange import FetchRefused, OAuthHttp
 from sidecar.upstream.oauth.flow import SignInError
 from sidecar.upstream.webclient import WebClient
 
@@ -87,8 +87,8 @@ async def resource_metadata(server: ServerConfig, http: OAuthHttp, challenge: Ch
     addresses = protected_resource_addresses(server.url)
     if challenge is not None and challenge.resource_metadata:
         addresses.insert(0, challenge.resource_metadata)
-    for address in addresses:
-        status, document = await http.get_json(address)
+    for address in addresses:  # all on the server's own origin (RFC 9728 §3.1; rule 17)
+        status, document = await http.get_json(address, same_origin=True)
         if status == 200 and isinstance(document, dict) and "authorization_servers" in document:
             return read_resource(document, server.url)
     raise SignInError("the server names no sign-in (no RFC 9728 protected resource metadata)")
@@ -99,6 +99,8 @@ async def locate(server: ServerConfig, http: OAuthHttp) -> Found:
     status, challenge = await challenge_of(server)
     try:
         resource = await resource_metadata(server, http, challenge)
+    except FetchRefused:
+        raise
     except SignInError:
         if status != 401:
             raise
