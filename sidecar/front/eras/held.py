@@ -79,8 +79,9 @@ class HeldSession(EngineSession):
 
 
 class HeldCall:
-    """`ask(call, relayed)` is told each question the call puts to the engine (it seals the
-    state and ends the round); `ended(call)` when the call is over, whatever the cause."""
+    """`on_question(call, relayed)` is told each question put to the engine (the owner seals
+    its state and ends the round with `put_question`); `on_end(call)` once, when the call
+    is over, whatever the cause."""
 
     def __init__(self, face: Face, redactor: Redactor, req: Request, caller: str,
                  capabilities: dict[str, Any], seconds: float) -> None:
