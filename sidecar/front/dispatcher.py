@@ -28,11 +28,12 @@ from sidecar.features import missing_module_words
 from sidecar.front.handling import Handler, MethodTable, Result
 from sidecar.front.methods import METHODS
 from sidecar.gate.answer import error_body
-from sidecar.gate.route import scrub_answer
+from sidecar.gate.route import ASKS, scrub_answer
 from sidecar.hub.face import Face
 from sidecar.hub.session import EngineSession
 from sidecar.redact import Redactor
 from sidecar.upstream import Upstream
+from sidecar.wire.versions import without_envelope
 from sidecar.wire import (
     Answer,
     EngineMessage,
@@ -171,7 +172,7 @@ class Dispatcher:
     async def forward(self, req: Request, upstream: Upstream, params: dict[str, Any] | None = None) -> msgspec.Raw:
         """Send `req` to one upstream under a fresh id; cancellation and progress follow it;
         configured secrets are redacted from the answer."""
-        body = req.params if params is None else params
+        body = _without_envelope(req.params if params is None else params)
         conn = upstream.ready_connection()
         if self.face.tracer is not None:  # a client span, its context in the _meta sent on
             def send(traced: dict[str, Any]) -> Awaitable[msgspec.Raw]:
@@ -181,7 +182,31 @@ class Dispatcher:
         else:
             answer = await conn.request(req.method, body or None, self.progress_sink(req), self.mark_sent(req))
         scrub = self.face.gate.answers
+        if ASKS.search(answer) is not None:  # a 2026-07-28 server's questions (sidecar.gate.asked)
+            answer = await self._answer_questions(req, upstream, body, answer)
         return scrub_answer(answer, scrub) if scrub else answer
+
+    async def _answer_questions(self, req: Request, upstream: Upstream, body: dict[str, Any],
+                                answer: msgspec.Raw) -> msgspec.Raw:
+        from sidecar.front.eras.asking import engine_asker
+        from sidecar.gate.asked import answer_rounds
+
+        conn = upstream.ready_connection()
+
+        def send(again: dict[str, Any]) -> Awaitable[msgspec.Raw]:
+            return conn.request(req.method, again, self.progress_sink(req), self.mark_sent(req))
+
+        ask = engine_asker(self.session, self.face.config.policy.confirm_seconds)
+        return await answer_rounds(answer, body, send, ask, upstream.alias, self.face.gate.answers, tool=False)
+
+
+def _without_envelope(params: dict[str, Any]) -> dict[str, Any]:
+    """The params an upstream gets: the engine's 2026-07-28 envelope stays here."""
+    meta = params.get("_meta")
+    if not isinstance(meta, dict) or without_envelope(meta) is meta:
+        return params
+    rest = without_envelope(meta)
+    return {**{k: v for k, v in params.items() if k != "_meta"}, **({"_meta": rest} if rest else {})}
 
 
 class _Sent:

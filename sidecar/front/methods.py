@@ -15,6 +15,7 @@ from typing import Any
 from sidecar import __version__
 from sidecar.errors import INVALID_PARAMS, EngineInputError
 from sidecar.front.confirming import confirmer_for
+from sidecar.front.eras.asking import engine_asker
 from sidecar.front.handling import Handler, Handling, Result
 from sidecar.gate import ToolCall
 from sidecar.gate.answer import call_answer
@@ -94,6 +95,7 @@ async def tools_call(d: Handling, req: Request) -> Result:
         progress=d.progress_sink(req) if meta is not None else None,
         on_sent=d.mark_sent(req),
         confirmer=confirmer_for(session, req),
+        ask_engine=engine_asker(session, d.face.config.policy.confirm_seconds),
     )
     await d.face.gate.run(call)
     return call_answer(call, d.redact)

@@ -58,6 +58,7 @@ class ToolCall(msgspec.Struct, kw_only=True):
     progress: Callable[[dict[str, Any]], None] | None = None
     on_sent: Callable[[Any, int], None] | None = None  # (connection, upstream id)
     confirmer: Any = None  # how the person can be asked (a `sidecar.gate.confirm.Confirmer`), set by the front
+    ask_engine: Any = None  # how a 2026-07-28 server's questions reach the engine (`sidecar.gate.asked`), by the front
 
     def complete(self, result: msgspec.Raw) -> ToolCall:
         self.result = result

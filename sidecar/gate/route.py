@@ -12,6 +12,7 @@ for query_result.
 from __future__ import annotations
 
 import asyncio
+import re
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -27,10 +28,12 @@ from sidecar.gate.query import QueryLimits, answer_query
 from sidecar.gate.store import SharedHeldStore
 from sidecar.redact import Redactor
 from sidecar.upstream import Pool
+from sidecar.wire.versions import without_envelope
 
-__all__ = ["route_upstream", "answer_locally", "scrub_answer", "SEARCH_SECONDS", "tool_error"]
+__all__ = ["ASKS", "route_upstream", "answer_locally", "scrub_answer", "SEARCH_SECONDS", "tool_error"]
 
 SEARCH_SECONDS = 120.0
+ASKS = re.compile(rb'"input_required"')  # searched in place (no copy); only a hit is decoded
 SCRUB_IN_THREAD = 1 << 20  # answers larger than this are redacted in a worker thread
 
 
@@ -46,11 +49,18 @@ async def route_upstream(call: ToolCall, pool: Pool, deadline: float | None, scr
     conn = upstream.ready_connection()
     params: dict[str, Any] = {"name": call.target.name, "arguments": call.arguments}
     if call.meta:
-        rest = {k: v for k, v in call.meta.items() if k != "progressToken"}
+        rest = {k: v for k, v in without_envelope(call.meta).items() if k != "progressToken"}
         if rest:
             params["_meta"] = rest
+    def send(again: dict[str, Any]) -> Any:
+        return conn.request("tools/call", again, call.progress, call.on_sent, deadline)
+
     try:
-        answer = await conn.request("tools/call", params, call.progress, call.on_sent, deadline)
+        answer = await send(params)
+        if ASKS.search(answer) is not None:  # a 2026-07-28 server's questions (sidecar.gate.asked)
+            from sidecar.gate.asked import answer_rounds
+
+            answer = await answer_rounds(answer, params, send, call.ask_engine, call.target.alias, scrub)
     except UpstreamError as exc:
         if scrub and exc.raw is not None:  # the upstream's error object, as redacted as its results
             exc.raw = scrub.json(exc.raw)

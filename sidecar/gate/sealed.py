@@ -101,18 +101,20 @@ class Sealer:
             self._aead = AESGCM(self._key)
         return self._aead
 
-    def seal(self, claim: StateClaim) -> str:
+    def seal(self, claim: StateClaim, purpose: bytes = _AAD) -> str:
+        """`purpose` is bound under the tag: a state sealed for one purpose (a confirmation,
+        a held question) never opens as another."""
         nonce = os.urandom(_NONCE)
-        sealed = self._cipher().encrypt(nonce, msgspec.json.encode(claim), _AAD)
+        sealed = self._cipher().encrypt(nonce, msgspec.json.encode(claim), purpose)
         return base64.urlsafe_b64encode(nonce + sealed).decode().rstrip("=")
 
-    def open(self, token: object) -> StateClaim | None:
+    def open(self, token: object, purpose: bytes = _AAD) -> StateClaim | None:
         """The claim of a state this sealer made, or None (altered, foreign, not a state)."""
         if not isinstance(token, str) or not 16 < len(token) < 4096:
             return None
         try:
             raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
-            plain = self._cipher().decrypt(raw[:_NONCE], raw[_NONCE:], _AAD)
+            plain = self._cipher().decrypt(raw[:_NONCE], raw[_NONCE:], purpose)
             return _claim.decode(plain)
         except Exception:  # InvalidTag, bad base64, bad JSON: all the same to the caller
             return None
@@ -120,12 +122,17 @@ class Sealer:
     def redeem(self, token: object, *, bot: str, face: str, tool: str, arguments: Mapping[str, Any],
                caller: str = "") -> bool:
         """True once for a state made for exactly this call of this caller and still fresh."""
-        claim = self.open(token)
+        return self.redeem_claim(token, bot=bot, face=face, tool=tool, arguments=arguments, caller=caller) is not None
+
+    def redeem_claim(self, token: object, *, bot: str, face: str, tool: str, arguments: Mapping[str, Any],
+                     caller: str = "", purpose: bytes = _AAD) -> StateClaim | None:
+        """`redeem`, with the claim itself (its id names what the state stands for)."""
+        claim = self.open(token, purpose)
         if claim is None or (claim.bot, claim.face, claim.caller, claim.tool) != (bot, face, caller_digest(caller), tool):
-            return False
+            return None
         if claim.arguments != arguments_digest(arguments) or claim.expires <= time.time():
-            return False
-        return self.spent.spend(claim.id, claim.expires)
+            return None
+        return claim if self.spent.spend(claim.id, claim.expires) else None
 
     def new_claim(self, *, bot: str, face: str, tool: str, arguments: Mapping[str, Any], seconds: float,
                   caller: str = "") -> StateClaim:

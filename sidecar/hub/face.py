@@ -257,6 +257,9 @@ class Face(ReadsLive):
         if session is None:
             conn.respond_error(frame.id, METHOD_NOT_FOUND, f"the client did not declare the {capability} capability")
             return
+        if frame.method == "elicitation/create" and not session.declared_url_elicitation() and _url_mode(frame.params):
+            conn.respond_error(frame.id, METHOD_NOT_FOUND, "the client did not declare the elicitation capability's URL mode")
+            return
         scrub = self.gate.answers  # what reaches the engine hides configured secrets, as answers do
         params = scrub_answer(frame.params, scrub) if scrub and frame.params else frame.params
         session.relay_request(conn, frame.id, frame.method, params)
@@ -267,7 +270,10 @@ class Face(ReadsLive):
         declared the capability."""
         able = [s for s in self.sessions if s.declared(capability)]
         waiting = [s for s in able if any(sent is not None and sent[0] is conn for sent in s.in_flight.values())]
-        chosen = waiting or able
+        # A call already waiting on an answer to this upstream's question is blocked there;
+        # the new question is another call's (stdio links no server request to its call).
+        free = [s for s in waiting if not any(owner is conn for _, (owner, _) in s.relayed.items())]
+        chosen = free or waiting or [s for s in able if not s.call_bound]
         return chosen[0] if chosen else None
 
     def _cancel_relayed(self, conn: Connection, frame: UpstreamFrame) -> None:
@@ -289,6 +295,21 @@ class Face(ReadsLive):
     def _broadcast(self, method: str, params: Any = None) -> None:
         for session in self.sessions:
             session.notify(method, params)
+
+
+class _Mode(msgspec.Struct):
+    mode: Any = None
+
+
+_mode = msgspec.json.Decoder(_Mode)
+
+
+def _url_mode(params: msgspec.Raw | None) -> bool:
+    """An elicitation's params ask for URL mode (read at the top level only)."""
+    try:
+        return bool(params) and _mode.decode(params).mode == "url"  # type: ignore[arg-type]
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return False
 
 
 def encode_cursor(offset: int) -> str:

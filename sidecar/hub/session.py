@@ -47,6 +47,10 @@ class EngineSession:
     and it is dropped (notifications) or refused to the upstream (requests). Answers are
     never asked about: they always go."""
 
+    # A session that serves one call only (a 2026-07-28 engine's held call): it is handed
+    # the questions of its own call, never another call's (sidecar.hub.face._asker_for).
+    call_bound = False
+
     def __init__(self, send: Callable[[bytes], None] | None = None, admit: Callable[[str | None], bool] = _always,
                  *, emit: Callable[[Event], None] | None = None) -> None:
         if emit is None:
@@ -66,6 +70,10 @@ class EngineSession:
 
     def declared(self, capability: str) -> bool:
         return isinstance(self.client_capabilities.get(capability), dict)
+
+    def declared_url_elicitation(self) -> bool:
+        elicitation = self.client_capabilities.get("elicitation")
+        return isinstance(elicitation, dict) and isinstance(elicitation.get("url"), dict)
 
     def notify(self, method: str, params: Any = None) -> None:
         if self.announced and self.admit(method):

@@ -33,10 +33,15 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-CLIENT_CAPABILITIES: dict[str, Any] = {"roots": {"listChanged": True}, "sampling": {}, "elicitation": {}}
-# Declared to a 2026-07-28 server: none, so it never answers a call with a request for
-# input that an engine on an older revision could not give.
-MODERN_CLIENT_CAPABILITIES: dict[str, Any] = {}
+# URL-mode elicitation is declared too: the face relays a URL-mode question only to an
+# engine that declared that mode, else refuses it naming the mode (sidecar.hub.face).
+CLIENT_CAPABILITIES: dict[str, Any] = {"roots": {"listChanged": True}, "sampling": {},
+                                       "elicitation": {"form": {}, "url": {}}}
+# Declared to a 2026-07-28 server: every question a client answers, so it may answer a
+# call with an input-required result; the sidecar puts each question to the engine of
+# that call if the engine declared it, else the call ends naming the missing capability
+# (sidecar.gate.asked, sidecar.front.eras.asking).
+MODERN_CLIENT_CAPABILITIES: dict[str, Any] = {"elicitation": {"form": {}, "url": {}}, "sampling": {}, "roots": {}}
 CLIENT_INFO = {"name": "omb-sidecar", "version": __version__}
 MAX_PAGES = 1000
 MAX_LIST_BYTES = 32 * 1024 * 1024

@@ -7,8 +7,22 @@ envelope. The front answers engines by them; upstream handshakes offer them.
 
 from __future__ import annotations
 
-__all__ = ["HANDSHAKE_VERSIONS", "MODERN_VERSION"]
+from typing import Any
+
+__all__ = ["ENVELOPE_KEYS", "HANDSHAKE_VERSIONS", "MODERN_VERSION", "without_envelope"]
 
 HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 # The stateless revision: no initialize, every request carries its own envelope.
 MODERN_VERSION = "2026-07-28"
+# What a 2026-07-28 request's `_meta` says of its sender (its revision, capabilities, name,
+# log level): about the engine and the sidecar, never passed on to an upstream, which gets
+# the sidecar's own (a session-era server refuses a request that carries them).
+ENVELOPE_KEYS = frozenset({"io.modelcontextprotocol/protocolVersion", "io.modelcontextprotocol/clientCapabilities",
+                           "io.modelcontextprotocol/clientInfo", "io.modelcontextprotocol/logLevel"})
+
+
+def without_envelope(meta: dict[str, Any]) -> dict[str, Any]:
+    """`meta` without the engine's envelope (the same dict when it has none)."""
+    if not any(key in ENVELOPE_KEYS for key in meta):
+        return meta
+    return {key: value for key, value in meta.items() if key not in ENVELOPE_KEYS}

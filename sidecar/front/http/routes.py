@@ -26,6 +26,8 @@ from typing import Any
 from aiohttp import web
 
 from sidecar.errors import INVALID_PARAMS, INVALID_REQUEST
+from sidecar.front.eras.held import Round
+from sidecar.front.eras.rounds import HeldCalls, takes_rounds
 from sidecar.front.http.admission import HostRule, caller_identity
 from sidecar.front.http.console_door import ConsoleSite, is_console_path
 from sidecar.front.http.listener import FrontSettings
@@ -89,6 +91,7 @@ class HttpFront:
         self.settings = settings
         self.rule = HostRule(settings.host, settings.allowed_hosts)
         self.table = SessionTable(face, redactor, settings.max_sessions, settings.idle_seconds)
+        self.held = HeldCalls(face, redactor)  # stateless calls whose upstream asked (sidecar.front.eras)
         self.draining = False
         self.posts = 0  # POSTs being served right now, for the drain
         self.listens: set[Listen] = set()
@@ -233,8 +236,10 @@ class HttpFront:
             return web.json_response({"jsonrpc": "2.0", "id": req.id, "result": result})
         if req.method == "subscriptions/listen":
             return await self._listen(request, Listen(self.face, req.id, req.params.get("notifications")))
-        session = self.table.transient()
         caps = envelope.get("io.modelcontextprotocol/clientCapabilities")
+        if takes_rounds(req, caps if isinstance(caps, dict) else {}):
+            return await self._held_round(request, req, caps if isinstance(caps, dict) else {})
+        session = self.table.transient()
         session.engine.client_capabilities = caps if isinstance(caps, dict) else {}
         session.engine.protocol_version = MODERN_VERSION
         session.engine.held_scope = CallerScope(request[CALLER])
@@ -247,6 +252,19 @@ class HttpFront:
         finally:
             session.end(exchange)
             await session.close()
+
+    async def _held_round(self, request: web.Request, req: Request, caps: dict[str, Any]) -> web.StreamResponse:
+        """A round of a call whose upstream may ask the engine something (sidecar.front.eras)."""
+        token = _progress_token(req)
+        exchange = Exchange([req.id], [token])
+        exchange.streaming = _accepts_events(request)
+        this = Round(exchange, req.id, _stamper(req.method), token)
+        self.held.round(req, request[CALLER], caps, this)
+        try:
+            return await self._answer(request, exchange, {}, stateless=True)
+        finally:
+            self.held.gone(this)
+            exchange.frames.discard()
 
     async def _answer(self, request: web.Request, exchange: Exchange, headers: dict[str, str],
                       stateless: bool = False) -> web.StreamResponse:
@@ -325,12 +343,15 @@ class HttpFront:
         get the shutdown error (`why` names the cause), written out (bounded) before every
         session closes."""
         self.draining = True
+        self.held.stop_all(why, waiting_only=True)  # their engines' next rounds would be refused now
         for listen in list(self.listens):
             listen.close()  # subscriptions end with their closing result; they are not work in flight
         if not await self._quiet(self.settings.drain_seconds):
             answered = self.table.answer_in_flight(why)
             log.warning("drain time over: %d calls still in flight were answered with the shutdown error", answered)
             await self._quiet(_LAST_WORDS_SECONDS)
+        self.held.stop_all(why)
+        await self.held.aclose()
         await self.table.close_all()
 
     async def _quiet(self, seconds: float) -> bool:
