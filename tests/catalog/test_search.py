@@ -95,7 +95,9 @@ def test_ties_keep_catalog_order_and_answers_never_change() -> None:
 
 
 def test_the_425_tool_catalog_indexes_quickly() -> None:
-    """Built on the first query; a smoke bound with room for a busy test machine."""
+    """Built on the first query. Only a guard against a pathological slowdown (a quadratic
+    step, say): CPU time on a loaded 2-core machine doubles, so the bound is 4x the usual;
+    the figure itself is measured by `python -m bench.search`, not here."""
     fresh = build_catalog([UpstreamListing("shop", msgspec.json.decode(msgspec.json.encode(shop_tools())))], 54)
     started = time.process_time()
     index = SearchIndex(fresh.tools).build()
@@ -103,7 +105,7 @@ def test_the_425_tool_catalog_indexes_quickly() -> None:
     started = time.process_time()
     index.search("refund a payment", 3)
     first_query = time.process_time() - started
-    assert built < 0.25 and first_query < 0.25, (built, first_query)
+    assert built < 1.0 and first_query < 1.0, (built, first_query)
 
 
 def test_non_ascii_words_are_kept_folded_and_cjk_runs_become_pairs() -> None:
