@@ -16,9 +16,11 @@ from sidecar import __version__
 from sidecar.errors import INVALID_PARAMS, EngineInputError
 from sidecar.front.confirming import confirmer_for
 from sidecar.front.handling import Handler, Handling, Result
+from sidecar.front.task_methods import TASK_METHODS
 from sidecar.gate import ToolCall
 from sidecar.gate.answer import call_answer
 from sidecar.hub.face import Face, decode_cursor
+from sidecar.hub.tasks import tasks_capability
 from sidecar.upstream import Connection, lifecycle
 from sidecar.wire import Request
 from sidecar.wire.versions import HANDSHAKE_VERSIONS
@@ -65,7 +67,18 @@ def server_capabilities(face: Face) -> dict[str, Any]:
         for kind, value in (("prompts", {"listChanged": True}), ("logging", {}), ("completions", {})):
             if caps is None or kind in caps:
                 offered[kind] = value
+    tasks = tasks_capability(_tasks_offers(face))
+    if tasks is not None:
+        offered["tasks"] = tasks
     return offered
+
+
+def _tasks_offers(face: Face) -> list[dict[str, Any]]:
+    """What each upstream offers of tasks; one still starting, as for the rest, everything
+    the sidecar routes (an engine that then sends a task request gets "unknown task")."""
+    every = {"tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}}
+    return [u.capabilities if lifecycle.is_ready(u.state) else every
+            for u in face.pool if lifecycle.is_ready(u.state) or lifecycle.is_starting(u.state)]
 
 
 async def tools_list(d: Handling, req: Request) -> Result:
@@ -84,19 +97,23 @@ async def tools_call(d: Handling, req: Request) -> Result:
         arguments = {}
     if not isinstance(arguments, dict):
         raise EngineInputError("params.arguments must be an object")
-    meta = params.get("_meta")
+    meta, task = params.get("_meta"), params.get("task")
     session = d.session
     call = ToolCall(
         name=name,
         arguments=arguments,
         meta=meta if isinstance(meta, dict) else None,
+        task=task if isinstance(task, dict) else None,
         session=session.held_scope,
         progress=d.progress_sink(req) if meta is not None else None,
         on_sent=d.mark_sent(req),
         confirmer=confirmer_for(session, req),
     )
     await d.face.gate.run(call)
-    return call_answer(call, d.redact)
+    answer = call_answer(call, d.redact)
+    if call.task is not None and call.target is not None:  # a task made by a call that passed the gate
+        return d.face.tasks.adopt(session.held_scope, call.target, answer)
+    return answer
 
 
 async def resources_list(d: Handling, req: Request) -> Result:
@@ -159,4 +176,5 @@ METHODS: dict[str, Handler] = {
     "prompts/get": prompts_get,
     "completion/complete": completion_complete,
     "logging/setLevel": logging_set_level,
+    **TASK_METHODS,
 }

@@ -49,6 +49,8 @@ async def route_upstream(call: ToolCall, pool: Pool, deadline: float | None, scr
         rest = {k: v for k, v in call.meta.items() if k != "progressToken"}
         if rest:
             params["_meta"] = rest
+    if call.task is not None:  # the answer is then a CreateTaskResult (the front records the task)
+        params["task"] = call.task
     try:
         answer = await conn.request("tools/call", params, call.progress, call.on_sent, deadline)
     except UpstreamError as exc:

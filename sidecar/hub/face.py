@@ -36,6 +36,7 @@ from sidecar.features import listable
 from sidecar.gate import QUERY_RESULT_TOOL, Gate
 from sidecar.gate.route import scrub_answer
 from sidecar.hub.session import CAPABILITY_OF_REQUEST, EngineSession
+from sidecar.hub.tasks import TaskTable
 from sidecar.upstream import Connection, Pool, Upstream, lifecycle
 from sidecar.wire import UpstreamFrame
 
@@ -78,6 +79,7 @@ class Face(ReadsLive):
         self.stateless_scope = object()  # held results of 2026-07-28 requests live here
         self.watchers: list[Callable[[Upstream], None]] = []  # told of every upstream change (health schedule)
         self.tracer: Any = None  # a sidecar.front.tracing.Tracing when traces are on
+        self.tasks = TaskTable()  # the tasks engine sessions made, by the upstream that owns each
         self._started = time.monotonic()
         self.rebuild()
 
@@ -243,6 +245,20 @@ class Face(ReadsLive):
             self._broadcast(method, self._clean(params))
         elif method == "notifications/cancelled":
             self._cancel_relayed(conn, frame)
+        elif method == "notifications/tasks/status":
+            self._relay_task_status(conn, frame)
+
+    def _relay_task_status(self, conn: Connection, frame: UpstreamFrame) -> None:
+        """A task's status, to the session that made it only, under the engine's id."""
+        try:
+            params = msgspec.json.decode(frame.params) if frame.params else None
+        except msgspec.DecodeError:
+            return
+        if not isinstance(params, dict) or (record := self.tasks.by_upstream(conn.alias, params.get("taskId"))) is None:
+            return
+        for session in self.sessions:
+            if session.held_scope is record.owner:
+                session.notify("notifications/tasks/status", self._clean({**params, "taskId": record.exposed_id}))
 
     def upstream_request(self, conn: Connection, frame: UpstreamFrame) -> None:
         assert frame.id is not None and frame.method is not None

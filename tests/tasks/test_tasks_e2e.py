@@ -1,0 +1,112 @@
+"""Tasks (MCP 2025-11-25) through the real fronts, against npm `server-everything`, whose
+`simulate-research-query` runs only as a task (`taskSupport: "required"`, four stages of
+about a second). The capability is offered because that upstream offers it; the task id
+the engine gets is namespaced and maps back on get, list, result and cancel; a status
+notification reaches the engine under that id; another session (or a forged id) gets one
+"unknown task" answer; `tasks/result` goes through the result budget; a denied tool makes
+no task. Over stdio and over the HTTP session front."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+
+from tests.apps.session_peer import SessionPeer
+from tests.http.http_support import http_sidecar  # noqa: F401 - fixture
+
+pytestmark = pytest.mark.timeout(120)
+
+EV = "everything"
+RESEARCH = f"{EV}__simulate-research-query"
+TASK_CAPABILITY = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+
+
+@pytest.fixture
+def tasks_config(npm: Any, write_config: Any, sdk_server_entry: Any) -> Path:
+    path: Path = write_config({EV: npm.everything_entry(), "sdk": sdk_server_entry("sdk")},
+                              face={"listWaitSeconds": 30})
+    return path
+
+
+async def _start_task(request: Any, topic: str) -> str:
+    made = await request("tools/call", {"name": RESEARCH, "arguments": {"topic": topic}, "task": {"ttl": 60_000}})
+    task = made["result"]["task"]
+    assert task["taskId"].startswith(f"{EV}~") and task["status"] == "working", made
+    return str(task["taskId"])
+
+
+def _unknown(answer: dict[str, Any]) -> str:
+    assert answer["error"]["code"] == -32602, answer
+    return str(answer["error"]["message"])
+
+
+async def _check_tasks(request: Any) -> str:
+    """The whole story on one session; returns the id of the finished task."""
+    done_id = await _start_task(request, "tide pools")
+    got = (await request("tasks/get", {"taskId": done_id}))["result"]
+    assert got["taskId"] == done_id and got["status"] in ("working", "completed")
+    listed = (await request("tasks/list", {}))["result"]["tasks"]
+    assert [t["taskId"] for t in listed] == [done_id]
+    upstream_id = done_id.split("~", 1)[1]
+    for forged in (upstream_id, f"{EV}~not-a-task", f"sdk~{upstream_id}", 7):
+        assert "unknown task" in _unknown(await request("tasks/get", {"taskId": forged}))
+    result = (await request("tasks/result", {"taskId": done_id}))["result"]
+    assert "Research Report: tide pools" in result["content"][0]["text"]
+    assert len(result["content"][0]["text"]) > 1200  # under the default budget, whole
+    related = result.get("_meta", {}).get("io.modelcontextprotocol/related-task")
+    assert related is None or related["taskId"] == done_id  # never the upstream's own id
+    assert (await request("tasks/get", {"taskId": done_id}))["result"]["status"] == "completed"
+    cancel_id = await _start_task(request, "kelp")
+    cancelled = (await request("tasks/cancel", {"taskId": cancel_id}))["result"]
+    assert cancelled["taskId"] == cancel_id and cancelled["status"] == "cancelled"
+    return done_id
+
+
+async def test_tasks_over_stdio(raw_sidecar: Any, tasks_config: Path) -> None:
+    async with raw_sidecar(tasks_config) as sc:
+        init = await sc.initialize()
+        assert init["capabilities"]["tasks"] == TASK_CAPABILITY
+        await sc.wait_for_tools([RESEARCH, "sdk__echo"])
+
+        async def request(method: str, params: dict[str, Any]) -> dict[str, Any]:
+            answer: dict[str, Any] = await sc.request(method, params, timeout=30)
+            return answer
+
+        await _check_tasks(request)
+        statuses = sc.notifications("notifications/tasks/status")
+        assert all(n["params"]["taskId"].startswith(f"{EV}~") for n in statuses)
+
+
+async def test_tasks_over_the_http_session_front_stay_with_their_session(
+        http_sidecar: Any, tasks_config: Path) -> None:
+    async with http_sidecar(tasks_config) as sc, aiohttp.ClientSession() as client:
+        owner, other = SessionPeer(sc, client), SessionPeer(sc, client)
+        assert (await owner.initialize())["result"]["capabilities"]["tasks"] == TASK_CAPABILITY
+        await other.initialize()
+        done_id = await _check_tasks(owner.request)
+        for method in ("tasks/get", "tasks/result", "tasks/cancel"):
+            assert "unknown task" in _unknown(await other.request(method, {"taskId": done_id}))
+        assert (await other.request("tasks/list", {}))["result"]["tasks"] == []
+
+
+async def test_a_task_result_goes_through_the_result_budget(raw_sidecar: Any, tasks_config: Path) -> None:
+    async with raw_sidecar(tasks_config, env={"OMB_MCP_RESULT_BUDGET": "400"}) as sc:
+        await sc.initialize()
+        await sc.wait_for_tools([RESEARCH])
+        task_id = await _start_task(lambda m, p: sc.request(m, p, timeout=30), "sea otters")
+        result = (await sc.request("tasks/result", {"taskId": task_id}, timeout=30))["result"]
+        text = "".join(c.get("text", "") for c in result["content"])
+        assert "Research Report: sea otters" in text and len(text) < 1200  # the report is several times that
+
+
+async def test_a_denied_tool_makes_no_task(raw_sidecar: Any, npm: Any, write_config: Any) -> None:
+    config = write_config({EV: npm.everything_entry()}, grants={"deny": [RESEARCH]})
+    async with raw_sidecar(config) as sc:
+        await sc.initialize()
+        await sc.wait_for_tools([f"{EV}__echo"])
+        made = await sc.request("tools/call", {"name": RESEARCH, "arguments": {"topic": "x"}, "task": {}}, timeout=30)
+        assert "unknown tool" in made["error"]["message"]
+        assert (await sc.request("tasks/list", {}))["result"]["tasks"] == []
