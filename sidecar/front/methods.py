@@ -76,7 +76,7 @@ def server_capabilities(face: Face) -> dict[str, Any]:
 def _tasks_offers(face: Face) -> list[dict[str, Any]]:
     """What each upstream offers of tasks; one still starting, as for the rest, everything
     the sidecar routes (an engine that then sends a task request gets "unknown task")."""
-    every = {"tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}}
+    every: dict[str, Any] = {"tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}}
     return [u.capabilities if lifecycle.is_ready(u.state) else every
             for u in face.pool if lifecycle.is_ready(u.state) or lifecycle.is_starting(u.state)]
 

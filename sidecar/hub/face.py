@@ -36,7 +36,7 @@ from sidecar.features import listable
 from sidecar.gate import QUERY_RESULT_TOOL, Gate
 from sidecar.gate.route import scrub_answer
 from sidecar.hub.session import CAPABILITY_OF_REQUEST, EngineSession
-from sidecar.hub.tasks import TaskTable
+from sidecar.hub.tasks import RELATED_TASK, TaskTable
 from sidecar.upstream import Connection, Pool, Upstream, lifecycle
 from sidecar.wire import UpstreamFrame
 
@@ -47,6 +47,7 @@ log = logging.getLogger(__name__)
 RESOURCE_NOT_FOUND = -32002
 RESERVED_TOOL_NAMES = frozenset({"find_tool", "use_tool", "query_result", "mcp_search_tools",
                                  "mcp_describe_tool", "mcp_call_tool"})  # the sidecar's own tools
+_RELATED_BYTES = RELATED_TASK.encode()
 _TEMPLATE_PART = re.compile(r"\{[^}]*\}")
 
 
@@ -275,7 +276,16 @@ class Face(ReadsLive):
             return
         scrub = self.gate.answers  # what reaches the engine hides configured secrets, as answers do
         params = scrub_answer(frame.params, scrub) if scrub and frame.params else frame.params
+        if params and len(self.tasks) and _RELATED_BYTES in bytes(params):
+            params = self._task_question(conn.alias, params)
         session.relay_request(conn, frame.id, frame.method, params)
+
+    def _task_question(self, alias: str, params: msgspec.Raw) -> msgspec.Raw:
+        """A question asked for a task names it by the id the engine holds."""
+        try:
+            return msgspec.Raw(msgspec.json.encode(self.tasks.outward_related(alias, msgspec.json.decode(params))))
+        except msgspec.DecodeError:
+            return params
 
     def _asker_for(self, conn: Connection, capability: str) -> EngineSession | None:
         """The session to relay an upstream's request to: one with a call in flight on that

@@ -27,7 +27,7 @@ TRACE = {"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01
 @pytest.fixture
 def apps_config(write_config: Any, sdk_server_entry: Any) -> Path:
     path: Path = write_config({"clock": {"command": sys.executable, "args": [str(SERVER)]},
-                               "sdk": sdk_server_entry("sdk")})
+                               "sdk": sdk_server_entry("sdk")}, face={"listWaitSeconds": 30})
     return path
 
 
@@ -74,6 +74,8 @@ async def test_apps_over_the_http_session_front(http_sidecar: Any, apps_config: 
         peer = SessionPeer(sc, client)
         await peer.initialize()
         await _check_apps(peer.request)
+        settled = await SessionPeer(sc, client).initialize()  # no upstream here offers tasks: none offered
+        assert "tasks" not in settled["result"]["capabilities"]
 
 
 async def test_an_unselected_servers_app_resource_is_not_served(raw_sidecar: Any, write_config: Any) -> None:
