@@ -45,6 +45,7 @@ from sidecar.wire import (
     Response,
     decode_engine_frame,
 )
+from sidecar.wire.versions import without_envelope
 
 __all__ = ["Dispatcher", "Handler", "MethodTable", "Result", "unexpected_fault"]
 
@@ -171,7 +172,7 @@ class Dispatcher:
     async def forward(self, req: Request, upstream: Upstream, params: dict[str, Any] | None = None) -> msgspec.Raw:
         """Send `req` to one upstream under a fresh id; cancellation and progress follow it;
         configured secrets are redacted from the answer."""
-        body = req.params if params is None else params
+        body = without_envelope(req.params if params is None else params)  # the engine's envelope stays here
         conn = upstream.ready_connection()
         if self.face.tracer is not None:  # a client span, its context in the _meta sent on
             def send(traced: dict[str, Any]) -> Awaitable[msgspec.Raw]:
