@@ -20,9 +20,10 @@ import msgspec
 
 from sidecar.catalog.merge import Catalog, CatalogEntry
 
-__all__ = ["APP_MARKER", "is_app_only", "model_catalog", "take_app_marker"]
+__all__ = ["APP_MARKER", "UI_EXTENSION", "is_app_only", "model_catalog", "take_app_marker", "ui_extension"]
 
 APP_MARKER = "omb-sidecar/from-app"
+UI_EXTENSION = "io.modelcontextprotocol/ui"
 
 
 def is_app_only(spec: dict[str, Any]) -> bool:
@@ -54,3 +55,16 @@ def take_app_marker(meta: dict[str, Any] | None) -> tuple[dict[str, Any] | None,
 def runs_for(entry: CatalogEntry, from_app: bool) -> bool:
     """Whether a direct call may run this tool: an app-only tool only for an app."""
     return from_app or not is_app_only(entry.spec)
+
+
+def ui_extension(offers: list[dict[str, Any] | None]) -> dict[str, Any] | None:
+    """The Apps extension's server capability to offer the engine: the first upstream's that
+    offers it (None in `offers`: an upstream still starting, counted as offering it)."""
+    for caps in offers:
+        if caps is None:
+            return {}
+        extensions = caps.get("extensions")
+        found = extensions.get(UI_EXTENSION) if isinstance(extensions, dict) else None
+        if isinstance(found, dict):
+            return found
+    return None

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sidecar import __version__
+from sidecar.catalog.apps import UI_EXTENSION, ui_extension
 from sidecar.errors import INVALID_PARAMS, EngineInputError
 from sidecar.front.confirming import confirmer_for
 from sidecar.front.handling import Handler, Handling, Result
@@ -70,6 +71,10 @@ def server_capabilities(face: Face) -> dict[str, Any]:
     tasks = tasks_capability(_tasks_offers(face))
     if tasks is not None:
         offered["tasks"] = tasks
+    ui = ui_extension([u.capabilities if lifecycle.is_ready(u.state) else None for u in face.pool
+                       if lifecycle.is_ready(u.state) or lifecycle.is_starting(u.state)])
+    if ui is not None:  # MCP Apps: the host learns `ui://` resources and `_meta.ui` come through
+        offered["extensions"] = {UI_EXTENSION: ui}
     return offered
 
 

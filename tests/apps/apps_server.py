@@ -1,6 +1,7 @@
 """An MCP Apps upstream on the `mcp` SDK's own `Apps` extension (stdio).
 
-    python tests/apps/apps_server.py
+    python tests/apps/apps_server.py          # stdio
+    python tests/apps/apps_server.py --http   # Streamable HTTP on 127.0.0.1; prints `PORT <n>`
 
 Tools: `show_clock` (bound to `ui://clock/app.html`, for the model and the app),
 `tick` (app-only: `visibility: ["app"]`), `plain` (no UI). Each answers with its own name
@@ -9,11 +10,13 @@ and the `_meta` keys it received, so a test sees what reached the server.
 
 from __future__ import annotations
 
+import sys
 import warnings
 from typing import Any
 
 warnings.simplefilter("ignore")
 
+import anyio  # noqa: E402
 from mcp.server.apps import Apps  # noqa: E402
 from mcp.server.mcpserver import Context, MCPServer  # noqa: E402
 
@@ -48,5 +51,21 @@ def plain(ctx: Context[Any]) -> str:
     return _seen(ctx, "plain")
 
 
+async def serve_http() -> None:
+    import socket
+
+    import uvicorn
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)  # connections wait in the backlog until uvicorn serves them
+    print(f"PORT {sock.getsockname()[1]}", flush=True)
+    app = server.streamable_http_app()
+    await uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on")).serve(sockets=[sock])
+
+
 if __name__ == "__main__":
-    server.run()
+    if "--http" in sys.argv:
+        anyio.run(serve_http)
+    else:
+        server.run()

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from sidecar.catalog import UpstreamListing, UpstreamTraits, answer_meta, build_catalog, build_listing, resolve_meta_call
-from sidecar.catalog.apps import APP_MARKER, is_app_only, model_catalog, take_app_marker
+from sidecar.catalog.apps import APP_MARKER, UI_EXTENSION, is_app_only, model_catalog, take_app_marker, ui_extension
 from sidecar.catalog.layouts import LayoutPlan
 
 ANYONE = lambda name: True  # noqa: E731
@@ -99,3 +99,10 @@ def test_visibility_reading_and_the_marker() -> None:
     assert take_app_marker({APP_MARKER: True, "traceparent": "t"}) == ({"traceparent": "t"}, True)
     assert take_app_marker({APP_MARKER: "yes"}) == (None, False)  # only `true` says so
     assert take_app_marker(None) == (None, False)
+
+
+def test_the_apps_extension_is_offered_when_an_upstream_offers_it_or_is_still_starting() -> None:
+    assert ui_extension([{"tools": {}}, {"extensions": {"other/ext": {}}}]) is None
+    assert ui_extension([{"tools": {}}, {"extensions": {UI_EXTENSION: {"v": 1}}}]) == {"v": 1}
+    assert ui_extension([{"tools": {}}, None]) == {}
+    assert ui_extension([]) is None
