@@ -70,7 +70,7 @@ async def tasks_list(d: Handling, req: Request) -> Result:
             continue
         for task in await _upstream_tasks(d, req, upstream):
             record = d.face.tasks.by_upstream(alias, task.get("taskId")) if isinstance(task, dict) else None
-            if record is not None and record.owner is d.session.held_scope:  # this session's, no other's
+            if record is not None and record.owner == d.session.held_scope:  # this session's, no other's
                 tasks.append({**task, "taskId": record.exposed_id})
     return {"tasks": tasks}
 

@@ -258,7 +258,7 @@ class Face(ReadsLive):
         if not isinstance(params, dict) or (record := self.tasks.by_upstream(conn.alias, params.get("taskId"))) is None:
             return
         for session in self.sessions:
-            if session.held_scope is record.owner:
+            if session.held_scope == record.owner:
                 session.notify("notifications/tasks/status", self._clean({**params, "taskId": record.exposed_id}))
 
     def upstream_request(self, conn: Connection, frame: UpstreamFrame) -> None:

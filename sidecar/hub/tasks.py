@@ -77,12 +77,12 @@ class TaskTable:
     def find(self, owner: object, exposed_id: object) -> TaskRecord:
         """The owner's task by the id the engine holds; every other id is one answer."""
         record = self._by_exposed.get(exposed_id) if isinstance(exposed_id, str) else None
-        if record is None or record.owner is not owner:
+        if record is None or record.owner != owner:  # a session by identity; a stateless caller by value
             raise EngineInputError(f"unknown task {str(exposed_id)[:80]!r} at params.taskId", code=INVALID_PARAMS)
         return record
 
     def of(self, owner: object) -> list[TaskRecord]:
-        return [r for r in self._by_exposed.values() if r.owner is owner]
+        return [r for r in self._by_exposed.values() if r.owner == owner]
 
     def by_upstream(self, alias: str, upstream_id: object) -> TaskRecord | None:
         exposed = self._by_upstream.get((alias, upstream_id)) if isinstance(upstream_id, str) else None
