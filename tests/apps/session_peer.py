@@ -1,5 +1,6 @@
 """A raw engine on the sidecar's HTTP session front (2025-era Streamable HTTP): initialize,
-then requests on that session, answers read from JSON or from an event stream. Shared by
+then requests on that session, answers read from JSON or from an event stream; and
+`stateless(...)`, one 2026-07-28 request on the stateless front. Shared by
 tests/apps and tests/tasks; every wait is bounded by the HTTP client's timeout."""
 
 from __future__ import annotations
@@ -13,6 +14,10 @@ import aiohttp
 from tests.http.http_support import HttpSidecar
 
 WAIT = aiohttp.ClientTimeout(total=60)
+MODERN = "2026-07-28"
+ENVELOPE = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}
+NAMED_BY = {"tools/call": "name", "resources/read": "uri"}
+
 
 
 class SessionPeer:
@@ -56,3 +61,17 @@ def _events(text: str) -> list[dict[str, Any]]:
         if data:
             found.append(json.loads(data))
     return found
+
+
+async def stateless(sc: HttpSidecar, client: aiohttp.ClientSession, method: str, params: dict[str, Any]) -> Any:
+    """One 2026-07-28 request, its headers mirroring its body as the revision asks."""
+    params = {**params, "_meta": {**ENVELOPE, **params.get("_meta", {})}}
+    headers = {"MCP-Protocol-Version": MODERN, "Mcp-Method": method}
+    if method in NAMED_BY:
+        headers["Mcp-Name"] = params[NAMED_BY[method]]
+    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+    async with client.post(sc.url, data=json.dumps(body), headers=sc.headers(**headers)) as response:
+        text = await response.text()
+    if response.headers.get("Content-Type", "").startswith("text/event-stream"):
+        text = [line[5:] for line in text.splitlines() if line.startswith("data:")][-1]
+    return json.loads(text)

@@ -19,7 +19,7 @@ import anyio
 import pytest
 
 from sidecar.catalog.apps import APP_MARKER
-from tests.apps.test_stateless_engine import stateless
+from tests.apps.session_peer import stateless
 from tests.conftest import REPO, child_env
 from tests.http.http_support import _read_port, _stop, http_sidecar  # noqa: F401 - fixture
 

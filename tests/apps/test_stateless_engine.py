@@ -19,29 +19,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "http"))  # the fak
 from fake_upstream import FakeUpstream, serve_fake  # noqa: E402
 
 from sidecar.catalog.apps import APP_MARKER  # noqa: E402
-from tests.http.http_support import HttpSidecar, http_sidecar  # noqa: E402, F401 - fixture
+from tests.apps.session_peer import stateless  # noqa: E402
+from tests.http.http_support import http_sidecar  # noqa: E402, F401 - fixture
 
 pytestmark = pytest.mark.timeout(120)
 
 SERVER = Path(__file__).resolve().parent / "apps_server.py"
-MODERN = "2026-07-28"
-ENVELOPE = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}
 TRACE = {"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "tracestate": "omb=2"}
-NAMED_BY = {"tools/call": "name", "resources/read": "uri"}
-
-
-async def stateless(sc: HttpSidecar, client: aiohttp.ClientSession, method: str, params: dict[str, Any]) -> Any:
-    """One 2026-07-28 request, its headers mirroring its body as the revision asks."""
-    params = {**params, "_meta": {**ENVELOPE, **params.get("_meta", {})}}
-    headers = {"MCP-Protocol-Version": MODERN, "Mcp-Method": method}
-    if method in NAMED_BY:
-        headers["Mcp-Name"] = params[NAMED_BY[method]]
-    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
-    async with client.post(sc.url, data=json.dumps(body), headers=sc.headers(**headers)) as response:
-        text = await response.text()
-    if response.headers.get("Content-Type", "").startswith("text/event-stream"):
-        text = [line[5:] for line in text.splitlines() if line.startswith("data:")][-1]
-    return json.loads(text)
 
 
 async def test_a_stateless_engine_gets_apps_and_headers_made_from_the_body(http_sidecar: Any, write_config: Any) -> None:

@@ -15,13 +15,11 @@ import aiohttp
 import pytest
 
 from tests.apps.session_peer import SessionPeer
+from tests.tasks.task_story import EV, RESEARCH, TASK_CAPABILITY, check_tasks, start_task, unknown
 from tests.http.http_support import http_sidecar  # noqa: F401 - fixture
 
 pytestmark = pytest.mark.timeout(120)
 
-EV = "everything"
-RESEARCH = f"{EV}__simulate-research-query"
-TASK_CAPABILITY = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
 
 
 @pytest.fixture
@@ -29,40 +27,6 @@ def tasks_config(npm: Any, write_config: Any, sdk_server_entry: Any) -> Path:
     path: Path = write_config({EV: npm.everything_entry(), "sdk": sdk_server_entry("sdk")},
                               face={"listWaitSeconds": 30})
     return path
-
-
-async def _start_task(request: Any, topic: str) -> str:
-    made = await request("tools/call", {"name": RESEARCH, "arguments": {"topic": topic}, "task": {"ttl": 60_000}})
-    task = made["result"]["task"]
-    assert task["taskId"].startswith(f"{EV}~") and task["status"] == "working", made
-    return str(task["taskId"])
-
-
-def _unknown(answer: dict[str, Any]) -> str:
-    assert answer["error"]["code"] == -32602, answer
-    return str(answer["error"]["message"])
-
-
-async def _check_tasks(request: Any) -> str:
-    """The whole story on one session; returns the id of the finished task."""
-    done_id = await _start_task(request, "tide pools")
-    got = (await request("tasks/get", {"taskId": done_id}))["result"]
-    assert got["taskId"] == done_id and got["status"] in ("working", "completed")
-    listed = (await request("tasks/list", {}))["result"]["tasks"]
-    assert [t["taskId"] for t in listed] == [done_id]
-    upstream_id = done_id.split("~", 1)[1]
-    for forged in (upstream_id, f"{EV}~not-a-task", f"sdk~{upstream_id}", 7):
-        assert "unknown task" in _unknown(await request("tasks/get", {"taskId": forged}))
-    result = (await request("tasks/result", {"taskId": done_id}))["result"]
-    assert "Research Report: tide pools" in result["content"][0]["text"]
-    assert len(result["content"][0]["text"]) > 1000  # under the default budget, whole
-    related = result.get("_meta", {}).get("io.modelcontextprotocol/related-task")
-    assert related is None or related["taskId"] == done_id  # never the upstream's own id
-    assert (await request("tasks/get", {"taskId": done_id}))["result"]["status"] == "completed"
-    cancel_id = await _start_task(request, "kelp")
-    cancelled = (await request("tasks/cancel", {"taskId": cancel_id}))["result"]
-    assert cancelled["taskId"] == cancel_id and cancelled["status"] == "cancelled"
-    return done_id
 
 
 async def test_tasks_over_stdio(raw_sidecar: Any, tasks_config: Path) -> None:
@@ -75,7 +39,7 @@ async def test_tasks_over_stdio(raw_sidecar: Any, tasks_config: Path) -> None:
             answer: dict[str, Any] = await sc.request(method, params, timeout=30)
             return answer
 
-        await _check_tasks(request)
+        await check_tasks(request)
         statuses = sc.notifications("notifications/tasks/status")
         assert all(n["params"]["taskId"].startswith(f"{EV}~") for n in statuses)
 
@@ -86,9 +50,9 @@ async def test_tasks_over_the_http_session_front_stay_with_their_session(
         owner, other = SessionPeer(sc, client), SessionPeer(sc, client)
         assert (await owner.initialize())["result"]["capabilities"]["tasks"] == TASK_CAPABILITY
         await other.initialize()
-        done_id = await _check_tasks(owner.request)
+        done_id = await check_tasks(owner.request)
         for method in ("tasks/get", "tasks/result", "tasks/cancel"):
-            assert "unknown task" in _unknown(await other.request(method, {"taskId": done_id}))
+            assert "unknown task" in unknown(await other.request(method, {"taskId": done_id}))
         assert (await other.request("tasks/list", {}))["result"]["tasks"] == []
 
 
@@ -96,7 +60,7 @@ async def test_a_task_result_goes_through_the_result_budget(raw_sidecar: Any, ta
     async with raw_sidecar(tasks_config, env={"OMB_MCP_RESULT_BUDGET": "300"}) as sc:
         await sc.initialize()
         await sc.wait_for_tools([RESEARCH])
-        task_id = await _start_task(lambda m, p: sc.request(m, p, timeout=30), "sea otters")
+        task_id = await start_task(lambda m, p: sc.request(m, p, timeout=30), "sea otters")
         result = (await sc.request("tasks/result", {"taskId": task_id}, timeout=30))["result"]
         text = "".join(c.get("text", "") for c in result["content"])
         assert "Research Report: sea otters" in text and len(text) < 700  # the whole report is over 1,000

@@ -13,9 +13,9 @@ from typing import Any
 import aiohttp
 import pytest
 
-from tests.apps.test_stateless_engine import stateless
+from tests.apps.session_peer import stateless
 from tests.http.http_support import HttpSidecar, http_sidecar  # noqa: F401 - fixture
-from tests.tasks.test_tasks_e2e import EV, _check_tasks
+from tests.tasks.task_story import EV, check_tasks
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -30,7 +30,7 @@ async def test_tasks_from_a_stateless_engine_stay_with_their_caller(
             return answer
 
         await request("tools/list", {})
-        done_id = await _check_tasks(request)
+        done_id = await check_tasks(request)
         other = HttpSidecar(sc.base, "other-token-0123456789abcdef", sc.process, sc.stderr_path, sc.port)
         for method in ("tasks/get", "tasks/result"):
             answer = await stateless(other, client, method, {"taskId": done_id})

@@ -18,7 +18,7 @@ import pytest
 
 from tests.conftest import REPO, child_env
 from tests.http.http_support import free_port
-from tests.tasks.test_tasks_e2e import EV, RESEARCH, _check_tasks
+from tests.tasks.task_story import EV, RESEARCH, check_tasks
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -61,4 +61,4 @@ async def test_tasks_of_a_streamable_http_upstream(npm: Any, raw_sidecar: Any, w
                 answer: dict[str, Any] = await sc.request(method, params, timeout=30)
                 return answer
 
-            await _check_tasks(request)
+            await check_tasks(request)
