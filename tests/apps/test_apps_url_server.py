@@ -20,7 +20,7 @@ import pytest
 
 from sidecar.catalog.apps import APP_MARKER
 from tests.apps.session_peer import stateless
-from tests.conftest import REPO, child_env
+from tests.conftest import REPO, child_env, wait_until
 from tests.http.http_support import _read_port, _stop, http_sidecar  # noqa: F401 - fixture
 
 pytestmark = pytest.mark.timeout(120)
@@ -69,8 +69,11 @@ async def test_a_2026_apps_server_to_a_session_engine_and_a_stateless_engine(
             assert ran["result"]["content"][0]["text"].startswith("tick meta="), ran
             assert APP_MARKER not in ran["result"]["content"][0]["text"]
         async with http_sidecar(config) as hc, aiohttp.ClientSession() as client:
-            listed = (await stateless(hc, client, "tools/list", {}))["result"]["tools"]
-            assert "clock__tick" not in {t["name"] for t in listed}
+            async def listed() -> set[str] | None:  # the stateless front lists what is ready now
+                names = {t["name"] for t in (await stateless(hc, client, "tools/list", {}))["result"]["tools"]}
+                return names if "clock__show_clock" in names else None
+
+            assert "clock__tick" not in await wait_until(listed, timeout=30, every=0.1, what="clock's tools listed")
             read = await stateless(hc, client, "resources/read", {"uri": UI})
             assert read["result"]["contents"][0]["mimeType"] == "text/html;profile=mcp-app", read
             ran = await stateless(hc, client, "tools/call", {"name": "clock__tick", "arguments": {},
