@@ -91,3 +91,18 @@ async def test_an_unselected_servers_app_resource_is_not_served(raw_sidecar: Any
         assert [r["uri"] for r in resources] == [UI]  # plain's own, once
         tools = [t["name"] for t in await sc.list_tools()]
         assert not [n for n in tools if n.startswith("clock__")]
+
+
+async def test_a_denied_app_only_tool_is_refused_even_to_an_app(raw_sidecar: Any, write_config: Any) -> None:
+    """The marker opens no door the grants close: a denied app-only tool is unknown to the app too."""
+    config = write_config({"clock": {"command": sys.executable, "args": [str(SERVER)]}},
+                          grants={"deny": ["clock__tick"]})
+    async with raw_sidecar(config) as sc:
+        await sc.initialize()
+        await sc.wait_for_tools(["clock__show_clock"])
+        denied = await sc.request("tools/call", {"name": "clock__tick", "arguments": {}, "_meta": {APP_MARKER: True}},
+                                  timeout=30)
+        assert "unknown tool 'clock__tick'" in denied["error"]["message"]
+        ran = await sc.request("tools/call", {"name": "clock__show_clock", "arguments": {},
+                                              "_meta": {APP_MARKER: True}}, timeout=30)
+        assert _text(ran) == "show_clock meta=", ran  # the marker taken off: nothing else was sent
