@@ -13,13 +13,16 @@ from collections.abc import Callable
 from typing import Any
 
 from sidecar import __version__
+from sidecar.catalog.apps import UI_EXTENSION, ui_extension
 from sidecar.errors import INVALID_PARAMS, EngineInputError
 from sidecar.front.confirming import confirmer_for
 from sidecar.front.eras.asking import engine_asker
 from sidecar.front.handling import Handler, Handling, Result
+from sidecar.front.task_methods import TASK_METHODS
 from sidecar.gate import ToolCall
 from sidecar.gate.answer import call_answer
 from sidecar.hub.face import Face, decode_cursor
+from sidecar.hub.tasks import tasks_capability
 from sidecar.upstream import Connection, lifecycle
 from sidecar.wire import Request
 from sidecar.wire.versions import HANDSHAKE_VERSIONS
@@ -66,7 +69,22 @@ def server_capabilities(face: Face) -> dict[str, Any]:
         for kind, value in (("prompts", {"listChanged": True}), ("logging", {}), ("completions", {})):
             if caps is None or kind in caps:
                 offered[kind] = value
+    tasks = tasks_capability(_tasks_offers(face))
+    if tasks is not None:
+        offered["tasks"] = tasks
+    ui = ui_extension([u.capabilities if lifecycle.is_ready(u.state) else None for u in face.pool
+                       if lifecycle.is_ready(u.state) or lifecycle.is_starting(u.state)])
+    if ui is not None:  # MCP Apps: the host learns `ui://` resources and `_meta.ui` come through
+        offered["extensions"] = {UI_EXTENSION: ui}
     return offered
+
+
+def _tasks_offers(face: Face) -> list[dict[str, Any]]:
+    """What each upstream offers of tasks; one still starting, as for the rest, everything
+    the sidecar routes (an engine that then sends a task request gets "unknown task")."""
+    every: dict[str, Any] = {"tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}}
+    return [u.capabilities if lifecycle.is_ready(u.state) else every
+            for u in face.pool if lifecycle.is_ready(u.state) or lifecycle.is_starting(u.state)]
 
 
 async def tools_list(d: Handling, req: Request) -> Result:
@@ -85,12 +103,13 @@ async def tools_call(d: Handling, req: Request) -> Result:
         arguments = {}
     if not isinstance(arguments, dict):
         raise EngineInputError("params.arguments must be an object")
-    meta = params.get("_meta")
+    meta, task = params.get("_meta"), params.get("task")
     session = d.session
     call = ToolCall(
         name=name,
         arguments=arguments,
         meta=meta if isinstance(meta, dict) else None,
+        task=task if isinstance(task, dict) else None,
         session=session.held_scope,
         progress=d.progress_sink(req) if meta is not None else None,
         on_sent=d.mark_sent(req),
@@ -98,7 +117,10 @@ async def tools_call(d: Handling, req: Request) -> Result:
         ask_engine=engine_asker(session, d.face.config.policy.confirm_seconds),
     )
     await d.face.gate.run(call)
-    return call_answer(call, d.redact)
+    answer = call_answer(call, d.redact)
+    if call.task is not None and call.target is not None:  # a task made by a call that passed the gate
+        return d.face.tasks.adopt(session.held_scope, call.target, answer)
+    return answer
 
 
 async def resources_list(d: Handling, req: Request) -> Result:
@@ -161,4 +183,5 @@ METHODS: dict[str, Handler] = {
     "prompts/get": prompts_get,
     "completion/complete": completion_complete,
     "logging/setLevel": logging_set_level,
+    **TASK_METHODS,
 }

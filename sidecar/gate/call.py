@@ -38,6 +38,7 @@ class ToolCall(msgspec.Struct, kw_only=True):
     name: str  # as the engine called it
     arguments: dict[str, Any]
     meta: dict[str, Any] | None = None
+    task: dict[str, Any] | None = None  # `params.task`: run upstream as a task (MCP 2025-11-25)
     session: object = None  # held results are bound to it
     via: str | None = None  # the meta-tool that named the target, if any
     asked_for: str = ""  # the tool name the model asked for (direct or through a meta-tool)

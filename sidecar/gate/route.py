@@ -52,6 +52,9 @@ async def route_upstream(call: ToolCall, pool: Pool, deadline: float | None, scr
         rest = {k: v for k, v in without_envelope(call.meta).items() if k != "progressToken"}
         if rest:
             params["_meta"] = rest
+    if call.task is not None:  # the answer is then a CreateTaskResult (the front records the task)
+        params["task"] = call.task
+
     def send(again: dict[str, Any]) -> Any:
         return conn.request("tools/call", again, call.progress, call.on_sent, deadline)
 

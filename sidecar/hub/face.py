@@ -36,6 +36,7 @@ from sidecar.features import listable
 from sidecar.gate import QUERY_RESULT_TOOL, Gate
 from sidecar.gate.route import scrub_answer
 from sidecar.hub.session import CAPABILITY_OF_REQUEST, EngineSession
+from sidecar.hub.tasks import RELATED_TASK, TaskTable
 from sidecar.upstream import Connection, Pool, Upstream, lifecycle
 from sidecar.wire import UpstreamFrame
 
@@ -46,6 +47,7 @@ log = logging.getLogger(__name__)
 RESOURCE_NOT_FOUND = -32002
 RESERVED_TOOL_NAMES = frozenset({"find_tool", "use_tool", "query_result", "mcp_search_tools",
                                  "mcp_describe_tool", "mcp_call_tool"})  # the sidecar's own tools
+_RELATED_BYTES = RELATED_TASK.encode()
 _TEMPLATE_PART = re.compile(r"\{[^}]*\}")
 
 
@@ -78,6 +80,7 @@ class Face(ReadsLive):
         self.stateless_scope = object()  # held results of 2026-07-28 requests live here
         self.watchers: list[Callable[[Upstream], None]] = []  # told of every upstream change (health schedule)
         self.tracer: Any = None  # a sidecar.front.tracing.Tracing when traces are on
+        self.tasks = TaskTable()  # the tasks engine sessions made, by the upstream that owns each
         self._started = time.monotonic()
         self.rebuild()
 
@@ -243,6 +246,20 @@ class Face(ReadsLive):
             self._broadcast(method, self._clean(params))
         elif method == "notifications/cancelled":
             self._cancel_relayed(conn, frame)
+        elif method == "notifications/tasks/status":
+            self._relay_task_status(conn, frame)
+
+    def _relay_task_status(self, conn: Connection, frame: UpstreamFrame) -> None:
+        """A task's status, to the session that made it only, under the engine's id."""
+        try:
+            params = msgspec.json.decode(frame.params) if frame.params else None
+        except msgspec.DecodeError:
+            return
+        if not isinstance(params, dict) or (record := self.tasks.by_upstream(conn.alias, params.get("taskId"))) is None:
+            return
+        for session in self.sessions:
+            if session.held_scope == record.owner:
+                session.notify("notifications/tasks/status", self._clean({**params, "taskId": record.exposed_id}))
 
     def upstream_request(self, conn: Connection, frame: UpstreamFrame) -> None:
         assert frame.id is not None and frame.method is not None
@@ -262,7 +279,16 @@ class Face(ReadsLive):
             return
         scrub = self.gate.answers  # what reaches the engine hides configured secrets, as answers do
         params = scrub_answer(frame.params, scrub) if scrub and frame.params else frame.params
+        if params and len(self.tasks) and _RELATED_BYTES in bytes(params):
+            params = self._task_question(conn.alias, params)
         session.relay_request(conn, frame.id, frame.method, params)
+
+    def _task_question(self, alias: str, params: msgspec.Raw) -> msgspec.Raw:
+        """A question asked for a task names it by the id the engine holds."""
+        try:
+            return msgspec.Raw(msgspec.json.encode(self.tasks.outward_related(alias, msgspec.json.decode(params))))
+        except msgspec.DecodeError:
+            return params
 
     def _asker_for(self, conn: Connection, capability: str) -> EngineSession | None:
         """The session to relay an upstream's request to: one with a call in flight on that

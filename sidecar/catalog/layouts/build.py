@@ -17,6 +17,7 @@ from typing import Any
 
 import msgspec
 
+from sidecar.catalog.apps import model_catalog
 from sidecar.catalog.layouts.bridged import FIND_TOOL, USE_TOOL, bridge_part
 from sidecar.catalog.layouts.cap import cap_warnings, fit_to_cap
 from sidecar.catalog.layouts.choose import LayoutPlan
@@ -97,6 +98,7 @@ def build_listing(
     """
     by_alias = _Traits({t.alias: t for t in traits})
     taken = set(catalog.by_tool) | META_NAMES | {str(t.get("name")) for t in face_tools}
+    catalog = model_catalog(catalog)  # app-only tools: in no layout, behind no search (MCP Apps)
     parts = _parts(catalog, by_alias, plan, taken)
     direct_only = frozenset(e.exposed for p in parts for e in p.direct)
     part_notes = [n for p in parts for n in p.notes]

@@ -6,12 +6,15 @@ tool to run upstream) or `local` (a question the sidecar answers); through a met
 inner ones. Ends the call when nothing by that name may run: a held tool the bot may
 use is answered with how to review it, a server waiting for a sign-in says so, a refused
 meta-call says why (tool errors, completed), and every other name fails as one unknown
-tool, so the model cannot probe for hidden ones.
+tool, so the model cannot probe for hidden ones. An app-only tool (MCP Apps,
+`sidecar.catalog.apps`) is such a name unless the request carries the app marker, which
+is taken off `meta` here whatever the call names.
 """
 
 from __future__ import annotations
 
 from sidecar.catalog import CatalogEntry
+from sidecar.catalog.apps import runs_for, take_app_marker
 from sidecar.gate.call import ToolCall
 from sidecar.gate.grants import Grant
 from sidecar.gate.route import tool_error, unknown_tool
@@ -34,13 +37,14 @@ class Resolve:
 
     async def __call__(self, call: ToolCall, call_next: Next) -> ToolCall:
         call.asked_for = call.name
+        call.meta, from_app = take_app_marker(call.meta)  # the marker is the sidecar's: never sent on
         if call.name == QUERY_RESULT:
             call.local = "query_result"
             return await call_next(call)
         meta = self.current.listing.meta.get(call.name)
         if meta is None:
             entry = self.current.catalog.tool(call.name) or await self._after_first_start(call.name)
-            if entry is None:
+            if entry is None or not runs_for(entry, from_app):  # an app-only tool: as unknown to a model
                 return self._held_or_unknown(call, call.name)
             call.target = entry
             misfit = self._compact_misfit(call, entry)
