@@ -63,7 +63,7 @@ class Face(ReadsLive):
         self.name = config.face.name
         self.sessions: list[EngineSession] = []
         self.pool, self.gate, self.live = pool, gate, live
-        pool.listen(self, self._upstream_changed)
+        pool.listen(self, self._upstream_changed, gate.trust.prepare)  # a big listing's trust work, in slices
         self.plan = choose_layout(config, os.environ)
         self.traits = [
             UpstreamTraits(s.alias, s.type, s.builtin, tuple(s.always_listed), tuple(s.direct_only))
