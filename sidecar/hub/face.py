@@ -159,6 +159,7 @@ class Face(ReadsLive):
         remaining = self._started + self.config.face.list_wait_seconds - time.monotonic()
         if remaining > 0 and not self.pool.settled():
             await self.pool.wait_first_start(None, remaining)
+        await self.pool.wait_prepared()  # a first listing read in time is judged (in slices), then listed
 
     def tools_page(self, offset: int) -> bytes:
         """The encoded `tools/list` result from `offset` (cached until the next rebuild)."""

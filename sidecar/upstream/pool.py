@@ -36,6 +36,7 @@ class Pool:
         self._on_change: Callable[[Upstream], None] = _unheard
         self._peer: PeerHandler | None = None
         self._prepare: Prepare | None = None
+        self._preparing: dict[str, asyncio.Event] = {}  # first listings being prepared, by alias
         self._start_timeout, self._open = start_timeout, opener
         self.upstreams: dict[str, Upstream] = {s.alias: self._upstream(s) for s in servers}
         self._group: asyncio.TaskGroup | None = None
@@ -53,8 +54,24 @@ class Pool:
         self._peer, self._on_change, self._prepare = peer, on_change, prepare
 
     async def _prepared(self, alias: str, tools: list[dict[str, Any]]) -> None:
-        if self._prepare is not None:
+        if self._prepare is None:
+            return
+        if not self.starting(alias):
             await self._prepare(alias, tools)
+            return
+        done = self._preparing[alias] = asyncio.Event()  # a first listing: `wait_prepared` waits for it
+        try:
+            await self._prepare(alias, tools)
+        finally:
+            done.set()
+            if self._preparing.get(alias) is done:
+                del self._preparing[alias]
+
+    async def wait_prepared(self) -> None:
+        """Until every first listing already read is prepared (it is then listed, as the
+        listing wait promised for a listing that came within it)."""
+        for done in list(self._preparing.values()):
+            await done.wait()
 
     def upstream_notification(self, conn: Connection, frame: UpstreamFrame) -> None:
         if self._peer is not None:
