@@ -82,8 +82,15 @@ async def _one(tools: list[dict[str, Any]], folder: Path, prepared: bool) -> tup
     return cpu * 1e3, probe.longest * 1e3, probe.longest_wall * 1e3, outcome
 
 
-def time_first_sight(rounds: int = 5) -> dict[str, float]:
-    """Both ways, alternated; medians over `rounds`."""
+def time_first_sight(rounds: int = 5) -> dict[str, float | str]:
+    """Both ways, alternated; medians over `rounds` ({"error": ...} when it cannot run)."""
+    try:
+        return dict(_figures(rounds))
+    except Exception as exc:  # noqa: BLE001 (the report names the failure; the run goes on)
+        return {"error": f"{type(exc).__name__}: {exc}"}
+
+
+def _figures(rounds: int) -> dict[str, float]:
     from tests.catalog.fixture_shop import shop_tools
 
     tools = shop_tools()
