@@ -224,7 +224,7 @@ def derive(results: Results) -> Results:
 # -- text ------------------------------------------------------------------
 
 def _cell(results: Results, metric: Metric, name: str) -> str:
-    entry = results["cases"][metric.case]["results"].get(name, {})
+    entry = results["cases"].get(metric.case, {}).get("results", {}).get(name, {})  # a case a run lacks: "-"
     if entry.get("status") == "missing":
         return "missing"
     value = entry.get("median", {}).get(metric.key)
