@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import msgspec
 
 from sidecar.config import ServerConfig, SidecarConfig, rules
-from sidecar.mounts.health import HealthRecord, fingerprint, health_file_for
+from sidecar.mounts.health import HealthHead, fingerprint, health_file_for
 
 __all__ = ["LeftOut", "MountPlan", "leave_out", "mountable", "plan_mounts"]
 
@@ -34,7 +34,7 @@ class MountPlan(msgspec.Struct, frozen=True):
     left_out: tuple[LeftOut, ...]
 
 
-def plan_mounts(servers: Sequence[ServerConfig], records: dict[str, HealthRecord]) -> MountPlan:
+def plan_mounts(servers: Sequence[ServerConfig], records: Mapping[str, HealthHead]) -> MountPlan:
     """Pure: every server that may start, and each one left out with its reason."""
     mounted: list[ServerConfig] = []
     left_out: list[LeftOut] = []
@@ -49,7 +49,7 @@ def plan_mounts(servers: Sequence[ServerConfig], records: dict[str, HealthRecord
 
 
 def _why_left_out(
-    server: ServerConfig, record: HealthRecord | None, first_of: dict[tuple[object, ...], str]
+    server: ServerConfig, record: HealthHead | None, first_of: dict[tuple[object, ...], str]
 ) -> tuple[str | None, bool]:
     needs = rules.missing_values(server.command, server.args, server.env, server.headers)
     if needs:
@@ -71,7 +71,7 @@ def leave_out(config: SidecarConfig) -> MountPlan:
     health = health_file_for(config)
     if health is None:
         return plan_mounts(config.servers, {})
-    plan = plan_mounts(config.servers, health.load())
+    plan = plan_mounts(config.servers, health.load_heads())
     fresh = {item.alias for item in plan.left_out if item.announce}
     if fresh:
         with contextlib.suppress(OSError), health.edit() as records:
