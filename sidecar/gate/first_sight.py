@@ -59,11 +59,14 @@ async def prepare_listing(tools: list[dict[str, Any]], memo: Memo, *, first_sigh
     `first_sight`, also the pins `pin_tools` would make. None when not first sight."""
     slices = _Slices()
     listed: list[tuple[str, Mapping[str, Any]]] = []
+    digests: list[str] = []
     for tool in tools:
         name = tool.get("name")
-        if isinstance(name, str) and name:
-            listed.append((memo.digest(tool), tool))
+        digests.append(memo.digest(tool) if isinstance(name, str) and name else "")
+        if digests[-1]:
+            listed.append((digests[-1], tool))
         await slices.tick()
+    memo.listed = (tools, digests)
     for digest, listed_tool in listed:
         memo.scan([(digest, listed_tool)])
         if shadowing:
