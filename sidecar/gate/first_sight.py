@@ -3,8 +3,8 @@
 Owns the slow part of trusting a big listing, moved before the screen: each tool's digest,
 the poisoning scan of the definitions not seen before (about 1 ms a tool), the words the
 shadowing rule reads when other upstreams exist, and, when the upstream has no pins yet,
-the pins of its first sight and their write to the store (in a worker thread). The work
-runs on the loop in slices of at most `SLICE_SECONDS`, with `await asyncio.sleep(0)`
+the pins of its first sight and their write to the store (one stretch of its own). The
+work runs on the loop in slices of at most `SLICE_SECONDS`, with `await asyncio.sleep(0)`
 between them, so calls in flight keep moving while a 425-tool server is judged.
 
 Everything made here is what the screen would make itself (`sidecar.catalog.pins.Memo`
@@ -35,9 +35,12 @@ class FirstSight:
     pins: dict[str, Pin]
     saved: bool = False
 
-    async def save(self, store: PinStore, alias: str) -> None:
-        """Write the pins in a worker thread: the health file is read, locked and rewritten."""
-        await asyncio.to_thread(store.save_pins, alias, self.pins)
+    def save(self, store: PinStore, alias: str) -> None:
+        """Write the pins (the health file is locked, read and rewritten: one stretch of a
+        few ms). On the loop, as the screen did: written from a worker thread, a write that
+        was still going while the sidecar shut down met a file descriptor closed twice
+        somewhere in the teardown (uvloop's signal socket, EBADF) in 2 of 12 quick exits."""
+        store.save_pins(alias, self.pins)
         self.saved = True
 
 

@@ -9,6 +9,7 @@ use), and remembering which changes were already reported. Refuses: listing a he
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -76,7 +77,8 @@ class Trust:
         first = await prepare_listing(tools, memo, first_sight=pins is None, shadowing=len(self.policies) > 1)
         if first is not None:
             if self.store is not None:
-                await first.save(self.store, alias)
+                await asyncio.sleep(0)  # the write is a stretch of its own
+                first.save(self.store, alias)
             self._first[alias] = first
 
     @property
