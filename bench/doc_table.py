@@ -26,9 +26,10 @@ TABLE_FILE = "bench-table.md"
 
 # The per-candidate medians the docs show, by case.
 WANTED = {
-    "session": ("init_ms", "list_ms", "list_warm_ms", "call_p50_us", "call_p90_us", "call_p99_us",
+    "session": ("init_ms", "init_cpu_ms", "list_ms", "list_warm_ms", "call_p50_us", "call_p90_us", "call_p99_us",
                 "added_p50_us", "calls_per_s_16", "calls_per_s_64", "cpu_us_per_call",
                 "cpu_us_per_call_64", "vmrss_idle_kb", "blob_1mb_ms", "blob_20mb_ms", "blob_20mb_reply_bytes"),
+    "fresh": ("list_ms",),
     "many": ("list_ms",),
     "three": ("list_ms",),
     "http": ("http_call_p50_us", "http_call_p90_us", "http_call_p99_us",
@@ -40,6 +41,9 @@ IN_MEMORY = {
     "layout_build": ("merge_3x425_ms", "list_3x425_ms"),
     "gate": ("gate_route_only_us", "gate_default_us", "gate_full_us", "gate_with_secrets_us",
              "redact_1mb_ms", "shape_1mb_ms", "shape_20mb_ms", "query_20mb_ms"),
+    "first_sight": ("screen_only_cpu_ms", "screen_only_longest_ms", "prepared_cpu_ms", "prepared_longest_ms_max",
+                    "same_verdict"),
+    "imports": ("interpreter_ms", "direct_ms", "early_answer_ms", "runtime_ms"),
 }
 
 
@@ -94,6 +98,8 @@ def _cells(figures: dict[str, Any], name: str, *keys: str, case: str = "session"
 
 ROWS: tuple[tuple[str, str, tuple[str, ...], float], ...] = (
     ("start -> initialize (ms)", "session", ("init_ms",), 1.0),
+    ("proxy CPU to its initialize answer (ms)", "session", ("init_cpu_ms",), 1.0),
+    ("start -> tools/list complete, 425 tools, fresh data folder (ms)", "fresh", ("list_ms",), 1.0),
     ("start -> tools/list complete, 425 tools (ms)", "session", ("list_ms",), 1.0),
     ("tools/list again, 425 tools (ms)", "session", ("list_warm_ms",), 1.0),
     ("start -> tools/list complete, 12 x 100 tools (ms)", "many", ("list_ms",), 1.0),
@@ -155,6 +161,18 @@ def _in_memory(figures: dict[str, Any]) -> list[str]:
         f"{_num(f['shape_20mb_ms'])} ms, and a `query_result` filter over the held 20 MB {_num(f['query_20mb_ms'])} ms."]
 
 
+def _start_up(figures: dict[str, Any]) -> list[str]:
+    f = figures["in_memory"]
+    if "runtime_ms" not in f or "prepared_cpu_ms" not in f:
+        return []
+    return ["", f"Start-up, same run: imports (`python -X importtime`, own times summed) cost {_num(f['interpreter_ms'])} ms "
+            f"for the interpreter alone, {_num(f['direct_ms'])} ms for the fast upstream, {_num(f['early_answer_ms'])} ms "
+            f"for the sidecar up to its early `initialize` answer and {_num(f['runtime_ms'])} ms for its whole runtime; "
+            f"the first sight of 425 tool definitions (pins and scan, in memory) costs {_num(f['prepared_cpu_ms'])} ms "
+            f"of CPU in slices, the loop's longest wait {_num(f['prepared_longest_ms_max'])} ms (the screen alone: "
+            f"{_num(f['screen_only_cpu_ms'])} ms in one stretch)."]
+
+
 def _targets(figures: dict[str, Any]) -> list[str]:
     lines = ["| target (sidecar) | this run | met |", "|---|---|---|"]
     for v in figures["targets"]:
@@ -170,7 +188,7 @@ def render_markdown(figures: dict[str, Any]) -> str:
         "<!-- Written by `python -m bench` (bench/doc_table.py) from bench-figures.json: do not edit by hand. -->",
         "", _machine_line(figures), *([f"", figures["note"]] if figures.get("note") else []), "", *_main_table(figures), "",
         "Over Streamable HTTP (sequential echo calls on one kept-alive connection, same run):", "",
-        *_http_table(figures), "", *_in_memory(figures), "", "Targets, this run:", "", *_targets(figures),
+        *_http_table(figures), "", *_in_memory(figures), *_start_up(figures), "", "Targets, this run:", "", *_targets(figures),
         *(["", doc_files.measured_line(figures["measured"])] if "measured" in figures else []),
     ]
     return "\n".join(parts) + "\n"

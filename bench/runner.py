@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.candidates import Candidate, compile_sidecar
-from bench.cases import Figures, Settings, measure_catalog, measure_session
+from bench.cases import Figures, Settings, measure_catalog, measure_fresh, measure_session
 from bench.client import ConnectionFailed
 from bench.gate import time_gate
 from bench.http_calls import HTTP_CANDIDATES, measure_http
@@ -50,6 +50,8 @@ class Case:
 
 CASES = (
     Case("session", "one upstream of 425 tools", False, measure_session),
+    Case("fresh", "one upstream of 425 tools, a data folder never used", False, measure_fresh,
+         ("direct", "sidecar")),
     Case("many", "12 upstreams x 100 tools", True,
          lambda c, s, w, log: measure_catalog(c, s.many, s, w, log)),
     Case("three", "3 upstreams x 425 tools", True,
@@ -143,7 +145,21 @@ def run(settings: Settings, candidates: list[Candidate], progress: Progress,
         "layout_build": _in_memory("layout build", time_layout_build, settings, candidates, progress),
         "gate": _in_memory("gate", time_gate, settings, candidates, progress),
         "trust": _in_memory("trust", _time_trust, settings, candidates, progress),
+        "first_sight": _in_memory("first sight", _time_first_sight, settings, candidates, progress),
+        "imports": _in_memory("imports", _time_imports, settings, candidates, progress),
     }
+
+
+def _time_first_sight(repeats: int) -> dict[str, Any]:
+    from bench.first_sight import time_first_sight
+
+    return dict(time_first_sight(repeats))
+
+
+def _time_imports(repeats: int) -> dict[str, Any]:
+    from bench.imports import time_imports
+
+    return dict(time_imports(repeats))
 
 
 def _time_trust(repeats: int) -> dict[str, Any]:

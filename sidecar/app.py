@@ -25,6 +25,7 @@ from sidecar.hub import EngineSession, Face, build_face
 from sidecar.mounts.plan import mountable
 from sidecar.redact import Redactor
 from sidecar.upstream.spawn import discard_early
+from sidecar.wire.hello import Early, Hello
 
 if TYPE_CHECKING:
     from sidecar.front.gateway import WatchHealth
@@ -60,9 +61,10 @@ async def _signalled() -> int:
             loop.remove_signal_handler(sig)
 
 
-async def run_stdio(config: SidecarConfig, redactor: Redactor) -> None:
+async def run_stdio(config: SidecarConfig, redactor: Redactor, early: Early | None = None) -> None:
     """Serve one engine on stdin/stdout until it goes away. `config` is already the
-    mountable one, its stdio upstreams perhaps started early (see the CLI)."""
+    mountable one, its stdio upstreams perhaps started early (see the CLI); `early` is what
+    the CLI read of stdin before the loop ran, its `initialize` perhaps answered."""
     face = build_face(config)
     tracing = _start_tracing([face], "pipe")
     async with asyncio.TaskGroup() as group:
@@ -70,9 +72,12 @@ async def run_stdio(config: SidecarConfig, redactor: Redactor) -> None:
         stdout = await open_stdout()
         session = EngineSession(emit=stdout.emit, admit=stdout.admits)
         face.sessions.append(session)
+        if early is not None and early.hello is not None:
+            _greeted(session, early.hello)
         jobs = Jobs()
         dispatcher = Dispatcher(face, session, jobs.spawn, redactor)
-        engine = group.create_task(serve_stdio(dispatcher.feed, stdout, dispatcher.take), name="engine stdin")
+        prefix = early.rest if early is not None else b""
+        engine = group.create_task(serve_stdio(dispatcher.feed, stdout, dispatcher.take, prefix), name="engine stdin")
         signals = group.create_task(_signalled(), name="signals")
         try:
             await asyncio.wait((engine, signals), return_when=asyncio.FIRST_COMPLETED)
@@ -91,6 +96,14 @@ async def run_stdio(config: SidecarConfig, redactor: Redactor) -> None:
     if tracing is not None:
         tracing.shutdown()
     signalled_exit(signum)
+
+
+def _greeted(session: EngineSession, hello: Hello) -> None:
+    """The session as the dispatcher leaves it after answering `initialize` with `hello`."""
+    session.protocol_version = hello.version
+    session.client_capabilities = hello.client_capabilities
+    session.client_info = hello.client_info
+    session.announced = True
 
 
 async def run_http(config: SidecarConfig, settings: FrontSettings, redactor: Redactor,

@@ -29,6 +29,7 @@ from sidecar.redact import Redactor
 if TYPE_CHECKING:
     from sidecar.front.gateway import WatchHealth
     from sidecar.front.http.console_door import MountConsole
+    from sidecar.wire.hello import Early
     from sidecar.front.http.listener import FrontSettings
 
 __all__ = ["main", "setup_logging", "run_async"]
@@ -179,6 +180,36 @@ def _console(config: SidecarConfig) -> MountConsole | None:
     from sidecar_admin.console import mount_console
 
     return mount_console
+def _answer_waiting_initialize(upstreams: int) -> Early | None:
+    """Answer the engine's `initialize` now if it is already waiting on stdin (a pipe or a
+    socket), before the rest of the sidecar loads: an engine's start-up waits on that answer.
+    None when nothing was read (the stdio front reads it all). Not with tracing on: the
+    dispatcher's answer is the one traced."""
+    import select
+    import stat
+
+    from sidecar.config import tracing_wanted
+
+    if tracing_wanted(os.environ) or sys.stdin is None:
+        return None
+    try:
+        fd = sys.stdin.fileno()
+        mode = os.fstat(fd).st_mode
+        if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)) or not select.select([fd], [], [], 0)[0]:
+            return None
+        waiting = os.read(fd, 1 << 16)
+    except (OSError, ValueError):
+        return None
+    from sidecar.wire.hello import answer_waiting, starting_capabilities
+
+    early, answer = answer_waiting(waiting, starting_capabilities(upstreams))
+    view = memoryview(answer)
+    try:
+        while view:
+            view = view[os.write(sys.stdout.fileno(), view):]
+    except OSError:  # the engine closed stdout: as later, what it would be sent is dropped
+        pass
+    return early
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -210,20 +241,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"omb-sidecar: {missing_module_words('--http', 'aiohttp')}", file=sys.stderr)
         return 2
     log_missing()
-    from sidecar.mounts.health import record_start
-    from sidecar.upstream.oauth import where
-
-    where.use(config, redactor)  # a signed-in URL server's tokens join the redactor when read
-    where.keep_refusals(record_start)  # a refused sign-in leaves the server out of the next start
     try:
+        early = None
         if not args.http:
             from sidecar.mounts.plan import mountable
             from sidecar.mounts.reach import reaches
-            from sidecar.upstream.spawn import start_early
+            from sidecar.upstream.spawn import start_early, started_early
 
             config = mountable(config)
+            reached = [s for s in config.servers if reaches(config, s.alias)]
             # their start-up overlaps the rest of ours; what the bot cannot reach never starts
-            start_early(s for s in config.servers if reaches(config, s.alias))
+            start_early(reached)
+            # a command that could not start is no upstream "still starting" to the handshake
+            early = _answer_waiting_initialize(sum(s.type != "stdio" or started_early(s) for s in reached))
+        from sidecar.mounts.health import record_start
+        from sidecar.upstream.oauth import where
+
+        where.use(config, redactor)  # a signed-in URL server's tokens join the redactor when read
+        where.keep_refusals(record_start)  # a refused sign-in leaves the server out of the next start
         from sidecar.collector import settle_heap
 
         if args.http:
@@ -238,7 +273,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             from sidecar.app import run_stdio
 
             settle_heap()
-            run_async(lambda: run_stdio(config, redactor))
+            run_async(lambda: run_stdio(config, redactor, early))
     except KeyboardInterrupt:
         pass
     except ModuleNotFoundError as exc:  # a broken install: one line, not a traceback

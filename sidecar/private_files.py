@@ -14,7 +14,6 @@ import contextlib
 import fcntl
 import logging
 import os
-import secrets
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,7 +26,7 @@ _warned: set[str] = set()  # each file is named once per process, however often 
 
 def write_private(path: Path, data: bytes) -> None:
     """Replace `path` with `data` in one step; the file is 0600 from its first byte."""
-    temporary = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+    temporary = path.with_name(f".{path.name}.{os.urandom(6).hex()}.tmp")
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         with os.fdopen(fd, "wb") as handle:

@@ -19,11 +19,11 @@ from typing import Any
 import msgspec
 
 from sidecar.catalog.merge import Catalog, CatalogEntry
+from sidecar.wire.versions import UI_EXTENSION
 
 __all__ = ["APP_MARKER", "UI_EXTENSION", "is_app_only", "model_catalog", "take_app_marker", "ui_extension"]
 
 APP_MARKER = "omb-sidecar/from-app"
-UI_EXTENSION = "io.modelcontextprotocol/ui"
 
 
 def is_app_only(spec: dict[str, Any]) -> bool:

@@ -12,8 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from sidecar import __version__
-from sidecar.catalog.apps import UI_EXTENSION, ui_extension
+from sidecar.catalog.apps import ui_extension
 from sidecar.errors import INVALID_PARAMS, EngineInputError
 from sidecar.front.confirming import confirmer_for
 from sidecar.front.eras.asking import engine_asker
@@ -25,7 +24,8 @@ from sidecar.hub.face import Face, decode_cursor
 from sidecar.hub.tasks import tasks_capability
 from sidecar.upstream import Connection, lifecycle
 from sidecar.wire import Request
-from sidecar.wire.versions import HANDSHAKE_VERSIONS
+from sidecar.wire.hello import TASKS_WHILE_STARTING, hello_of, offer
+from sidecar.wire.versions import UI_EXTENSION
 
 
 __all__ = ["METHODS", "server_capabilities"]
@@ -41,18 +41,11 @@ def text_param(req: Request, key: str) -> str:
 
 
 async def initialize(d: Handling, req: Request) -> Result:
-    offered = req.params.get("protocolVersion")
-    version = offered if offered in HANDSHAKE_VERSIONS else HANDSHAKE_VERSIONS[-1]
-    capabilities = req.params.get("capabilities")
-    info = req.params.get("clientInfo")
-    d.session.protocol_version = version
-    d.session.client_capabilities = capabilities if isinstance(capabilities, dict) else {}
-    d.session.client_info = info if isinstance(info, dict) else {}
-    return {
-        "protocolVersion": version,
-        "capabilities": server_capabilities(d.face),
-        "serverInfo": {"name": "omb-sidecar", "version": __version__},
-    }
+    hello = hello_of(req.params, server_capabilities(d.face))
+    d.session.protocol_version = hello.version
+    d.session.client_capabilities = hello.client_capabilities
+    d.session.client_info = hello.client_info
+    return hello.result
 
 
 def server_capabilities(face: Face) -> dict[str, Any]:
@@ -62,13 +55,7 @@ def server_capabilities(face: Face) -> dict[str, Any]:
         caps = upstream.capabilities if lifecycle.is_ready(upstream.state) else None
         if caps is None and not lifecycle.is_starting(upstream.state):
             continue
-        if caps is None or "resources" in caps:
-            subscribe = caps is None or bool((caps.get("resources") or {}).get("subscribe"))
-            current = offered.get("resources", {"listChanged": True, "subscribe": False})
-            offered["resources"] = {"listChanged": True, "subscribe": current["subscribe"] or subscribe}
-        for kind, value in (("prompts", {"listChanged": True}), ("logging", {}), ("completions", {})):
-            if caps is None or kind in caps:
-                offered[kind] = value
+        offer(offered, caps)
     tasks = tasks_capability(_tasks_offers(face))
     if tasks is not None:
         offered["tasks"] = tasks
@@ -82,7 +69,7 @@ def server_capabilities(face: Face) -> dict[str, Any]:
 def _tasks_offers(face: Face) -> list[dict[str, Any]]:
     """What each upstream offers of tasks; one still starting, as for the rest, everything
     the sidecar routes (an engine that then sends a task request gets "unknown task")."""
-    every: dict[str, Any] = {"tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}}
+    every: dict[str, Any] = {"tasks": TASKS_WHILE_STARTING}
     return [u.capabilities if lifecycle.is_ready(u.state) else every
             for u in face.pool if lifecycle.is_ready(u.state) or lifecycle.is_starting(u.state)]
 

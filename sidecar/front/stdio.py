@@ -53,10 +53,16 @@ def _dropped_sink(on_refused: Refuse | None) -> Callable[[DroppedFrame], None] |
 
 class _StdinProtocol(asyncio.Protocol):
     def __init__(self, on_line: Callable[[bytes], None], on_refused: Refuse | None = None,
-                 line_cap: int = ENGINE_LINE_CAP) -> None:
+                 line_cap: int = ENGINE_LINE_CAP, prefix: bytes = b"") -> None:
         self.framer = LineFramer(line_cap, _dropped_sink(on_refused))
         self.on_line = on_line
+        self.prefix = prefix  # read before the loop ran (the early initialize's rest): framed first
         self.closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        prefix, self.prefix = self.prefix, b""
+        if prefix:
+            self.data_received(prefix)
 
     def data_received(self, data: bytes) -> None:
         for line in self.framer.feed(data):
@@ -189,16 +195,17 @@ async def open_stdout() -> EngineStdout:
 
 
 async def serve_stdio(on_line: Callable[[bytes], None], stdout: EngineStdout | None = None,
-                      on_refused: Refuse | None = None) -> None:
+                      on_refused: Refuse | None = None, prefix: bytes = b"") -> None:
     """Feed stdin lines to `on_line` until EOF (paused while `stdout` is too full); a line
-    dropped over the cap goes to `on_refused` as the refusal of its request."""
+    dropped over the cap goes to `on_refused` as the refusal of its request. `prefix`: bytes
+    of stdin read before (`sidecar.wire.hello`), framed ahead of the rest."""
     loop = asyncio.get_running_loop()
     cap = ENGINE_LINE_CAP
     if not _is_stream(sys.stdin.fileno()):
-        await _serve_file(sys.stdin.fileno(), on_line, on_refused, cap)
+        await _serve_file(sys.stdin.fileno(), on_line, on_refused, cap, prefix)
         return
     pipe = os.fdopen(os.dup(sys.stdin.fileno()), "rb", buffering=0)
-    transport, protocol = await loop.connect_read_pipe(lambda: _StdinProtocol(on_line, on_refused, cap), pipe)
+    transport, protocol = await loop.connect_read_pipe(lambda: _StdinProtocol(on_line, on_refused, cap, prefix), pipe)
     if stdout is not None:
         stdout.hold(transport)
     await protocol.closed
@@ -206,8 +213,11 @@ async def serve_stdio(on_line: Callable[[bytes], None], stdout: EngineStdout | N
         log.warning("%d oversized lines from the engine were dropped", protocol.framer.oversized)
 
 
-async def _serve_file(fd: int, on_line: Callable[[bytes], None], on_refused: Refuse | None, cap: int) -> None:
+async def _serve_file(fd: int, on_line: Callable[[bytes], None], on_refused: Refuse | None, cap: int,
+                      prefix: bytes = b"") -> None:
     framer = LineFramer(cap, _dropped_sink(on_refused))
+    for line in framer.feed(prefix):
+        on_line(line)
     while chunk := await asyncio.to_thread(os.read, fd, 1 << 16):
         for line in framer.feed(chunk):
             on_line(line)

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import msgspec
 
 from sidecar.catalog import LiveCatalog, UpstreamListing
 from sidecar.catalog.pins import Change, Memo, Pin, Pinning, PinsNotKept, PinStore, Verdict, judge, pin_tools
+from sidecar.gate.first_sight import FirstSight, prepare_listing
 from sidecar.config import ServerConfig
 from sidecar.gate.audit import AuditLog
 
@@ -64,10 +66,24 @@ class Trust:
         self._version = self._store_version()
         self._verdicts: dict[str, tuple[bytes, object, object, Verdict]] = {}
         self._unkept: dict[str, str] = {}  # alias -> the folder that could not keep its pins
+        self._first: dict[str, FirstSight] = {}  # pins made ahead by `prepare` (not yet kept)
 
     @property
     def policies(self) -> Mapping[str, Pinning]:
         return self._live.facts.pinning if self._live is not None else self._fixed
+
+    async def prepare(self, alias: str, tools: list[dict[str, Any]]) -> None:
+        """Before a listing reaches the face: its digests, scan findings and (on first
+        sight) pins, made in slices of a few ms with the loop free in between, so the
+        screen that follows finds them all remembered. Judges nothing: the verdict is the
+        screen's, the same as without this step."""
+        if self.policies.get(alias, "hold") == "off":
+            return
+        memo = self.memos.setdefault(alias, Memo())
+        pins = self._loaded(alias)
+        first = await prepare_listing(tools, memo, first_sight=pins is None, shadowing=len(self.policies) > 1)
+        if first is not None:  # kept (with PinsNotKept's fail-closed) by the screen's `_pin_first_sight`
+            self._first[alias] = first
 
     @property
     def active(self) -> bool:
@@ -97,10 +113,7 @@ class Trust:
         if policy == "off":
             return Verdict(tools=item.tools, held={}, changes=(), first=False)
         memo = self.memos.setdefault(item.alias, Memo())
-        if item.alias not in self.pins:
-            self.pins[item.alias] = self.store.load_pins(item.alias) if self.store is not None else None
-            memo.remember(self.pins[item.alias])
-        pins = self.pins[item.alias]
+        pins = self._loaded(item.alias)
         last = self._verdicts.get(item.alias)
         # The same bytes as the last listing, the same pins and the same other upstreams: the
         # same verdict (already reported). A re-list after list_changed usually is exactly that.
@@ -117,12 +130,20 @@ class Trust:
             self._report(item.alias, change, held=change.tool in verdict.held)
         return verdict
 
+    def _loaded(self, alias: str) -> dict[str, Pin] | None:
+        """The upstream's pins, read from the store once (their scan results remembered)."""
+        if alias not in self.pins:
+            self.pins[alias] = self.store.load_pins(alias) if self.store is not None else None
+            self.memos.setdefault(alias, Memo()).remember(self.pins[alias])
+        return self.pins[alias]
+
     def _pin_first_sight(self, alias: str, tools: Sequence[Mapping[str, object]], memo: Memo) -> dict[str, Pin] | None:
         """Trust on first use, kept where the next process reads it. None when the pins are
         the listing's; else the pins to judge by instead: another process's, or none at all
         ({}: every tool is a change) when the store cannot keep them, so nothing is trusted
         that the next process could not check (RELIABILITY.md rule 16)."""
-        pins = pin_tools(tools, findings=memo.findings)
+        ahead = self._first.pop(alias, None)
+        pins = ahead.pins if ahead is not None and ahead.tools is tools else pin_tools(tools, findings=memo.findings)
         self.pins[alias] = pins
         if self.store is None:  # a config never read from disk: pins live as long as the process
             log.info("upstream '%s': %d tool definitions pinned on first sight", alias, len(pins))

@@ -66,7 +66,7 @@ class Face(ReadsLive):
         self.name = config.face.name
         self.sessions: list[EngineSession] = []
         self.pool, self.gate, self.live = pool, gate, live
-        pool.listen(self, self._upstream_changed)
+        pool.listen(self, self._upstream_changed, gate.trust.prepare)  # a big listing's trust work, in slices
         self.plan = choose_layout(config, os.environ)
         self.traits = [
             UpstreamTraits(s.alias, s.type, s.builtin, tuple(s.always_listed), tuple(s.direct_only))
@@ -179,6 +179,7 @@ class Face(ReadsLive):
         remaining = self._started + self.config.face.list_wait_seconds - time.monotonic()
         if remaining > 0 and not self.pool.settled():
             await self.pool.wait_first_start(None, remaining)
+        await self.pool.wait_prepared()  # a first listing read in time is judged (in slices), then listed
 
     def tools_page(self, offset: int) -> bytes:
         """The encoded `tools/list` result from `offset` (cached until the next rebuild)."""

@@ -19,9 +19,9 @@ import contextlib
 import hashlib
 import logging
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import msgspec
 
@@ -34,6 +34,7 @@ __all__ = [
     "HEALTH_FILE",
     "CheckResult",
     "HealthFile",
+    "HealthHead",
     "HealthPins",
     "HealthRecord",
     "Outcome",
@@ -45,6 +46,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 HEALTH_FILE = "mcp-health.json"
+_T = TypeVar("_T")
 Outcome = Literal["connected", "refused", "unreachable", "timed-out", "failed", "needs-values", "not-allowed"]
 
 
@@ -75,7 +77,9 @@ class CheckResult(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
         return f"Not connected: {self.reason}"
 
 
-class HealthRecord(msgspec.Struct, rename="camel", kw_only=True):
+class HealthHead(msgspec.Struct, rename="camel", kw_only=True):
+    """A record less its pins: what the mount plan reads (a file's pins are most of it)."""
+
     ok: bool
     checked_at: float
     outcome: str
@@ -84,10 +88,16 @@ class HealthRecord(msgspec.Struct, rename="camel", kw_only=True):
     tool_names: list[str] = []
     fingerprint: str = ""
     announced: bool = False  # a face already said it leaves this server out
+
+
+class HealthRecord(HealthHead, kw_only=True):
     pins: dict[str, Pin] | None = None  # tool name -> its approved definition (None: never pinned)
 
 
 _records = msgspec.json.Decoder(dict[str, HealthRecord])
+_heads = msgspec.json.Decoder(dict[str, HealthHead])  # the pins skipped, never built
+_raw_records = msgspec.json.Decoder(dict[str, msgspec.Raw])
+_record = msgspec.json.Decoder(HealthRecord)
 
 
 def fingerprint(server: ServerConfig) -> str:
@@ -101,13 +111,29 @@ class HealthFile:
         self.path = Path(path)
 
     def load(self) -> dict[str, HealthRecord]:
+        return self._decoded(_records.decode, {})
+
+    def load_heads(self) -> dict[str, HealthHead]:
+        """Every record without its pins (cheaper by far: a file's pins are most of it)."""
+        return self._decoded(_heads.decode, {})
+
+    def load_one(self, alias: str) -> HealthRecord | None:
+        """One server's record; the others' are skipped, their pins never built (a face
+        reading its pins kept every server's in memory before: several MB)."""
+        def one(data: bytes) -> HealthRecord | None:
+            raw = _raw_records.decode(data).get(alias)
+            return _record.decode(raw) if raw is not None else None
+
+        return self._decoded(one, None)
+
+    def _decoded(self, decode: Callable[[bytes], _T], empty: _T) -> _T:
         try:
-            return _records.decode(self.path.read_bytes())
+            return decode(self.path.read_bytes())
         except FileNotFoundError:
-            return {}
+            return empty
         except (OSError, msgspec.DecodeError) as exc:
             log.warning("server health file %s could not be read (%s); starting afresh", self.path, type(exc).__name__)
-            return {}
+            return empty
 
     @contextlib.contextmanager
     def edit(self) -> Iterator[dict[str, HealthRecord]]:
@@ -197,7 +223,7 @@ class HealthPins:
             return 0
 
     def load_pins(self, alias: str) -> dict[str, Pin] | None:
-        record = self.health.load().get(alias)
+        record = self.health.load_one(alias)
         return record.pins if record is not None else None
 
     def pin_first_sight(self, alias: str, pins: Mapping[str, Pin]) -> dict[str, Pin]:

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import msgspec
 
 from sidecar.config import Health, ServerConfig, SidecarConfig, rules
-from sidecar.mounts.health import HealthRecord, fingerprint, health_file_for
+from sidecar.mounts.health import HealthHead, fingerprint, health_file_for
 
 __all__ = ["LeftOut", "MountPlan", "leave_out", "mountable", "period_words", "plan_mounts", "retry_words"]
 
@@ -54,7 +54,7 @@ def retry_words(health: Health | None) -> str:
             "`omb-sidecar check {alias}` brings it back at once")
 
 
-def plan_mounts(servers: Sequence[ServerConfig], records: dict[str, HealthRecord],
+def plan_mounts(servers: Sequence[ServerConfig], records: Mapping[str, HealthHead],
                 health: Health | None = None) -> MountPlan:
     """Pure: every server that may start, and each one left out with its reason (`health`:
     the schedule that will try a failed one again, None when nothing will)."""
@@ -72,7 +72,7 @@ def plan_mounts(servers: Sequence[ServerConfig], records: dict[str, HealthRecord
 
 
 def _why_left_out(
-    server: ServerConfig, record: HealthRecord | None, first_of: dict[tuple[object, ...], str], retry: str
+    server: ServerConfig, record: HealthHead | None, first_of: dict[tuple[object, ...], str], retry: str
 ) -> tuple[str | None, bool]:
     needs = rules.missing_values(server.command, server.args, server.env, server.headers)
     if needs:
@@ -96,7 +96,7 @@ def leave_out(config: SidecarConfig, scheduled: bool = False) -> MountPlan:
     schedule = config.health if scheduled else None
     if health is None:
         return plan_mounts(config.servers, {}, schedule)
-    plan = plan_mounts(config.servers, health.load(), schedule)
+    plan = plan_mounts(config.servers, health.load_heads(), schedule)
     fresh = {item.alias for item in plan.left_out if item.announce}
     if fresh:
         with contextlib.suppress(OSError), health.edit() as records:

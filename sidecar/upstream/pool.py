@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 from sidecar.concurrency import move_on_after
 from sidecar.config import ServerConfig
@@ -18,7 +19,7 @@ from sidecar.errors import METHOD_NOT_FOUND
 from sidecar.upstream import lifecycle
 from sidecar.upstream.channel import ChannelOpener
 from sidecar.upstream.connection import Connection, PeerHandler
-from sidecar.upstream.supervisor import Upstream
+from sidecar.upstream.supervisor import Prepare, Upstream
 from sidecar.upstream.transports import open_channel
 from sidecar.wire import UpstreamFrame
 
@@ -34,6 +35,8 @@ class Pool:
     ) -> None:
         self._on_change: Callable[[Upstream], None] = _unheard
         self._peer: PeerHandler | None = None
+        self._prepare: Prepare | None = None
+        self._preparing: dict[str, asyncio.Event] = {}  # first listings being prepared, by alias
         self._start_timeout, self._open = start_timeout, opener
         self.upstreams: dict[str, Upstream] = {s.alias: self._upstream(s) for s in servers}
         self._group: asyncio.TaskGroup | None = None
@@ -42,12 +45,33 @@ class Pool:
         self._first_start = {alias: asyncio.Event() for alias in self.upstreams}
 
     def _upstream(self, server: ServerConfig) -> Upstream:
-        return Upstream(server, self, self._changed, self._start_timeout, self._open)
+        return Upstream(server, self, self._changed, self._start_timeout, self._open, self._prepared)
 
-    def listen(self, peer: PeerHandler, on_change: Callable[[Upstream], None]) -> None:
+    def listen(self, peer: PeerHandler, on_change: Callable[[Upstream], None], prepare: Prepare | None = None) -> None:
         """Who hears the upstreams: `peer` their requests and notifications, `on_change`
-        every change of state or listing. Set once, before `run`."""
-        self._peer, self._on_change = peer, on_change
+        every change of state or listing, `prepare` each new tool listing first (awaited
+        before `on_change` hears of it). Set once, before `run`."""
+        self._peer, self._on_change, self._prepare = peer, on_change, prepare
+
+    async def _prepared(self, alias: str, tools: list[dict[str, Any]]) -> None:
+        if self._prepare is None:
+            return
+        if not self.starting(alias):
+            await self._prepare(alias, tools)
+            return
+        done = self._preparing[alias] = asyncio.Event()  # a first listing: `wait_prepared` waits for it
+        try:
+            await self._prepare(alias, tools)
+        finally:
+            done.set()
+            if self._preparing.get(alias) is done:
+                del self._preparing[alias]
+
+    async def wait_prepared(self) -> None:
+        """Until every first listing already read is prepared (it is then listed, as the
+        listing wait promised for a listing that came within it)."""
+        for done in list(self._preparing.values()):
+            await done.wait()
 
     def upstream_notification(self, conn: Connection, frame: UpstreamFrame) -> None:
         if self._peer is not None:

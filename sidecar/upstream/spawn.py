@@ -19,7 +19,8 @@ from collections.abc import Iterable, Mapping
 
 from sidecar.config import ServerConfig
 
-__all__ = ["INHERITED_VARIABLES", "child_environment", "discard_early", "start_early", "start_process", "take_early"]
+__all__ = ["INHERITED_VARIABLES", "child_environment", "discard_early", "start_early", "start_process",
+           "started_early", "take_early"]
 
 INHERITED_VARIABLES = (
     "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE",
@@ -70,6 +71,12 @@ def start_early(servers: Iterable[ServerConfig]) -> None:
                 _early[server.alias] = (server, start_process(server))
             except OSError:
                 continue
+
+
+def started_early(server: ServerConfig) -> bool:
+    """Whether `start_early` started this entry's process (not yet taken by its supervisor)."""
+    found = _early.get(server.alias)
+    return found is not None and found[0] == server
 
 
 def take_early(server: ServerConfig) -> subprocess.Popen[bytes] | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import msgspec
@@ -34,7 +34,10 @@ from sidecar.upstream.transports import open_channel
 from sidecar.wire import UpstreamFrame
 from sidecar.wire.salvage import DroppedFrame
 
-__all__ = ["Upstream", "UpstreamState", "Backoff"]
+__all__ = ["Upstream", "UpstreamState", "Backoff", "Prepare"]
+
+# Gets a new tool listing ready before the listener hears of it: (alias, tools) (the trust screen's warm-up).
+Prepare = Callable[[str, list[dict[str, Any]]], Awaitable[None]]
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +86,7 @@ class Upstream:
         on_change: Callable[[Upstream], None],
         start_timeout: float,
         opener: ChannelOpener = open_channel,
+        prepare: Prepare | None = None,
     ) -> None:
         self.config = config
         self.alias = config.alias
@@ -97,6 +101,7 @@ class Upstream:
         self._handler = handler
         self._on_change = on_change
         self._open = opener
+        self._prepare = prepare
         self._child: Channel | None = None
         self._refresh: Jobs | None = None  # re-reads of lists while a connection lives
         self._lines_to: Connection | None = None  # the connection of the current child
@@ -176,6 +181,18 @@ class Upstream:
             self.info = await handshake(conn, probe=self.config.type == "http")
             grow = self._grow_when_big(scope) if url else None
             self.listing = await read_listing(conn, self.info.capabilities, on_tools_page=grow)
+        await self._prepared(self.listing.tools)
+
+    async def _prepared(self, tools: list[dict[str, Any]]) -> None:
+        """Let the listener get a new tool listing ready (the trust screen's digests and
+        scan, in slices) before it is told of it. Only a warm-up: a fault here is logged and
+        the listing goes on as it came (the screen then does that work itself)."""
+        if self._prepare is None or not tools:
+            return
+        try:
+            await self._prepare(self.alias, tools)
+        except Exception as exc:  # noqa: BLE001 (the screen redoes whatever this missed)
+            log.warning("upstream '%s': preparing its %d tools failed (%s)", self.alias, len(tools), type(exc).__name__)
 
     def _grow_when_big(self, scope: asyncio.Timeout) -> Callable[[list[dict[str, Any]]], None]:
         """A URL server found big while listing gets BIG_START_SECONDS from its start."""
@@ -233,6 +250,7 @@ class Upstream:
             log.warning("upstream '%s': re-reading its %s failed: %s", self.alias, kind, exc)
             return
         if kind == "tools":
+            await self._prepared(fresh.tools)
             self.listing = msgspec.structs.replace(self.listing, tools=fresh.tools, tools_json=fresh.tools_json)
         elif kind == "prompts":
             self.listing = msgspec.structs.replace(self.listing, prompts=fresh.prompts)

@@ -26,3 +26,6 @@ def without_envelope(meta: dict[str, Any]) -> dict[str, Any]:
     if not any(key in ENVELOPE_KEYS for key in meta):
         return meta
     return {key: value for key, value in meta.items() if key not in ENVELOPE_KEYS}
+
+# The MCP Apps extension's name among a server's `capabilities.extensions`.
+UI_EXTENSION = "io.modelcontextprotocol/ui"

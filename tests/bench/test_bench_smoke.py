@@ -182,7 +182,8 @@ def test_runner_report_and_json(tmp_path: Path) -> None:
     lines: list[str] = []
     picked = [CANDIDATES["direct"], CANDIDATES["relay"]]
     results = derive(run(TINY, picked, progress=lines.append))
-    assert len(lines) == 3 * len(picked) + 1 and all(line.endswith("ok") for line in lines)  # + direct over HTTP
+    # + direct over HTTP, + direct with a fresh data folder
+    assert len(lines) == 3 * len(picked) + 2 and all(line.endswith("ok") for line in lines)
     for case in ("session", "many", "three"):
         for name in ("direct", "relay"):
             assert results["cases"][case]["results"][name]["status"] == "ok"

@@ -1,0 +1,120 @@
+"""First sight of a big server, timed in memory with a loop-lag probe: what trusting 425
+new tool definitions (digests, the poisoning scan, the first pins and their write to a
+real health file) costs in all, and the longest the event loop waits on it at a time.
+
+Two ways, alternated round by round, each on a fresh trust and a fresh health file:
+  screen_only   the screen alone, as a face ran it before `Trust.prepare` (one stretch)
+  prepared      `Trust.prepare` (slices of a few ms), then the screen, as the face runs it now
+Figures (medians over rounds, CPU of this process by `time.process_time`):
+  *_cpu_ms          the whole first sight
+  *_longest_ms      the longest gap between two turns of a probe that only yields, in CPU
+                    time of the loop's thread (*_longest_wall_ms: in wall time, preemption included)
+  same_verdict      1 when both ways list and hold the same tools and save the same pins
+
+    python -m bench.first_sight [--rounds N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import copy
+import json
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+__all__ = ["time_first_sight"]
+
+
+class _Probe:
+    """Yields to the loop over and over; the longest gap between its turns is the loop's
+    longest stall by anything else: in CPU time of the loop's thread (`time.thread_time`,
+    which a loaded machine's preemption does not inflate) and in wall time."""
+
+    def __init__(self) -> None:
+        self.longest = self.longest_wall = 0.0
+        self.running = True
+
+    async def run(self) -> None:
+        last, last_wall = time.thread_time(), time.perf_counter()
+        while self.running:
+            await asyncio.sleep(0)
+            now, now_wall = time.thread_time(), time.perf_counter()
+            self.longest = max(self.longest, now - last)
+            self.longest_wall = max(self.longest_wall, now_wall - last_wall)
+            last, last_wall = now, now_wall
+
+
+def _fresh_scan_caches() -> None:
+    from sidecar.catalog import poison
+
+    poison._window_search.cache_clear()
+    poison._normal.cache_clear()
+
+
+async def _one(tools: list[dict[str, Any]], folder: Path, prepared: bool) -> tuple[float, float, float, Any]:
+    from sidecar.catalog import UpstreamListing
+    from sidecar.config import Audit, ServerConfig
+    from sidecar.gate.audit import AuditLog
+    from sidecar.gate.trust import Trust
+    from sidecar.mounts.health import HealthFile, HealthPins
+
+    server = ServerConfig(alias="shop", command="x")
+    health = HealthFile(folder / "mcp-health.json")
+    trust = Trust([server], AuditLog(Audit()), HealthPins(health, [server]))
+    _fresh_scan_caches()
+    probe = _Probe()
+    running = asyncio.create_task(probe.run())
+    await asyncio.sleep(0)
+    cpu = time.process_time()
+    if prepared:
+        await trust.prepare("shop", tools)
+    screened = trust.screen([UpstreamListing("shop", tools)])
+    cpu = time.process_time() - cpu
+    await asyncio.sleep(0)
+    probe.running = False
+    await running
+    pins = health.load()["shop"].pins or {}
+    outcome = ([t["name"] for t in screened[0].tools], sorted(trust.held), {n: p.digest for n, p in pins.items()})
+    return cpu * 1e3, probe.longest * 1e3, probe.longest_wall * 1e3, outcome
+
+
+def time_first_sight(rounds: int = 5) -> dict[str, float | str]:
+    """Both ways, alternated; medians over `rounds` ({"error": ...} when it cannot run)."""
+    try:
+        return dict(_figures(rounds))
+    except Exception as exc:  # noqa: BLE001 (the report names the failure; the run goes on)
+        return {"error": f"{type(exc).__name__}: {exc}"}
+
+
+def _figures(rounds: int) -> dict[str, float]:
+    from tests.catalog.fixture_shop import shop_tools
+
+    tools = shop_tools()
+    figures: dict[str, list[float]] = {}
+    same = True
+    for _ in range(rounds):
+        outcomes = []
+        for prepared in (False, True):
+            with tempfile.TemporaryDirectory(prefix="omb-first-sight-") as folder:
+                cpu, longest, wall, outcome = asyncio.run(_one(copy.deepcopy(tools), Path(folder), prepared))
+            name = "prepared" if prepared else "screen_only"
+            figures.setdefault(f"{name}_cpu_ms", []).append(cpu)
+            figures.setdefault(f"{name}_longest_ms", []).append(longest)
+            figures.setdefault(f"{name}_longest_wall_ms", []).append(wall)
+            outcomes.append(outcome)
+        same = same and outcomes[0] == outcomes[1]
+    result = {key: round(statistics.median(values), 2) for key, values in figures.items()}
+    result |= {f"{key}_max": round(max(values), 2) for key, values in figures.items() if "longest" in key}
+    result["tools"] = float(len(tools))
+    result["same_verdict"] = 1.0 if same else 0.0
+    return result
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(prog="python -m bench.first_sight", description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    print(json.dumps(time_first_sight(parser.parse_args().rounds), indent=1))

@@ -1,0 +1,56 @@
+"""The runtime's import time, read from `python -X importtime` (the sum of every module's
+own time; the minimum over repeats, as a loaded machine only ever adds).
+
+  interpreter_ms   `python -c pass`: the interpreter and site alone
+  direct_ms        what the fast upstream loads (msgspec, argparse, pathlib): direct's floor
+  early_answer_ms  what the sidecar loads before it answers a waiting `initialize`
+                   (`sidecar.wire.hello`: the CLI, the config, the mount plan, the early start)
+  runtime_ms       everything the stdio sidecar loads before it serves (`sidecar.app`, uvloop)
+
+    python -m bench.imports
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+
+from bench.candidates import REPO_ROOT
+
+__all__ = ["time_imports"]
+
+SETS = {
+    "interpreter_ms": "pass",
+    "direct_ms": "import argparse, pathlib, msgspec",
+    "early_answer_ms": ("import sidecar.cli, sidecar.mounts.plan, sidecar.mounts.reach, sidecar.upstream.spawn, "
+                        "sidecar.wire.hello"),
+    "runtime_ms": ("import sidecar.cli, sidecar.mounts.plan, sidecar.mounts.reach, sidecar.upstream.spawn, "
+                   "sidecar.wire.hello, sidecar.mounts.health, sidecar.upstream.oauth.where, sidecar.collector, "
+                   "sidecar.app, uvloop"),
+}
+_LINE = re.compile(r"import time:\s+(\d+) \|")
+
+
+def _own_total_ms(code: str) -> float:
+    err = subprocess.run([sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True,
+                         cwd=str(REPO_ROOT), check=True).stderr
+    return sum(int(m[1]) for m in map(_LINE.match, err.splitlines()) if m) / 1e3
+
+
+def time_imports(repeats: int = 5) -> dict[str, float | str]:
+    """Each set's import time in ms (minimum over `repeats`, at least 3); {"error": ...}
+    when it cannot run."""
+    try:
+        return _figures(repeats)
+    except (OSError, subprocess.CalledProcessError) as exc:
+        return {"error": f"{type(exc).__name__}: {exc}"}
+
+
+def _figures(repeats: int) -> dict[str, float | str]:
+    return {name: round(min(_own_total_ms(code) for _ in range(max(repeats, 3))), 1) for name, code in SETS.items()}
+
+
+if __name__ == "__main__":
+    print(json.dumps(time_imports(), indent=1))

@@ -1,0 +1,78 @@
+"""A listing's digests, scan and first pins made ahead, in slices that leave the loop free.
+
+Owns the slow part of trusting a big listing, moved before the screen: each tool's digest,
+the poisoning scan of the definitions not seen before (about 1 ms a tool), the words the
+shadowing rule reads when other upstreams exist, and, when the upstream has no pins yet,
+the pins of its first sight (kept by the screen, which fails closed when they cannot be). The
+work runs on the loop in slices of at most `SLICE_SECONDS`, with `await asyncio.sleep(0)`
+between them, so calls in flight keep moving while a 425-tool server is judged.
+
+Everything made here is what the screen would make itself (`sidecar.catalog.pins.Memo`
+caches, `pin_tools`): the screen then finds it remembered, and its verdict is the same.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from sidecar.catalog.pins import Memo, Pin, definition_of
+from sidecar.catalog.poison import identifiers
+
+__all__ = ["SLICE_SECONDS", "FirstSight", "prepare_listing"]
+
+SLICE_SECONDS = 0.003  # the longest the loop waits on this work at a time (the target is 5 ms)
+
+
+@dataclass
+class FirstSight:
+    """The pins of a listing seen for the first time, made ahead of its screen."""
+
+    tools: list[dict[str, Any]]  # the very list they were made from (the screen checks identity)
+    pins: dict[str, Pin]
+
+
+class _Slices:
+    """Yields the loop once the current slice of work has run `SLICE_SECONDS`."""
+
+    def __init__(self) -> None:
+        self.ends = time.perf_counter() + SLICE_SECONDS
+
+    async def tick(self) -> None:
+        if time.perf_counter() >= self.ends:
+            await asyncio.sleep(0)
+            self.ends = time.perf_counter() + SLICE_SECONDS
+
+
+async def prepare_listing(tools: list[dict[str, Any]], memo: Memo, *, first_sight: bool,
+                          shadowing: bool) -> FirstSight | None:
+    """Fill `memo` for `tools` (digests, findings, shadowing words when `shadowing`); on
+    `first_sight`, also the pins `pin_tools` would make. None when not first sight."""
+    slices = _Slices()
+    listed: list[tuple[str, Mapping[str, Any]]] = []
+    digests: list[str] = []
+    for tool in tools:
+        name = tool.get("name")
+        digests.append(memo.digest(tool) if isinstance(name, str) and name else "")
+        if digests[-1]:
+            listed.append((digests[-1], tool))
+        await slices.tick()
+    memo.listed = (tools, digests)
+    for digest, listed_tool in listed:
+        memo.scan([(digest, listed_tool)])
+        if shadowing:
+            if digest not in memo.words:
+                memo.words[digest] = identifiers(listed_tool)
+        await slices.tick()
+    if not first_sight:
+        return None
+    pins: dict[str, Pin] = {}
+    for tool in tools:
+        name = tool.get("name")
+        if isinstance(name, str) and name:
+            pins[name] = definition_of(tool, False, memo.findings)
+        await slices.tick()
+    return FirstSight(tools, pins)

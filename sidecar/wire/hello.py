@@ -1,0 +1,102 @@
+"""The `initialize` handshake's answer, and answering it before the runtime has loaded.
+
+Owns what an engine's `initialize` gets (the revision chosen from what it offers, the
+capabilities, the server's name and version) and what the session keeps of it (the
+`Hello`), for the dispatcher and for the early answer alike, so both say the same bytes.
+
+The early answer (`answer_waiting`): the stdio CLI reads what the engine already wrote
+once the config is loaded, before the gate, the fronts and the event loop are imported.
+When it begins with a whole `initialize` request, that request is answered there and
+then, with the capabilities of upstreams that are all still on their first start (what
+the dispatcher would say at that moment too); the bytes after it go to the stdio front
+unread. Anything else (a partial line, another method, a malformed frame) is answered by
+the dispatcher as usual, from the same bytes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from sidecar import __version__
+from sidecar.wire.events import Answer, encode_event
+from sidecar.wire.jsonrpc import Request, decode_engine_frame
+from sidecar.wire.versions import HANDSHAKE_VERSIONS, UI_EXTENSION
+
+__all__ = ["Early", "Hello", "TASKS_WHILE_STARTING", "answer_waiting", "hello_of", "offer", "starting_capabilities"]
+
+
+class Hello(msgspec.Struct, frozen=True):
+    """What a session keeps of the engine's `initialize`, and the result it was given."""
+
+    version: str
+    client_capabilities: dict[str, Any]
+    client_info: dict[str, Any]
+    result: dict[str, Any]
+
+
+class Early(msgspec.Struct, frozen=True):
+    """What the early read found: the `initialize` answered (None: not answered) and the
+    bytes the stdio front still has to frame, in order."""
+
+    hello: Hello | None
+    rest: bytes
+
+
+def hello_of(params: dict[str, Any], capabilities: dict[str, Any]) -> Hello:
+    """The answer to `initialize` with `params`, for a face offering `capabilities`."""
+    offered = params.get("protocolVersion")
+    version = offered if offered in HANDSHAKE_VERSIONS else HANDSHAKE_VERSIONS[-1]
+    client_capabilities = params.get("capabilities")
+    info = params.get("clientInfo")
+    result = {
+        "protocolVersion": version,
+        "capabilities": capabilities,
+        "serverInfo": {"name": "omb-sidecar", "version": __version__},
+    }
+    return Hello(version, client_capabilities if isinstance(client_capabilities, dict) else {},
+                 info if isinstance(info, dict) else {}, result)
+
+
+def offer(offered: dict[str, Any], caps: dict[str, Any] | None) -> None:
+    """Add one upstream's capabilities to `offered`; `caps` None: an upstream still on its
+    first start, which counts as offering everything."""
+    if caps is None or "resources" in caps:
+        subscribe = caps is None or bool((caps.get("resources") or {}).get("subscribe"))
+        current = offered.get("resources", {"listChanged": True, "subscribe": False})
+        offered["resources"] = {"listChanged": True, "subscribe": current["subscribe"] or subscribe}
+    for kind, value in (("prompts", {"listChanged": True}), ("logging", {}), ("completions", {})):
+        if caps is None or kind in caps:
+            offered[kind] = value
+
+
+# What an upstream still on its first start counts as offering of tasks: everything the
+# sidecar routes (an engine that then sends a task request gets "unknown task").
+TASKS_WHILE_STARTING: dict[str, Any] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+
+
+def starting_capabilities(upstreams: int) -> dict[str, Any]:
+    """A face's capabilities while its `upstreams` are all on their first start: what the
+    dispatcher's `server_capabilities` says at that moment too (tasks and the Apps
+    extension included), so the early answer and the dispatcher's are the same bytes."""
+    offered: dict[str, Any] = {"tools": {"listChanged": True}}
+    if upstreams:  # a second starting upstream adds nothing to the first
+        offer(offered, None)
+        offered["tasks"] = TASKS_WHILE_STARTING
+        offered["extensions"] = {UI_EXTENSION: {}}
+    return offered
+
+
+def answer_waiting(waiting: bytes, capabilities: dict[str, Any]) -> tuple[Early, bytes]:
+    """The early answer to what the engine wrote so far: (what the session keeps and the
+    rest, the answer's bytes or b"" when the dispatcher answers everything)."""
+    end = waiting.find(b"\n")
+    line = waiting[:end].rstrip(b"\r") if end >= 0 else b""
+    if not line.strip():
+        return Early(None, waiting), b""
+    request = decode_engine_frame(line)
+    if type(request) is not Request or request.method != "initialize":
+        return Early(None, waiting), b""
+    hello = hello_of(request.params, capabilities)
+    return Early(hello, waiting[end + 1:]), encode_event(Answer(request.id, hello.result))

@@ -1,0 +1,129 @@
+"""`Trust.prepare` (sidecar.gate.first_sight): a listing's digests, scan and first pins made
+ahead in slices change no verdict. Generated listings (benign and poisoned tools, renamed,
+changed and new ones, pins absent, older or reviewed, one or two upstreams) are screened
+twice on real health files: by the screen alone, and after `prepare`; what is listed, what
+is held and why, and the pins written must be the same."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import time
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sidecar.catalog import LiveCatalog, UpstreamListing
+from sidecar.catalog.facts import facts_for
+from sidecar.catalog.pins import Approval, pin_tools
+from sidecar.config import Audit, ServerConfig, parse_config
+from sidecar.gate.audit import AuditLog
+from sidecar.gate.first_sight import SLICE_SECONDS
+from sidecar.gate.trust import Trust
+from sidecar.mounts.health import HealthFile, HealthPins
+from tests.catalog.fixture_shop import shop_tools
+from tests.trust.corpus import OTHER_SERVER, POISONED
+
+SHOP = shop_tools()
+BAD = [copy.deepcopy(tool) for _, tool in POISONED]
+
+
+def _servers(two: bool) -> list[ServerConfig]:
+    servers = [ServerConfig(alias="shop", command="x")]
+    return [*servers, ServerConfig(alias="mail", command="y")] if two else servers
+
+
+def _live(servers: list[ServerConfig]) -> LiveCatalog:
+    config = parse_config({"mcpServers": {s.alias: {"command": s.command} for s in servers}}, {})
+    return LiveCatalog(facts_for(config, config.servers))
+
+
+def _screen(folder: Path, listings: dict[str, list[dict[str, Any]]], pins: dict[str, Any] | None,
+            prepared: bool) -> tuple[Any, ...]:
+    servers = _servers(len(listings) > 1)
+    health = HealthFile(folder / "mcp-health.json")
+    live = _live(servers)
+    store = HealthPins(health, live)
+    if pins is not None:  # pins kept before (a person's approval, or an earlier first sight)
+        health.save_pins(servers[0], pins, Approval(command="test", alias="shop"))
+    trust = Trust(servers, AuditLog(Audit()), store, live=live)
+    copies = {alias: copy.deepcopy(tools) for alias, tools in listings.items()}
+
+    async def run() -> list[UpstreamListing]:
+        if prepared:
+            for alias, tools in copies.items():
+                await trust.prepare(alias, tools)
+        return trust.screen([UpstreamListing(alias, tools) for alias, tools in copies.items()])
+
+    screened = asyncio.run(run())
+    held = {name: (alias, change.kind, change.renamed_from, tuple(f.rule for f in change.findings))
+            for name, (alias, change) in trust.held.items()}
+    saved = {alias: {n: (p.digest, p.reviewed, p.findings) for n, p in (record.pins or {}).items()}
+             for alias, record in health.load().items()}
+    return [[t["name"] for t in item.tools] for item in screened], held, saved
+
+
+@st.composite
+def cases(draw: st.DrawFn) -> tuple[dict[str, list[dict[str, Any]]], dict[str, Any] | None]:
+    base = draw(st.lists(st.sampled_from(SHOP[:60]), min_size=1, max_size=12, unique_by=lambda t: t["name"]))
+    bad = draw(st.lists(st.sampled_from(BAD), max_size=4, unique_by=lambda t: t["name"]))
+    listed = copy.deepcopy([*base, *[t for t in bad if t["name"] not in {b["name"] for b in base}]])
+    pinned_from = copy.deepcopy(listed)
+    for tool in draw(st.lists(st.sampled_from(listed), max_size=3)):  # changed since pinned
+        tool["description"] = tool.get("description", "") + " Changed."
+    if draw(st.booleans()) and len(listed) > 1:  # renamed since pinned
+        listed[-1] = {**listed[-1], "name": listed[-1]["name"] + "_v2"}
+    pins_kind = draw(st.sampled_from(["none", "older", "reviewed"]))
+    pins = None if pins_kind == "none" else pin_tools(pinned_from, reviewed=pins_kind == "reviewed")
+    listings = {"shop": listed}
+    if draw(st.booleans()):
+        listings["mail"] = [{"name": n, "description": "Mail.", "inputSchema": {"type": "object"}}
+                            for n in OTHER_SERVER["mail"]]
+    return listings, pins
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(cases())
+def test_prepare_changes_no_verdict(tmp_path: Path, case: tuple[dict[str, Any], dict[str, Any] | None]) -> None:
+    listings, pins = case
+    alone, ahead = tmp_path / f"alone-{time.monotonic_ns()}", tmp_path / f"ahead-{time.monotonic_ns()}"
+    alone.mkdir()
+    ahead.mkdir()
+    assert _screen(ahead, listings, pins, prepared=True) == _screen(alone, listings, pins, prepared=False)
+
+
+def test_the_425_tool_first_sight_is_sliced_and_the_screen_finds_it_remembered(tmp_path: Path) -> None:
+    """The loop gets a turn every few ms of the work (many turns, not one long stretch),
+    and the screen after it scans nothing again."""
+    server = ServerConfig(alias="shop", command="x")
+    health = HealthFile(tmp_path / "mcp-health.json")
+    live = _live([server])
+    trust = Trust([server], AuditLog(Audit()), HealthPins(health, live), live=live)
+    tools = copy.deepcopy(SHOP)
+    turns = 0
+
+    async def count_turns(done: asyncio.Event) -> None:
+        nonlocal turns
+        while not done.is_set():
+            await asyncio.sleep(0)
+            turns += 1
+
+    async def run() -> None:
+        done = asyncio.Event()
+        counter = asyncio.create_task(count_turns(done))
+        started = time.process_time()
+        await trust.prepare("shop", tools)
+        spent = time.process_time() - started
+        done.set()
+        await counter
+        assert turns >= spent / (SLICE_SECONDS * 4), (turns, spent)  # a turn at least every few slices
+
+    asyncio.run(run())
+    memo = trust.memos["shop"]
+    assert len(memo.findings) == len(tools)
+    assert "shop" not in health.load()  # made ahead, kept by the screen (which fails closed if it cannot)
+    found = dict(memo.findings)
+    trust.screen([UpstreamListing("shop", tools)])
+    assert memo.findings == found and trust.pins["shop"] == health.load()["shop"].pins
