@@ -170,9 +170,11 @@ class EngineStdout:
 
 
 def _is_stream(fd: int) -> bool:
-    """Pipes, sockets and terminals get the event loop; regular files are read and written directly."""
+    """Pipes, sockets and terminals get the event loop; regular files and other character
+    devices (`/dev/null`: the loop's poller refuses it, and uvloop aborts the process on
+    that) are read and written directly."""
     mode = os.fstat(fd).st_mode
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or (stat.S_ISCHR(mode) and os.isatty(fd))
 
 
 def _write_all(fd: int, frame: bytes) -> None:
