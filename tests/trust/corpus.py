@@ -12,11 +12,13 @@ descriptions, defaults and enum values.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-DEV_CATALOGS = Path("/work/shared/retrieval-dev/catalogs")
+# The shared development set beside the clone (`OMB_RETRIEVAL_DEV` moves it), as bench.search reads it.
+DEV_CATALOGS = Path(os.environ.get("OMB_RETRIEVAL_DEV") or HERE.parents[2] / "shared" / "retrieval-dev") / "catalogs"
 
 
 def benign_catalogs() -> dict[str, list[dict[str, Any]]]:
