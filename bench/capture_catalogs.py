@@ -7,8 +7,8 @@ outside the repository, initialised, asked for every page of `tools/list`, and s
 A server that does not list its tools without real credentials is skipped and named.
 No value of any setting is a real credential: each is a placeholder.
 
-    python -m bench.capture_catalogs --scratch /work/scratch/mcpcat --install   # once
-    python -m bench.capture_catalogs --scratch /work/scratch/mcpcat             # re-capture
+    python -m bench.capture_catalogs --scratch /tmp/mcpcat --install   # once
+    python -m bench.capture_catalogs --scratch /tmp/mcpcat             # re-capture
 
 `--install` runs `npm install` and `pip install --target` in the scratch folder; without
 it the packages must already be there. The suite never runs this: it reads the JSON.

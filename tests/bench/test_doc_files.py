@@ -90,7 +90,7 @@ def test_the_search_tables_of_bytes_are_the_catalogs_own(tmp_path: Path, monkeyp
 
     from bench import search
 
-    dev = Path(os.environ.get("OMB_RETRIEVAL_DEV") or "/work/shared/retrieval-dev")
+    dev = Path(os.environ.get("OMB_RETRIEVAL_DEV") or Path(__file__).resolve().parents[3] / "shared" / "retrieval-dev")
     if not (dev / "queries.jsonl").exists():
         pytest.skip(f"no development set at {dev}")
     monkeypatch.setenv("OMB_RETRIEVAL_DEV", str(dev))
