@@ -85,6 +85,7 @@ async def test_progress_read_with_the_question_still_reaches_the_engine_with_the
         upstream_side = asyncio.ensure_future(progress_ask(call))
         first = await first_round
         assert progress_of(first) == [(11, 1, "before the question")]
+        assert "result" in first[-1], f"the round's input-required answer was lost: {first}"
         asked = first[-1]["result"]
         assert asked["resultType"] == "input_required"
         assert asked["inputRequests"]["upstream"]["method"] == "elicitation/create"
