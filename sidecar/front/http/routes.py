@@ -271,7 +271,9 @@ class HttpFront:
         """JSON when the answer comes first and alone; else an event stream of everything.
         A stateless JSON error answer's status follows its code."""
         first = await exchange.frames.get()
-        if first is not None and not exchange.waiting:
+        # Alone means only the end marker is left: frames put while this handler waited to
+        # run (a held round's progress, then its question's answer) are all streamed.
+        if first is not None and not exchange.waiting and len(exchange.frames) == 1:
             status = answer_status(exchange.error_code) if stateless else 200
             return web.Response(body=first, status=status, content_type="application/json", headers=headers)
         response = web.StreamResponse(status=200, headers={**_SSE_HEADERS, **headers})
