@@ -53,7 +53,16 @@ async def read_line(process: anyio.abc.Process, buffered: list[bytes], want: str
             for line in text.splitlines():
                 if line.startswith(want):
                     return line
-            chunk = await process.stdout.receive()
+            try:
+                chunk = await process.stdout.receive()
+            except anyio.EndOfStream:  # the command ended first: say what it said, to find out why
+                errors = b""
+                if process.stderr is not None:
+                    with anyio.move_on_after(5):
+                        async for part in process.stderr:
+                            errors += part
+                raise AssertionError(f"the command ended (exit {await process.wait()}) before printing {want!r}:\n"
+                                     f"{text[-2000:]}\n{errors.decode(errors='replace')[-3000:]}") from None
             buffered.append(chunk)
 
 
