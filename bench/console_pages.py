@@ -14,7 +14,6 @@ import os
 import re
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
 from bench import doc_files
@@ -53,9 +52,7 @@ def render_docs(figures: dict[str, Any]) -> dict[str, str]:
 
 
 def main(argv: list[str]) -> int:
-    folder = Path(argv[argv.index("--docs") + 1]) if "--docs" in argv else doc_files.DOCS_GENERATED
-    figures = {"measured": doc_files.stamp("python -m bench.console_pages " + " ".join(argv)), "result": measure()}
-    for path in doc_files.write("console-pages", WRITER, figures, folder):
+    for path in doc_files.publish(WRITER, "console-pages", measure(), argv):
         print(path)
     return 0
 

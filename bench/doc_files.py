@@ -79,6 +79,16 @@ def write(name: str, written_by: str, figures: dict[str, Any], folder: Path = DO
     return [source, *_write_rendered(source)]
 
 
+def publish(module: str, name: str, result: Any, argv: list[str], folder: Path = DOCS_GENERATED) -> list[Path]:
+    """What a bench's `--docs DIR` does: its `result`, stamped with the command that measured
+    it (`python -m <module> <argv>`), written as `<name>.json` and its tables into DIR (the
+    argument after `--docs`, else `folder`); returns the paths written."""
+    if "--docs" in argv:
+        folder = Path(argv[argv.index("--docs") + 1])
+    figures = {"measured": stamp(f"python -m {module} " + " ".join(argv)), "result": result}
+    return write(name, module, figures, folder)
+
+
 def render_file(source: Path) -> dict[str, str]:
     """The markdown files a generated JSON renders to, by file name."""
     figures = json.loads(source.read_text())

@@ -17,7 +17,6 @@ import os
 import re
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
 from bench import doc_files
@@ -74,8 +73,7 @@ def main(argv: list[str]) -> int:
     result = measure(_option(argv, "--calls", CALLS), _option(argv, "--held", HELD))
     print(json.dumps(result))
     if "--docs" in argv:
-        figures = {"measured": doc_files.stamp("python -m bench.eras_rounds " + " ".join(argv)), "result": result}
-        for path in doc_files.write("eras-rounds", WRITER, figures, Path(argv[argv.index("--docs") + 1])):
+        for path in doc_files.publish(WRITER, "eras-rounds", result, argv):
             print(path)
     return 0
 

@@ -11,7 +11,6 @@ counts. The counts are bytes, not times: a run on any machine gives the same tab
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Any
 
 from bench import doc_files
@@ -50,9 +49,7 @@ def render_docs(figures: dict[str, Any]) -> dict[str, str]:
 
 def main(argv: list[str]) -> int:
     result = measure()
-    folder = Path(argv[argv.index("--docs") + 1]) if "--docs" in argv else doc_files.DOCS_GENERATED
-    figures = {"measured": doc_files.stamp("python -m bench.listing_sizes " + " ".join(argv)), "result": result}
-    for path in doc_files.write("listing-sizes", WRITER, figures, folder):
+    for path in doc_files.publish(WRITER, "listing-sizes", result, argv):
         print(path)
     return 0
 

@@ -14,7 +14,6 @@ import json
 import statistics
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 from bench import doc_files
@@ -53,8 +52,7 @@ def main(argv: list[str]) -> int:
     result = measure()
     print(json.dumps(result))
     if "--docs" in argv:
-        figures = {"measured": doc_files.stamp("python -m bench.snapshot " + " ".join(argv)), "result": result}
-        for path in doc_files.write("snapshot", WRITER, figures, Path(argv[argv.index("--docs") + 1])):
+        for path in doc_files.publish(WRITER, "snapshot", result, argv):
             print(path)
     return 0
 

@@ -151,15 +151,13 @@ def render_docs(figures: dict[str, Any]) -> dict[str, str]:
 def main(argv: list[str]) -> int:
     """`python -m bench.trust [--docs DIR]`: print the figures; with --docs also write the docs' table."""
     import json
-    from pathlib import Path
 
     result = time_trust()
     print(json.dumps(result, indent=2))
     if "--docs" in argv:
         from bench import doc_files
 
-        figures = {"measured": doc_files.stamp("python -m bench.trust " + " ".join(argv)), "result": result}
-        for path in doc_files.write("trust", "bench.trust", figures, Path(argv[argv.index("--docs") + 1])):
+        for path in doc_files.publish("bench.trust", "trust", result, argv):
             print(f"docs: {path}")
     return 0 if "error" not in result else 1
 
