@@ -6,7 +6,9 @@ build time and memory, lexical and (with the `[semantic]` extra) blended.
 
 The development set is read from `OMB_RETRIEVAL_DEV`, else `../shared/retrieval-dev` beside
 the clone; the project's own set from real catalogs (`tests/retrieval/`, see `bench.real_set`)
-is scored beside it, by slice. Recall follows that set's scorer: R@1, R@3 and MRR (first hit within ten). Build
+is scored beside it, by slice. Recall follows that set's scorer: R@1, R@3 and MRR (first hit within ten), with R@10
+and "in view" (the right tool among every name the real answer shows, see
+`bench.real_set.answer_view`) beside them. Build
 and memory figures come from fresh subprocesses, so no cache of this process helps them.
 """
 
@@ -72,22 +74,17 @@ def _catalog_tools(dev: Path, name: str) -> list[dict[str, Any]]:
 
 
 def recall(dev: Path, use_model: bool) -> dict[str, dict[str, float]]:
-    """R@1, R@3, MRR, R@10 (the right tool among the names an answer shows), the share
-    marked unsure, and n per slice (overall, kind=..., catalog)."""
+    """R@1, R@3, R@10 (among the ten tools an answer shows with a description), in view
+    (among every name the real answer shows), MRR, the share marked unsure and the names
+    in view, with n, per slice (overall, kind=..., catalog)."""
     queries = _queries(dev)
     indexes = {name: _index(_tools(dev, name), use_model) for name in sorted({q["catalog"] for q in queries})}
-    found: dict[str, list[tuple[bool, bool, float, bool, bool]]] = defaultdict(list)
+    found: dict[str, list[tuple[float, ...]]] = defaultdict(list)
     for q in queries:
-        ranked = indexes[q["catalog"]].rank(q["query"], IN_VIEW)
-        names = [e.name for e in ranked.found]
-        ranks = [i for i, n in enumerate(names) if n in q["expect"]]
-        row = (bool(ranks) and ranks[0] == 0, bool(ranks) and ranks[0] < 3, 1 / (ranks[0] + 1) if ranks else 0.0,
-               bool(ranks), ranked.weak)
+        row = real_set.judge(indexes[q["catalog"]], q["query"], q["expect"], lambda e: e.name)
         for key in ("overall", f"kind={q['kind']}", q["catalog"]):
             found[key].append(row)
-    return {key: {"n": len(rows), "r1": _mean(r[0] for r in rows), "r3": _mean(r[1] for r in rows),
-                  "mrr": _mean(r[2] for r in rows), "r10": _mean(r[3] for r in rows),
-                  "unsure": _mean(r[4] for r in rows)} for key, rows in found.items()}
+    return {key: real_set.slice_figures(rows) for key, rows in found.items()}
 
 
 def unanswerable(dev: Path, use_model: bool) -> dict[str, dict[str, float]]:
@@ -219,15 +216,15 @@ def render(results: dict[str, Any]) -> list[str]:
         return [f"search: skipped ({results['skipped']})"]
     lines = [f"search, development set {results['dev_set']} (development figures)", ""]
     modes = list(results["modes"])
-    lines.append("| slice | n | " + " | ".join(f"{m} R@1 | {m} R@3 | {m} MRR | {m} R@10 | {m} unsure"
+    lines.append("| slice | n | " + " | ".join(f"{m} R@1 | {m} R@3 | {m} MRR | {m} R@10 | {m} in view | {m} unsure"
                                                 for m in modes) + " |")
-    lines.append("|---|---|" + "---|---|---|---|---|" * len(modes))
+    lines.append("|---|---|" + "---|---|---|---|---|---|" * len(modes))
     first = results["modes"][modes[0]]["recall"]
     for key in first:
         cells = []
         for mode in modes:
             row = results["modes"][mode]["recall"][key]
-            cells += [f"{row[k]:.3f}" for k in ("r1", "r3", "mrr", "r10", "unsure")]
+            cells += [f"{row[k]:.3f}" for k in ("r1", "r3", "mrr", "r10", "in_view", "unsure")]
         lines.append(f"| {key} | {first[key]['n']} | " + " | ".join(cells) + " |")
     lines += ["", "queries no tool serves (tests/retrieval/unanswerable.jsonl), share marked unsure:", "",
               "| slice | n | " + " | ".join(modes) + " |", "|---|---|" + "---|" * len(modes)]
