@@ -71,7 +71,8 @@ def answer_view(index: Any, query: str) -> list[Any]:
 
     by_name = {e.exposed: e for e in index.entries}
     listing = Listing((), "bridged", {"find_tool": MetaTool("find_tool", {n: n for n in by_name}, index)})
-    answer = answer_meta(listing, None, "find_tool", {"query": query}, lambda _: True)  # no describe: no catalog
+    no_catalog: Any = None  # a search reads only the index; the catalog serves describe calls
+    answer = answer_meta(listing, no_catalog, "find_tool", {"query": query}, lambda _: True)
     if not answer["structuredContent"].get("tools"):
         return []
     return [by_name[n] for n in shown_names(answer["structuredContent"]) if n in by_name]

@@ -262,11 +262,11 @@ def _render_real(results: dict[str, Any], modes: list[str]) -> list[str]:
 
 def answer_sizes(dev: Path) -> dict[str, dict[str, float]]:
     """The bytes of `find_tool`'s answer text (the real answer path, words only) for every
-    query of the set, per catalog, and of the real-catalog set (merged): mean, largest, and
-    the share cut to fit the budget."""
+    query of the set, per catalog, and of the real-catalog set (merged): mean, largest, the
+    share cut to fit the budget, and the mean count of tool names shown."""
     from sidecar.catalog import UpstreamListing, build_catalog
 
-    sizes: dict[str, list[tuple[int, bool]]] = defaultdict(list)
+    sizes: dict[str, list[tuple[int, bool, int]]] = defaultdict(list)
     queries = _queries(dev)
     for name in sorted({q["catalog"] for q in queries}):
         catalog = build_catalog([UpstreamListing("dev", _tools(dev, name))], 64, prefixed=False)
@@ -275,23 +275,26 @@ def answer_sizes(dev: Path) -> dict[str, dict[str, float]]:
             sizes["overall"].append(row)
     merged = build_catalog([UpstreamListing(a, t) for a, t in real_set.catalogs().items()], 64, prefixed=True)
     sizes["real catalogs, merged"] = _answers(merged, [q["query"] for q in real_set.queries()])
-    return {key: {"n": len(rows), "mean_bytes": round(statistics.mean(b for b, _ in rows)),
-                  "max_bytes": max(b for b, _ in rows), "cut": _mean(c for _, c in rows)} for key, rows in sizes.items()}
+    return {key: {"n": len(rows), "mean_bytes": round(statistics.mean(b for b, _, _ in rows)),
+                  "max_bytes": max(b for b, _, _ in rows), "cut": _mean(c for _, c, _ in rows),
+                  "names": round(statistics.mean(n for _, _, n in rows), 1)} for key, rows in sizes.items()}
 
 
-def _answers(catalog: Any, texts: list[str]) -> list[tuple[int, bool]]:
-    """(bytes, cut to fit) of the `find_tool` answer to each text over `catalog`."""
+def _answers(catalog: Any, texts: list[str]) -> list[tuple[int, bool, int]]:
+    """(bytes, cut to fit, tool names shown) of the `find_tool` answer to each text over `catalog`."""
     from sidecar.catalog import SearchIndex
     from sidecar.catalog.answers import answer_meta
     from sidecar.catalog.layouts import Listing, MetaTool
+    from sidecar.catalog.layouts.shown import shown_names
 
     index = SearchIndex(catalog.tools, use_model=False)
     listing = Listing((), "bridged", {"find_tool": MetaTool("find_tool", {e.exposed: e.exposed for e in catalog.tools}, index)})
     found = []
     for text in texts:
         answer = answer_meta(listing, catalog, "find_tool", {"query": text}, lambda _: True)
-        body = answer["content"][0]["text"]
-        found.append((len(body.encode()), any(t.get("cut") for t in answer["structuredContent"].get("tools", []))))
+        body, shown = answer["content"][0]["text"], answer["structuredContent"]
+        found.append((len(body.encode()), any(t.get("cut") for t in shown.get("tools", [])),
+                      len(shown_names(shown)) if shown.get("tools") else 0))
     return found
 
 
@@ -353,9 +356,9 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(compact_table(dev_dir())))
         return 0
     if args.answers:
-        print("| catalog | queries | mean B | largest B | cut to fit |\n|---|---|---|---|---|")
+        print("| catalog | queries | mean B | largest B | cut to fit | names shown |\n|---|---|---|---|---|---|")
         for key, row in answer_sizes(dev_dir()).items():
-            print(f"| {key} | {row['n']} | {row['mean_bytes']} | {row['max_bytes']} | {row['cut']:.0%} |")
+            print(f"| {key} | {row['n']} | {row['mean_bytes']} | {row['max_bytes']} | {row['cut']:.0%} | {row['names']} |")
         return 0
     if args.from_run is not None:
         results = json.loads(args.from_run.read_text())
