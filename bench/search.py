@@ -260,34 +260,36 @@ def _render_real(results: dict[str, Any], modes: list[str]) -> list[str]:
     return lines
 
 
-def answer_sizes(dev: Path) -> dict[str, dict[str, float]]:
-    """The bytes of `find_tool`'s answer text (the real answer path, words only) for every
-    query of the set, per catalog, and of the real-catalog set (merged): mean, largest, the
-    share cut to fit the budget, and the mean count of tool names shown."""
+def answer_sizes(dev: Path, use_model: bool = False) -> dict[str, dict[str, float]]:
+    """The bytes of `find_tool`'s answer text (the real answer path) for every query of the
+    set, per catalog, and of the real-catalog set (merged): mean, largest, the share cut to
+    fit the budget, and the mean count of tool names shown."""
     from sidecar.catalog import UpstreamListing, build_catalog
 
     sizes: dict[str, list[tuple[int, bool, int]]] = defaultdict(list)
     queries = _queries(dev)
     for name in sorted({q["catalog"] for q in queries}):
         catalog = build_catalog([UpstreamListing("dev", _tools(dev, name))], 64, prefixed=False)
-        for row in _answers(catalog, [q["query"] for q in queries if q["catalog"] == name]):
+        for row in _answers(catalog, [q["query"] for q in queries if q["catalog"] == name], use_model):
             sizes[name].append(row)
             sizes["overall"].append(row)
     merged = build_catalog([UpstreamListing(a, t) for a, t in real_set.catalogs().items()], 64, prefixed=True)
-    sizes["real catalogs, merged"] = _answers(merged, [q["query"] for q in real_set.queries()])
+    sizes["real catalogs, merged"] = _answers(merged, [q["query"] for q in real_set.queries()], use_model)
     return {key: {"n": len(rows), "mean_bytes": round(statistics.mean(b for b, _, _ in rows)),
                   "max_bytes": max(b for b, _, _ in rows), "cut": _mean(c for _, c, _ in rows),
                   "names": round(statistics.mean(n for _, _, n in rows), 1)} for key, rows in sizes.items()}
 
 
-def _answers(catalog: Any, texts: list[str]) -> list[tuple[int, bool, int]]:
+def _answers(catalog: Any, texts: list[str], use_model: bool = False) -> list[tuple[int, bool, int]]:
     """(bytes, cut to fit, tool names shown) of the `find_tool` answer to each text over `catalog`."""
     from sidecar.catalog import SearchIndex
     from sidecar.catalog.answers import answer_meta
     from sidecar.catalog.layouts import Listing, MetaTool
     from sidecar.catalog.layouts.shown import shown_names
 
-    index = SearchIndex(catalog.tools, use_model=False)
+    index = SearchIndex(catalog.tools, use_model=use_model)
+    if use_model and (index.semantic is None or not index.semantic.wait(900)):
+        raise SystemExit("the sentence model did not become ready")
     listing = Listing((), "bridged", {"find_tool": MetaTool("find_tool", {e.exposed: e.exposed for e in catalog.tools}, index)})
     found = []
     for text in texts:
@@ -296,6 +298,17 @@ def _answers(catalog: Any, texts: list[str]) -> list[tuple[int, bool, int]]:
         found.append((len(body.encode()), any(t.get("cut") for t in shown.get("tools", [])),
                       len(shown_names(shown)) if shown.get("tools") else 0))
     return found
+
+
+def all_answer_sizes(dev: Path) -> dict[str, dict[str, float]]:
+    """`answer_sizes` words only by catalog, and with the model (which ranks every tool, so
+    every answer carries its full count of bare names) overall and on the real set."""
+    sizes = answer_sizes(dev)
+    if model_installed():
+        with tempfile.TemporaryDirectory() as folder, _environment(OMB_SIDECAR_SEMANTIC="1", OMB_SIDECAR_CACHE_DIR=folder):
+            blended = answer_sizes(dev, use_model=True)
+        sizes.update({f"{key}, with the model": blended[key] for key in ("overall", "real catalogs, merged")})
+    return sizes
 
 
 def _compact_bytes(tools: list[dict[str, Any]]) -> tuple[int, int]:
@@ -357,7 +370,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.answers:
         print("| catalog | queries | mean B | largest B | cut to fit | names shown |\n|---|---|---|---|---|---|")
-        for key, row in answer_sizes(dev_dir()).items():
+        for key, row in all_answer_sizes(dev_dir()).items():
             print(f"| {key} | {row['n']} | {row['mean_bytes']} | {row['max_bytes']} | {row['cut']:.0%} | {row['names']} |")
         return 0
     if args.from_run is not None:
@@ -372,7 +385,7 @@ def main(argv: list[str] | None = None) -> int:
 
         command = "python -m bench.search" + "".join(f" {a}" for a in (sys.argv[1:] if argv is None else argv))
         dev = dev_dir()
-        for path in search_docs.write(results, answer_sizes(dev), compact_figures(dev), command, args.docs):
+        for path in search_docs.write(results, all_answer_sizes(dev), compact_figures(dev), command, args.docs):
             print(f"docs: {path}")
     return 0
 
