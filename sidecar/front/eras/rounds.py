@@ -22,8 +22,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from sidecar.concurrency import Jobs
 from sidecar.front.eras.held import HeldCall, Round
-from sidecar.front.jobs import Jobs
 from sidecar.front.shutdown import shutdown_words
 from sidecar.gate.confirm import ConfirmStage
 from sidecar.hub.face import Face
