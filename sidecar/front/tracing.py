@@ -17,7 +17,7 @@ cardinality and free of what an engine typed). `mcp.session.id` is never set.
 
 Export is OTLP over HTTP, configured the standard way (`OTEL_EXPORTER_OTLP_ENDPOINT`,
 `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, `OTEL_SERVICE_NAME`, `OTEL_BSP_*`...). This module
-and opentelemetry load only when `sidecar.config.tracing_wanted` says so; otherwise
+and opentelemetry load only when `sidecar.settings.Settings.tracing` says so; otherwise
 nothing here runs.
 """
 
