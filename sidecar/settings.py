@@ -29,12 +29,12 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from types import MappingProxyType
 
-__all__ = ["HttpTuning", "Settings", "VARIABLES", "process_settings", "use_settings"]
+import msgspec
+
+__all__ = ["EnvironCopy", "HttpTuning", "Settings", "VARIABLES", "process_settings", "use_settings"]
 
 log = logging.getLogger(__name__)
 
@@ -77,8 +77,7 @@ def _positive(environ: Mapping[str, str], name: str, notes: list[str]) -> float 
     return value if value > 0 else None
 
 
-@dataclass(frozen=True)
-class HttpTuning:
+class HttpTuning(msgspec.Struct, frozen=True, kw_only=True):
     """The `OMB_HTTP_*` limits as given; None: the HTTP front's own default."""
 
     body_bytes: float | None = None
@@ -101,6 +100,27 @@ class HttpTuning:
         return cls(**numbers, allowed_hosts=hosts, notes=tuple(notes))
 
 
+class EnvironCopy(Mapping[str, str]):
+    """A frozen copy of an environment whose repr names no value (it holds secrets)."""
+
+    __slots__ = ("_values",)
+
+    def __init__(self, values: Mapping[str, str]) -> None:
+        self._values = dict(values)
+
+    def __getitem__(self, name: str) -> str:
+        return self._values[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __repr__(self) -> str:
+        return f"<the environment at start: {len(self._values)} variables>"
+
+
 def _home(environ: Mapping[str, str]) -> Path:
     return Path(environ.get("HOME") or Path.home())
 
@@ -110,12 +130,11 @@ def _xdg(environ: Mapping[str, str], name: str, fallback: Path) -> Path:
     return Path(value) if os.path.isabs(value) else fallback
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(msgspec.Struct, frozen=True, kw_only=True):
     """What the environment said at start, typed; `environ` keeps the copy for the
     variables named elsewhere (see the module's words)."""
 
-    environ: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}), repr=False)
+    environ: Mapping[str, str] = msgspec.field(default_factory=lambda: EnvironCopy({}))
     log_level: str = "WARNING"
     http: HttpTuning = HttpTuning()
     tracing: bool = False  # an OTLP endpoint is set and the SDK is not disabled
@@ -128,7 +147,7 @@ class Settings:
     @classmethod
     def read(cls, environ: Mapping[str, str] | None = None) -> Settings:
         """The settings of `environ` (the process environment when None), copied once."""
-        frozen = MappingProxyType(dict(os.environ if environ is None else environ))
+        frozen = EnvironCopy(os.environ if environ is None else environ)
         home = _home(frozen)
         chosen_cache = frozen.get("OMB_SIDECAR_CACHE_DIR")
         return cls(

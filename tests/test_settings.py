@@ -78,6 +78,8 @@ def test_settings_are_a_copy_taken_once() -> None:
     assert not settings.semantic and settings.tracing and not settings.service_named
     with pytest.raises(TypeError):
         settings.environ["X"] = "y"  # type: ignore[index]
+    secret = Settings.read({"TOKEN": "s3cret-value-of-the-operator"})
+    assert "s3cret" not in repr(secret) and "s3cret" not in str(secret.environ)  # a logged setting shows no value
 
 
 @pytest.mark.parametrize(("environ", "wanted"), [

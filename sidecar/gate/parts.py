@@ -13,8 +13,9 @@ it, so the redis client and the store package stay out of the gate's imports.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
+
+import msgspec
 
 from sidecar.gate.record import Observer
 from sidecar.gate.stages.base import Stage
@@ -42,8 +43,7 @@ class SharedState(Protocol):
         ...
 
 
-@dataclass(frozen=True)
-class GateParts:
+class GateParts(msgspec.Struct, frozen=True, kw_only=True):
     live: LiveCatalog | None = None  # the face's catalog holder (a gate alone makes an empty one)
     audit: AuditLog | None = None
     shared: SharedState | None = None  # `store.url` is set and this face serves stateless callers

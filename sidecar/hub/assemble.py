@@ -14,8 +14,9 @@ how to open their transports (`opener`), and in what order the parts are made.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from sidecar.catalog import LiveCatalog
 from sidecar.catalog.facts import facts_for
@@ -30,8 +31,7 @@ from sidecar.upstream.transports import open_channel
 __all__ = ["FaceOptions", "build_face"]
 
 
-@dataclass(frozen=True)
-class FaceOptions:
+class FaceOptions(msgspec.Struct, frozen=True):
     """What the composition root gives one face; the defaults make a bare face (tests)."""
 
     environ: Mapping[str, str] | None = None  # the settings' copy (layout switch, confirmation key)
