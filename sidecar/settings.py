@@ -21,8 +21,9 @@ Two kinds of variable:
 
 The one other reader is `sidecar.upstream.spawn`, which builds a stdio upstream's
 environment from the live process environment: that environment is passed to a child,
-never read for the sidecar's own behaviour. `sidecar.catalog.search.semantic` writes
-(`setdefault`) the thread-count variables its native model reads, before loading it.
+never read for the sidecar's own behaviour (the bundled demo starts the sidecar itself as
+a child the same way). `hand_to_libraries` writes the variables a native library reads
+as it loads (the semantic model's thread counts), never reading them back.
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ from pathlib import Path
 
 import msgspec
 
-__all__ = ["EnvironCopy", "HttpTuning", "Settings", "VARIABLES", "process_settings", "use_settings"]
+__all__ = ["EnvironCopy", "HttpTuning", "Settings", "VARIABLES", "hand_to_libraries", "process_settings",
+           "use_settings"]
 
 log = logging.getLogger(__name__)
 
@@ -169,6 +171,13 @@ def _tracing_wanted(environ: Mapping[str, str]) -> bool:
     if environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
         return False
     return bool(environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"))
+
+
+def hand_to_libraries(defaults: Mapping[str, str]) -> None:
+    """Set variables a library loaded in this process reads as it loads (the semantic
+    model's thread counts), unless the operator set them: written, never read back."""
+    for name, value in defaults.items():
+        os.environ.setdefault(name, value)
 
 
 _process: Settings | None = None

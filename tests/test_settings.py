@@ -16,13 +16,12 @@ from sidecar.settings import VARIABLES, HttpTuning, Settings
 from tests.conftest import REPO
 
 RUNTIME = REPO / "sidecar"
-# Where `os.environ` may still appear, and why (each reason is a child's or a library's
-# environment, never a setting of the sidecar's own).
+# Where `os.environ` may still appear, and why (besides the settings, each builds a child
+# process's environment: never a setting of the sidecar's own).
 ALLOWED = {
     "sidecar/settings.py": "the one reader",
     "sidecar/upstream/spawn.py": "a stdio upstream's environment is built from the live one and passed to the child",
     "sidecar/examples/demo.py": "the demo starts the sidecar as a child with the bridge switch in its environment",
-    "sidecar/catalog/search/semantic.py": "setdefault of the thread counts the native model reads as it loads",
 }
 
 
