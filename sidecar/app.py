@@ -87,7 +87,7 @@ async def run_stdio(config: SidecarConfig, redactor: Redactor, settings: Setting
                 log.info("the engine closed stdin: shutting down once the calls in flight end")
                 await jobs.settle(_EOF_SETTLE_SECONDS, signals)
         finally:
-            face.closing = True
+            face.close()
             signum = signals.result() if signals.done() and not signals.cancelled() else None
             answer_in_flight(session, "the engine closed stdin" if signum is None else signal_name(signum))
             await finish(stdout.flushed(_FLUSH_SECONDS))

@@ -33,28 +33,45 @@ def _calls(name: str) -> Iterator[tuple[str, int]]:
                     yield _relative(path), node.lineno
 
 
-def _sets_a_gate_attribute(target: ast.expr) -> bool:
+def _sets_an_attribute_of(target: ast.expr, names: tuple[str, ...]) -> bool:
     """`gate.x = ...`, `self.gate.x = ...`, `face.gate.x.y = ...`: an attribute of a gate
-    (or of one of its parts) assigned from outside."""
+    (or of one of its parts) assigned from outside; the same for a face."""
     node = target
     while isinstance(node, ast.Attribute):
         owner = node.value
-        if isinstance(owner, ast.Name) and owner.id == "gate" or isinstance(owner, ast.Attribute) and owner.attr == "gate":
+        if isinstance(owner, ast.Name) and owner.id in names or isinstance(owner, ast.Attribute) and owner.attr in names:
             return True
         node = owner
     return False
 
 
-def test_nothing_sets_a_gate_attribute_from_outside() -> None:
+def _assignments(path: Path) -> Iterator[tuple[int, ast.expr]]:
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] \
+            if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
+        yield from ((node.lineno, target) for target in targets)
+
+
+def test_nothing_sets_a_gate_or_face_attribute_from_outside() -> None:
     found = []
     for path in SOURCES:
         if path.parent.name == "gate" and path.parent.parent.name == "sidecar":
             continue  # the gate's own modules build it
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target] \
-                if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
-            found += [f"{_relative(path)}:{node.lineno}" for t in targets if _sets_a_gate_attribute(t)]
+        found += [f"{_relative(path)}:{line}" for line, target in _assignments(path)
+                  if _sets_an_attribute_of(target, ("gate", "face"))]
     assert not found, found
+
+
+def test_the_scan_sees_each_form_of_an_outside_assignment() -> None:
+    def sets(code: str) -> bool:
+        statement = ast.parse(code).body[0]
+        assert isinstance(statement, (ast.Assign, ast.AugAssign))
+        target = statement.targets[0] if isinstance(statement, ast.Assign) else statement.target
+        return _sets_an_attribute_of(target, ("gate", "face"))
+
+    assert sets("gate.held = x") and sets("self.face.gate.confirm.spent = x") and sets("front.face.closing = True")
+    assert sets("gate.recorder.observers += [x]")
+    assert not sets("self.held = x") and not sets("gates = x") and not sets("face = x")
 
 
 def test_only_the_root_builds_a_face() -> None:

@@ -88,7 +88,7 @@ class Fronts:
 
     async def close(self) -> None:
         for front in self.fronts.values():
-            front.face.closing = True
+            front.face.close()
             await front.table.close_all()
 
 

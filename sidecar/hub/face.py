@@ -85,6 +85,10 @@ class Face(ReadsLive):
         self._started = time.monotonic()
         self.rebuild()
 
+    def close(self) -> None:
+        """The sidecar is stopping: no more notifications or rebuilds for the engines."""
+        self.closing = True
+
     # -- servers joining and leaving (the health schedule) ----------------------------
 
     def mount(self, server: ServerConfig) -> None:
