@@ -2,8 +2,8 @@
 
 Every front (stdio, HTTP, the gateway) and the upstream pool use asyncio's own
 `TaskGroup` for scopes, `asyncio.timeout` for deadlines and the loop's signal handlers;
-anyio is not on the runtime path (its asyncio backend costs about 16 ms of start-up, and
-start-up sits in front of every engine turn; it stays in tests and the admin commands).
+anyio is not on the runtime path (its asyncio backend adds to the start-up, which sits in
+front of every engine turn: `python -X importtime`; it stays in tests and the admin commands).
 Owns the two things asyncio leaves to us: a task owner that is not a scope, for tasks
 started from callbacks (`Jobs`: a TaskGroup can only be entered by the task that awaits
 it), and cleanup that finishes even when its task is cancelled again (`finish`).
