@@ -10,8 +10,10 @@ Owns `subscriptions/listen` too: how a stateless engine hears that the face's to
 prompts or resources changed, on one long-lived answer stream. The listener is an engine
 session registered with the face that keeps only the kinds the engine asked for, tags each
 with the subscription id, and opens the stream with
-`notifications/subscriptions/acknowledged` naming what is honoured. Refuses (by leaving it
-out of the acknowledgement) what it cannot honour: per-resource updates.
+`notifications/subscriptions/acknowledged` naming what is honoured. Per-resource updates
+(`resourceSubscriptions`) are honoured for the URIs the sidecar could subscribe to upstream
+(`sidecar.front.eras.listen_resources`, before the stream opens); the others are left out
+of the acknowledgement, as the revision asks of what a server cannot honour.
 """
 
 from __future__ import annotations
@@ -197,6 +199,7 @@ KINDS = {
     "promptsListChanged": "notifications/prompts/list_changed",
     "resourcesListChanged": "notifications/resources/list_changed",
 }
+UPDATED = "notifications/resources/updated"
 
 
 class Listen:
@@ -206,12 +209,19 @@ class Listen:
         self.face = face
         self.ident = ident
         asked = wanted if isinstance(wanted, dict) else {}
-        self.honoured = {key: True for key in KINDS if asked.get(key) is True}
+        self.honoured: dict[str, Any] = {key: True for key in KINDS if asked.get(key) is True}
         self.allowed = frozenset(KINDS[key] for key in self.honoured)
         self.frames = FrameQueue(Shedding("a subscriptions/listen stream"))
         self.session = EngineSession(emit=self._take)
         self.session.announced = True
-        self._pending: dict[str, bytes] = {}  # kind -> its frame waiting in `frames`, not yet written
+        self.uris: frozenset[str] = frozenset()  # the resources whose updates were honoured
+        self._pending: dict[str, bytes] = {}  # kind (or updated URI) -> its frame in `frames`, not yet written
+
+    def honour_resources(self, uris: list[str]) -> None:
+        """The URIs subscribed upstream for this stream (before `open`, which acknowledges them)."""
+        self.uris = frozenset(uris)
+        if uris:
+            self.honoured["resourceSubscriptions"] = list(uris)
 
     def open(self) -> None:
         self.frames.put(encode_notification("notifications/subscriptions/acknowledged", {
@@ -238,8 +248,20 @@ class Listen:
         if type(event) is not Notice:
             return
         method = event.method
-        if method in self.allowed and method not in self._pending:
+        if method == UPDATED:
+            self._updated(event.params)
+        elif method in self.allowed and method not in self._pending:
             # A change not yet written says all another would: one of each kind waits.
             frame = encode_notification(method, {"_meta": self._meta()})
             self._pending[method] = frame
             self.frames.offer(frame, method)
+
+    def _updated(self, params: Any) -> None:
+        """A resource changed: news for this stream only when it was honoured that URI."""
+        uri = params.get("uri") if isinstance(params, dict) else None
+        if not isinstance(uri, str) or uri not in self.uris or uri in self._pending:
+            return
+        frame = encode_notification(UPDATED, {"uri": uri, "_meta": self._meta()})
+        self._pending[uri] = frame
+        if not self.frames.offer(frame, UPDATED):
+            del self._pending[uri]  # shed: a later update is news again

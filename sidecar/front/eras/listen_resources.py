@@ -1,0 +1,96 @@
+"""Per-resource updates for `subscriptions/listen` streams (2026-07-28's replacement for
+`resources/subscribe`), carried from session-era upstreams.
+
+Owns the subscriptions the sidecar holds upstream on behalf of open listen streams: a
+stream asking for `resourceSubscriptions` gets each URI whose owning upstream is on a
+session and offers `resources.subscribe` subscribed there (`resources/subscribe`), once
+per URI whatever the number of streams asking (counted), and unsubscribed when the last
+stream asking for it ends. A URI no upstream can subscribe for (unknown, an upstream
+without the capability, a stateless upstream, a refusal) is left out of what the stream
+is told is honoured, as the revision asks of a server that cannot honour part of a
+filter. The upstream's `notifications/resources/updated` reaches every engine session
+through the face; each stream keeps only the URIs it was honoured.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterable
+
+from sidecar.errors import SidecarError
+from sidecar.hub.face import Face
+from sidecar.wire.versions import MODERN_VERSION
+
+__all__ = ["ResourceSubscriptions", "asked_uris"]
+
+log = logging.getLogger(__name__)
+
+MAX_URIS = 64  # a stream's filter past this is honoured for its first 64 URIs only
+SUBSCRIBE_SECONDS = 10.0
+
+
+def asked_uris(wanted: object) -> list[str]:
+    """The URIs a listen filter asks updates for (strings only, each once, at most MAX_URIS)."""
+    asked = wanted.get("resourceSubscriptions") if isinstance(wanted, dict) else None
+    if not isinstance(asked, list):
+        return []
+    return list(dict.fromkeys(uri for uri in asked if isinstance(uri, str)))[:MAX_URIS]
+
+
+class ResourceSubscriptions:
+    """The upstream subscriptions of one face's listen streams, counted by (upstream, URI)."""
+
+    def __init__(self, face: Face) -> None:
+        self.face = face
+        self._held: dict[tuple[str, str], int] = {}
+        self._tasks: set[asyncio.Task[bool]] = set()
+
+    async def take(self, uris: Iterable[str]) -> list[str]:
+        """Subscribe upstream to each URI not held yet; the URIs now honoured."""
+        honoured = []
+        for uri in uris:
+            alias = await self._subscribed(uri)
+            if alias is not None:
+                self._held[(alias, uri)] = self._held.get((alias, uri), 0) + 1
+                honoured.append(uri)
+        return honoured
+
+    def release(self, uris: Iterable[str]) -> None:
+        """A stream ended: the URIs no other stream holds are unsubscribed upstream (in the background)."""
+        for uri in uris:
+            key = next((k for k in self._held if k[1] == uri), None)
+            if key is None:
+                continue
+            self._held[key] -= 1
+            if self._held[key] <= 0:
+                del self._held[key]
+                task = asyncio.get_running_loop().create_task(self._send(key[0], "resources/unsubscribe", uri))
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
+
+    async def _subscribed(self, uri: str) -> str | None:
+        """The alias of the upstream now subscribed to `uri` for us, or None."""
+        try:
+            upstream = self.face.find_resource_upstream(uri)
+        except SidecarError:
+            return None
+        offered = upstream.capabilities.get("resources")
+        if not (isinstance(offered, dict) and offered.get("subscribe") is True):
+            return None
+        if upstream.info is None or upstream.info.protocol_version == MODERN_VERSION:
+            return None  # a stateless upstream takes resource subscriptions only on its own listen stream
+        if (upstream.alias, uri) in self._held:
+            return upstream.alias
+        return upstream.alias if await self._send(upstream.alias, "resources/subscribe", uri) else None
+
+    async def _send(self, alias: str, method: str, uri: str) -> bool:
+        upstream = self.face.pool.get(alias)
+        if upstream is None:
+            return False
+        try:
+            await upstream.ready_connection().request(method, {"uri": uri}, deadline=SUBSCRIBE_SECONDS)
+        except SidecarError as exc:
+            log.info("upstream '%s': %s %s failed: %s", alias, method, uri, exc)
+            return False
+        return True
