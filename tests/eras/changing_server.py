@@ -79,22 +79,24 @@ class ChangingUpstream:
         self.bus = InMemorySubscriptionBus()
 
     async def list_tools(self, ctx: ServerRequestContext, params: Any) -> dict[str, Any]:
-        return {"tools": [_tool(n) for n in (*BASE_TOOLS, *self.extra_tools)]}
+        return self._done({"tools": [_tool(n) for n in (*BASE_TOOLS, *self.extra_tools)]}, cacheable=True)
 
     async def list_prompts(self, ctx: ServerRequestContext, params: Any) -> dict[str, Any]:
-        return {"prompts": [{"name": n, "description": f"prompt {n}"} for n in ("base", *self.extra_others)]}
+        prompts = [{"name": n, "description": f"prompt {n}"} for n in ("base", *self.extra_others)]
+        return self._done({"prompts": prompts}, cacheable=True)
 
     async def get_prompt(self, ctx: ServerRequestContext, params: types.GetPromptRequestParams) -> dict[str, Any]:
-        return {"messages": [{"role": "user", "content": _text(f"prompt {params.name}")}]}
+        return self._done({"messages": [{"role": "user", "content": _text(f"prompt {params.name}")}]})
 
     async def list_resources(self, ctx: ServerRequestContext, params: Any) -> dict[str, Any]:
         uris = [COUNTER, *(f"mem://extra/{n}" for n in self.extra_others)]
-        return {"resources": [{"uri": u, "name": u.rsplit("/", 1)[-1], "mimeType": "text/plain"} for u in uris]}
+        listed = [{"uri": u, "name": u.rsplit("/", 1)[-1], "mimeType": "text/plain"} for u in uris]
+        return self._done({"resources": listed}, cacheable=True)
 
     async def read_resource(self, ctx: ServerRequestContext, params: types.ReadResourceRequestParams) -> dict[str, Any]:
         uri = str(params.uri)
         text = str(self.counter) if uri == COUNTER else uri
-        return {"contents": [{"uri": uri, "mimeType": "text/plain", "text": text}]}
+        return self._done({"contents": [{"uri": uri, "mimeType": "text/plain", "text": text}]}, cacheable=True)
 
     async def subscribe(self, ctx: ServerRequestContext, params: types.SubscribeRequestParams) -> dict[str, Any]:
         self.events.emit("subscribe", uri=str(params.uri))
@@ -104,7 +106,16 @@ class ChangingUpstream:
         self.events.emit("unsubscribe", uri=str(params.uri))
         return {}
 
+    def _done(self, result: dict[str, Any], cacheable: bool = False) -> dict[str, Any]:
+        """A result as this era wants it: 2026-07-28 says it is complete (and how to cache it)."""
+        if not self.modern:
+            return result
+        return {**result, "resultType": "complete", **({"ttlMs": 0, "cacheScope": "private"} if cacheable else {})}
+
     async def call_tool(self, ctx: ServerRequestContext, params: types.CallToolRequestParams) -> dict[str, Any]:
+        return self._done(await self._call(ctx, params))
+
+    async def _call(self, ctx: ServerRequestContext, params: types.CallToolRequestParams) -> dict[str, Any]:
         args = params.arguments or {}
         if params.name == "grow":
             name = f"extra_{len(self.extra_tools) + 1}"

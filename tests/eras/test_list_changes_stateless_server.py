@@ -1,0 +1,88 @@
+"""Issue 24, list changes: a 2026-07-28-only server (the `mcp` SDK's low-level server over
+HTTP, its `initialize` refused: tests/eras/changing_server.py `--modern`) has no session
+to say its lists changed on. The sidecar keeps a `subscriptions/listen` stream open on it
+when its capabilities say it serves one, and otherwise re-reads its lists on a bound
+(`OMB_RELIST_SECONDS`); either way every engine era hears the change and lists it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from tests.conftest import await_event
+from tests.eras.changing_support import LIST_CHANGES, Heard, heard_then, open_stateless_server, sdk_names
+from tests.eras.eras_support import MODERN, Person, sdk_client, sdk_wait_for_tools
+from tests.http.http_support import open_http_sidecar
+
+pytestmark = pytest.mark.e2e
+
+
+def _config(write_config: Any, url: str) -> Path:
+    path: Path = write_config({"changing": {"type": "http", "url": url, "pinning": "off"}})
+    return path
+
+
+def _grown(client: Any) -> Any:
+    async def grown() -> bool:
+        tools, prompts, resources = await sdk_names(client)
+        return "changing__extra_1" in tools and "changing__extra_1" in prompts and "mem://extra/extra_1" in resources
+    return grown
+
+
+async def test_a_stateless_servers_changes_reach_an_http_session_engine(write_config, tmp_path: Path) -> None:
+    events = tmp_path / "changing.jsonl"
+    heard = Heard()
+    async with open_stateless_server(events) as url, open_http_sidecar(_config(write_config, url), tmp_path) as sc:
+        async with sdk_client(sc.url, sc.token, Person(), "legacy", message_handler=heard) as client:
+            await sdk_wait_for_tools(client, "changing__echo")
+            listened = await await_event(events, lambda e: e["event"] == "listen")
+            mark = len(heard.notes)
+            await client.call_tool("changing__grow", {})
+            for method in LIST_CHANGES:
+                await heard_then(heard.notes, mark, method, _grown(client))
+    # The sidecar listens on the server for every kind it offers, as a 2026-07-28 client.
+    assert listened["filter"] == {"toolsListChanged": True, "promptsListChanged": True, "resourcesListChanged": True}
+
+
+async def test_a_stateless_servers_changes_reach_a_stdio_engine(write_config, sidecar_client, tmp_path: Path) -> None:
+    events = tmp_path / "changing.jsonl"
+    async with open_stateless_server(events) as url, sidecar_client(_config(write_config, url)) as c:
+        await c.wait_for_tools({"changing__echo"})
+        await await_event(events, lambda e: e["event"] == "listen")
+        mark = len(c.notifications)
+        with anyio.fail_after(30):
+            await c.session.call_tool("changing__grow", {})
+        for method in LIST_CHANGES:
+            await heard_then(c.notifications, mark, method, _grown(c.session))
+
+
+async def test_a_stateless_servers_changes_reach_a_stateless_engines_listen_stream(write_config,
+                                                                                  tmp_path: Path) -> None:
+    events = tmp_path / "changing.jsonl"
+    async with open_stateless_server(events) as url, open_http_sidecar(_config(write_config, url), tmp_path) as sc:
+        async with sdk_client(sc.url, sc.token, Person(), MODERN) as client:
+            await sdk_wait_for_tools(client, "changing__echo")
+            await await_event(events, lambda e: e["event"] == "listen")
+            with anyio.fail_after(30):
+                async with client.listen(prompts_list_changed=True) as sub:
+                    await client.call_tool("changing__grow_tools", {})  # tools only: not news to this stream
+                    await client.call_tool("changing__grow", {})  # tools, prompts and resources
+                    event = await anext(sub)
+                    prompts = {prompt.name for prompt in (await client.list_prompts()).prompts}
+    assert type(event).__name__ == "PromptsListChanged" and "changing__extra_2" in prompts
+
+
+async def test_a_stateless_server_without_listen_is_re_read_on_the_bound(write_config, tmp_path: Path) -> None:
+    heard = Heard()
+    async with open_stateless_server(listen=False) as url, \
+            open_http_sidecar(_config(write_config, url), tmp_path, env={"OMB_RELIST_SECONDS": "0.3"}) as sc:
+        async with sdk_client(sc.url, sc.token, Person(), "legacy", message_handler=heard) as client:
+            await sdk_wait_for_tools(client, "changing__echo")
+            mark = len(heard.notes)
+            await client.call_tool("changing__grow", {})
+            for method in LIST_CHANGES:
+                await heard_then(heard.notes, mark, method, _grown(client), timeout=20)
+    assert "re-read every 0.3s" in sc.stderr
