@@ -5,7 +5,8 @@ Streamable HTTP on loopback, 2026-07-28 only (its `initialize` refused), where i
 
     python tests/eras/changing_server.py [--modern [--no-listen]] [--events FILE]
 
-Prints `PORT <n>` when `--modern` (the endpoint is `/mcp`). Tools:
+Prints `PORT <n>` when `--modern` (the endpoint is `/mcp`); `--hints SCOPE:TTL_MS` are the
+caching hints its cacheable results carry at 2026-07-28 (default `private:0`). Tools:
     grow {}       one more tool, prompt and resource (`extra_<n>`, `mem://extra/<n>`);
                   says tools, prompts and resources changed
     grow_tools {} one more tool only; says only the tools changed
@@ -71,8 +72,10 @@ class Events:
 
 
 class ChangingUpstream:
-    def __init__(self, events: Events, modern: bool, listen: bool) -> None:
+    def __init__(self, events: Events, modern: bool, listen: bool, hints: str = "private:0") -> None:
         self.events, self.modern, self.listen = events, modern, listen
+        scope, ttl = hints.split(":")
+        self.hints: dict[str, Any] = {"ttlMs": int(ttl), "cacheScope": scope}
         self.extra_tools: list[str] = []
         self.extra_others: list[str] = []
         self.counter = 0
@@ -110,7 +113,7 @@ class ChangingUpstream:
         """A result as this era wants it: 2026-07-28 says it is complete (and how to cache it)."""
         if not self.modern:
             return result
-        return {**result, "resultType": "complete", **({"ttlMs": 0, "cacheScope": "private"} if cacheable else {})}
+        return {**result, "resultType": "complete", **(self.hints if cacheable else {})}
 
     async def call_tool(self, ctx: ServerRequestContext, params: types.CallToolRequestParams) -> dict[str, Any]:
         return self._done(await self._call(ctx, params))
@@ -190,8 +193,9 @@ async def main() -> None:
     parser.add_argument("--events", default=None)
     parser.add_argument("--modern", action="store_true")
     parser.add_argument("--no-listen", action="store_true")
+    parser.add_argument("--hints", default="private:0", help="SCOPE:TTL_MS on every cacheable result (2026-07-28)")
     options = parser.parse_args()
-    server = ChangingUpstream(Events(options.events), options.modern, not options.no_listen).build()
+    server = ChangingUpstream(Events(options.events), options.modern, not options.no_listen, options.hints).build()
     if options.modern:
         await _serve_modern(server)
         return

@@ -29,9 +29,10 @@ def session_entry(events: Path | None = None) -> dict[str, Any]:
 
 
 @asynccontextmanager
-async def open_stateless_server(events: Path | None = None, *, listen: bool = True) -> AsyncIterator[str]:
+async def open_stateless_server(events: Path | None = None, *, listen: bool = True,
+                                hints: str = "private:0") -> AsyncIterator[str]:
     """The 2026-07-28-only changing upstream over HTTP: yields its endpoint URL."""
-    argv = [sys.executable, str(CHANGING_SERVER), "--modern"] + ([] if listen else ["--no-listen"])
+    argv = [sys.executable, str(CHANGING_SERVER), "--modern", "--hints", hints] + ([] if listen else ["--no-listen"])
     argv += ["--events", str(events)] if events is not None else []
     process = await anyio.open_process(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=child_env(),
                                        cwd=str(REPO), start_new_session=True)

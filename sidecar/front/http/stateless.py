@@ -28,6 +28,7 @@ import msgspec
 
 from sidecar import __version__
 from sidecar.errors import INVALID_PARAMS, METHOD_NOT_FOUND
+from sidecar.front.http.caching import acceptable, hinted, rehinted_bytes
 from sidecar.hub.face import Face
 from sidecar.hub.session import EngineSession
 from sidecar.wire import Answer, Event, Notice, Request, RequestId, encode_notification, encode_result
@@ -149,19 +150,29 @@ _stamp_keys = msgspec.json.Decoder(_StampKeys)
 
 def stamp_answer(method: str, answer: Answer) -> bytes:
     """The answer's frame with `resultType` (and caching hints where cacheable) in its
-    result, unless the result has them already. A result the sidecar built is a dict;
-    one an upstream sent stays bytes: its top-level keys are read (every value skipped,
-    nothing built) and the missing fields spliced in before its last brace."""
-    stamps = _CACHE_STAMP if method in CACHEABLE else _STAMP
+    result. `resultType` is kept when the result has one; caching hints are made safe
+    (`sidecar.front.http.caching`: always `private`, a bounded ttl). A result the sidecar
+    built is a dict; one an upstream sent stays bytes: its top-level keys are read (every
+    value skipped, nothing built) and the missing fields spliced in before its last
+    brace, or, when it carries hints of its own the sidecar must narrow, rebuilt."""
+    cacheable = method in CACHEABLE
     if isinstance(answer.result, dict):
-        return encode_result(answer.id, {**answer.result, **{k: v for k, v in stamps.items() if k not in answer.result}})
-    return _spliced(answer.id, answer.result, stamps)
+        if cacheable:
+            return encode_result(answer.id, hinted(method, answer.result))
+        return encode_result(answer.id, {**answer.result, **{k: v for k, v in _STAMP.items() if k not in answer.result}})
+    return _spliced(answer.id, answer.result, _CACHE_STAMP if cacheable else _STAMP, method if cacheable else None)
 
 
-def _spliced(ident: RequestId, result: bytes | msgspec.Raw, stamps: dict[str, Any]) -> bytes:
+def _spliced(ident: RequestId, result: bytes | msgspec.Raw, stamps: dict[str, Any], cached: str | None) -> bytes:
     raw = memoryview(result)
-    missing = _missing(raw, stamps)
-    if not missing:  # stamped already, or not an object: passed as it came
+    present = _present(raw)
+    if present is None:  # not an object: passed as it came
+        return encode_result(ident, result)
+    if cached is not None and not _safe_hints(cached, present):
+        rebuilt = rehinted_bytes(cached, raw)
+        return encode_result(ident, msgspec.Raw(rebuilt) if rebuilt is not None else result)
+    missing = {key: value for key, value in stamps.items() if getattr(present, key) is msgspec.UNSET}
+    if not missing:  # stamped already
         return encode_result(ident, result)
     end = len(raw)
     while raw[end - 1] in _BLANK:
@@ -175,14 +186,19 @@ def _spliced(ident: RequestId, result: bytes | msgspec.Raw, stamps: dict[str, An
                      raw[:end - 1], comma, members, b"}}\n"))
 
 
-def _missing(raw: memoryview, stamps: dict[str, Any]) -> dict[str, Any]:
-    """The stamps the result does not carry at its top level; none for a result that is
-    not an object."""
+def _present(raw: memoryview) -> _StampKeys | None:
+    """What the result says of the stamped fields at its top level; None when it is not an object."""
     try:
-        present = _stamp_keys.decode(raw)
+        return _stamp_keys.decode(raw)
     except msgspec.DecodeError:  # ValidationError too: not an object
-        return {}
-    return {key: value for key, value in stamps.items() if getattr(present, key) is msgspec.UNSET}
+        return None
+
+
+def _safe_hints(method: str, present: _StampKeys) -> bool:
+    """No hints at all (the stamp adds safe ones), or hints already as the sidecar sets them."""
+    if present.ttlMs is msgspec.UNSET and present.cacheScope is msgspec.UNSET:
+        return True
+    return acceptable(method, present.ttlMs, present.cacheScope)
 
 
 def answer_status(error_code: int | None) -> int:
