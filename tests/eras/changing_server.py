@@ -11,6 +11,7 @@ caching hints its cacheable results carry at 2026-07-28 (default `private:0`). T
                   says tools, prompts and resources changed
     grow_tools {} one more tool only; says only the tools changed
     bump {}       the resource `mem://counter` changes; says so (`resources/updated`)
+    end_listens {}  2026-07-28: ends every open listen stream gracefully (as a server going away does)
     url_done {}   session era: asks a URL-mode elicitation (id `elicit-7`), then sends
                   `notifications/elicitation/complete` for it and returns the action
     echo {nonce}  returns the nonce
@@ -45,7 +46,7 @@ from mcp.server.subscriptions import (  # noqa: E402
 from mcp.shared.exceptions import MCPError  # noqa: E402
 
 COUNTER = "mem://counter"
-BASE_TOOLS = ("grow", "grow_tools", "bump", "url_done", "echo")
+BASE_TOOLS = ("grow", "grow_tools", "bump", "url_done", "echo", "end_listens")
 
 
 def _text(value: str) -> dict[str, Any]:
@@ -80,6 +81,7 @@ class ChangingUpstream:
         self.extra_others: list[str] = []
         self.counter = 0
         self.bus = InMemorySubscriptionBus()
+        self.listen_handler: ListenHandler | None = None
 
     async def list_tools(self, ctx: ServerRequestContext, params: Any) -> dict[str, Any]:
         return self._done({"tools": [_tool(n) for n in (*BASE_TOOLS, *self.extra_tools)]}, cacheable=True)
@@ -142,6 +144,9 @@ class ChangingUpstream:
             return {"content": [_text(f"url_done:{answer.action}")]}
         if params.name == "echo":
             return {"content": [_text(str(args.get("nonce", "")))]}
+        if params.name == "end_listens" and self.listen_handler is not None:
+            self.listen_handler.close()
+            return {"content": [_text("ended")]}
         raise MCPError(code=-32602, message=f"Unknown tool: {params.name}")
 
     async def _say(self, ctx: ServerRequestContext, *events: Any) -> None:
@@ -159,7 +164,7 @@ class ChangingUpstream:
                 await ctx.session.send_resource_updated(event.uri)
 
     def build(self) -> Server:
-        listen = ListenHandler(self.bus) if self.modern and self.listen else None
+        listen = self.listen_handler = ListenHandler(self.bus) if self.modern and self.listen else None
 
         async def listening(ctx: ServerRequestContext, params: Any) -> Any:
             assert listen is not None

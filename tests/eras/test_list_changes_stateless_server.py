@@ -12,7 +12,7 @@ from typing import Any
 import anyio
 import pytest
 
-from tests.conftest import await_event
+from tests.conftest import await_event, read_event_file
 from tests.eras.changing_support import LIST_CHANGES, Heard, heard_then, open_stateless_server, sdk_names
 from tests.eras.eras_support import MODERN, Person, sdk_client, sdk_wait_for_tools
 from tests.http.http_support import open_http_sidecar
@@ -86,3 +86,22 @@ async def test_a_stateless_server_without_listen_is_re_read_on_the_bound(write_c
             for method in LIST_CHANGES:
                 await heard_then(heard.notes, mark, method, _grown(client), timeout=20)
     assert "re-read every 0.3s" in sc.stderr
+
+
+async def test_a_listen_stream_the_server_ends_is_opened_again(write_config, tmp_path: Path) -> None:
+    events = tmp_path / "changing.jsonl"
+    heard = Heard()
+    async with open_stateless_server(events) as url, open_http_sidecar(_config(write_config, url), tmp_path) as sc:
+        async with sdk_client(sc.url, sc.token, Person(), "legacy", message_handler=heard) as client:
+            await sdk_wait_for_tools(client, "changing__echo")
+            await await_event(events, lambda e: e["event"] == "listen")
+            await client.call_tool("changing__end_listens", {})
+            await await_event(events, lambda e: e["event"] == "listen" and _listens(events) >= 2)  # opened again
+            mark = len(heard.notes)
+            await client.call_tool("changing__grow", {})
+            for method in LIST_CHANGES:
+                await heard_then(heard.notes, mark, method, _grown(client))
+
+
+def _listens(events: Path) -> int:
+    return sum(1 for e in read_event_file(events) if e["event"] == "listen")
