@@ -11,6 +11,7 @@ caching hints its cacheable results carry at 2026-07-28 (default `private:0`). T
                   says tools, prompts and resources changed
     grow_tools {} one more tool only; says only the tools changed
     bump {}       the resource `mem://counter` changes; says so (`resources/updated`)
+    crash {}      exits at once (a server that dies; its supervisor starts it again)
     end_listens {}  2026-07-28: ends every open listen stream gracefully (as a server going away does)
     url_done {}   session era: asks a URL-mode elicitation (id `elicit-7`), then sends
                   `notifications/elicitation/complete` for it and returns the action
@@ -46,7 +47,7 @@ from mcp.server.subscriptions import (  # noqa: E402
 from mcp.shared.exceptions import MCPError  # noqa: E402
 
 COUNTER = "mem://counter"
-BASE_TOOLS = ("grow", "grow_tools", "bump", "url_done", "echo", "end_listens")
+BASE_TOOLS = ("grow", "grow_tools", "bump", "url_done", "echo", "end_listens", "crash")
 
 
 def _text(value: str) -> dict[str, Any]:
@@ -144,6 +145,8 @@ class ChangingUpstream:
             return {"content": [_text(f"url_done:{answer.action}")]}
         if params.name == "echo":
             return {"content": [_text(str(args.get("nonce", "")))]}
+        if params.name == "crash":
+            os._exit(3)
         if params.name == "end_listens" and self.listen_handler is not None:
             self.listen_handler.close()
             return {"content": [_text("ended")]}

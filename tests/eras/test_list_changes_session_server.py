@@ -91,3 +91,25 @@ async def test_a_session_servers_changes_reach_a_stateless_engines_listen_stream
 
 async def _true() -> bool:
     return True
+
+
+async def test_a_server_that_restarts_is_subscribed_again_for_an_open_listen_stream(write_config,
+                                                                                    tmp_path: Path) -> None:
+    events = tmp_path / "changing.jsonl"
+    async with open_http_sidecar(write_config({"changing": session_entry(events)}), tmp_path) as sc:
+        async with sdk_client(sc.url, sc.token, Person(), MODERN) as client:
+            await sdk_wait_for_tools(client, "changing__echo")
+            with anyio.fail_after(60):
+                async with client.listen(resource_subscriptions=[COUNTER]) as sub:
+                    crashed = await client.call_tool("changing__crash", {})  # the call dies with its server
+                    await await_event(events, lambda e: e["event"] == "subscribe" and _pids(events) == 2,
+                                      timeout=30)
+                    await client.call_tool("changing__bump", {})
+                    event = await anext(sub)
+    assert crashed.is_error
+    assert type(event).__name__ == "ResourceUpdated" and event.uri == COUNTER
+
+
+def _pids(events: Path) -> int:
+    """How many server processes subscribed (one before the crash, one after)."""
+    return len({e["pid"] for e in read_event_file(events) if e["event"] == "subscribe"})

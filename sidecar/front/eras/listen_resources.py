@@ -9,17 +9,21 @@ stream asking for it ends. A URI no upstream can subscribe for (unknown, an upst
 without the capability, a stateless upstream, a refusal) is left out of what the stream
 is told is honoured, as the revision asks of a server that cannot honour part of a
 filter. The upstream's `notifications/resources/updated` reaches every engine session
-through the face; each stream keeps only the URIs it was honoured.
+through the face; each stream keeps only the URIs it was honoured. A server that restarts
+has forgotten its subscriptions: once it is ready on a new connection, the URIs still
+held there are subscribed again.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable
+from collections.abc import Coroutine, Iterable
+from typing import Any
 
 from sidecar.errors import SidecarError
 from sidecar.hub.face import Face
+from sidecar.upstream import Connection, Upstream, lifecycle
 from sidecar.wire.versions import MODERN_VERSION
 
 __all__ = ["ResourceSubscriptions", "asked_uris"]
@@ -44,7 +48,9 @@ class ResourceSubscriptions:
     def __init__(self, face: Face) -> None:
         self.face = face
         self._held: dict[tuple[str, str], int] = {}
-        self._tasks: set[asyncio.Task[bool]] = set()
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._connections: dict[str, Connection] = {}  # alias -> the connection its subscriptions were made on
+        face.watchers.append(self._upstream_changed)
 
     async def take(self, uris: Iterable[str]) -> list[str]:
         """Subscribe upstream to each URI not held yet; the URIs now honoured."""
@@ -65,9 +71,26 @@ class ResourceSubscriptions:
             self._held[key] -= 1
             if self._held[key] <= 0:
                 del self._held[key]
-                task = asyncio.get_running_loop().create_task(self._send(key[0], "resources/unsubscribe", uri))
-                self._tasks.add(task)
-                task.add_done_callback(self._tasks.discard)
+                self._spawn(self._send(key[0], "resources/unsubscribe", uri))
+
+    def _upstream_changed(self, upstream: Upstream) -> None:
+        """An upstream ready on a new connection (a restart) gets its held URIs subscribed again."""
+        conn, alias = upstream.connection, upstream.alias
+        if conn is None or not lifecycle.is_ready(upstream.state) or alias not in self._connections:
+            return
+        if self._connections[alias] is not conn:
+            self._connections[alias] = conn
+            self._spawn(self._resubscribe(alias))
+
+    async def _resubscribe(self, alias: str) -> None:
+        for held_alias, uri in list(self._held):
+            if held_alias == alias:
+                await self._send(alias, "resources/subscribe", uri)
+
+    def _spawn(self, job: Coroutine[Any, Any, Any]) -> None:
+        task = asyncio.get_running_loop().create_task(job)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     async def _subscribed(self, uri: str) -> str | None:
         """The alias of the upstream now subscribed to `uri` for us, or None."""
@@ -89,8 +112,11 @@ class ResourceSubscriptions:
         if upstream is None:
             return False
         try:
-            await upstream.ready_connection().request(method, {"uri": uri}, deadline=SUBSCRIBE_SECONDS)
+            conn = upstream.ready_connection()
+            await conn.request(method, {"uri": uri}, deadline=SUBSCRIBE_SECONDS)
         except SidecarError as exc:
             log.info("upstream '%s': %s %s failed: %s", alias, method, uri, exc)
             return False
+        if method == "resources/subscribe":
+            self._connections[alias] = conn
         return True
