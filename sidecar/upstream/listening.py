@@ -8,6 +8,11 @@ change notifications on that stream reach the supervisor on the same road as a s
 (the connection hands every server message to the face, which hands list changes to the
 upstream's supervisor: re-read, then the face announces what the engine sees change).
 
+The stream also carries `notifications/resources/updated` for the URIs engines' listen
+streams want from this upstream (`WatchedUris`, kept by its supervisor across restarts):
+when that set changes, the stream is closed (a cancel, which closes its HTTP answer) and
+opened again with the new filter.
+
 A stream that ends (gracefully or not) is opened again after a pause that doubles up to a
 ceiling, and every list it covers is read again: there is no replay at this revision, so
 a change made while no stream was open is found by reading. An upstream that flags no
@@ -28,7 +33,7 @@ from typing import Any
 from sidecar.errors import METHOD_NOT_FOUND, SidecarError, UpstreamError, UpstreamUnavailable
 from sidecar.upstream.connection import Connection
 
-__all__ = ["RELIST_SECONDS", "follow_changes", "listen_filter", "relist_seconds"]
+__all__ = ["RELIST_SECONDS", "WatchedUris", "follow_changes", "listen_filter", "relist_seconds"]
 
 log = logging.getLogger(__name__)
 
@@ -60,11 +65,35 @@ def listen_filter(capabilities: dict[str, Any]) -> dict[str, bool]:
     return wanted
 
 
+class WatchedUris:
+    """The resource URIs the engines want updates of from one 2026-07-28 upstream."""
+
+    def __init__(self) -> None:
+        self.uris: set[str] = set()
+        self.changed = asyncio.Event()
+
+    def add(self, uri: str) -> None:
+        if uri not in self.uris:
+            self.uris.add(uri)
+            self.changed.set()
+
+    def discard(self, uri: str) -> None:
+        if uri in self.uris:
+            self.uris.discard(uri)
+            self.changed.set()
+
+
+def offers_subscriptions(capabilities: dict[str, Any]) -> bool:
+    resources = capabilities.get("resources")
+    return isinstance(resources, dict) and resources.get("subscribe") is True
+
+
 def _kinds(capabilities: dict[str, Any]) -> list[str]:
     return [kind for kind in _FILTER_KEYS if kind in capabilities]
 
 
 async def follow_changes(conn: Connection, capabilities: dict[str, Any], reread: Reread,
+                         watched: WatchedUris | None = None,
                          sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
     """Until cancelled or the connection ends: listen on the upstream when it offers it,
     else re-read its lists on the bound."""
@@ -72,7 +101,9 @@ async def follow_changes(conn: Connection, capabilities: dict[str, Any], reread:
     if not kinds:
         return
     wanted = listen_filter(capabilities)
-    if wanted and await _listen_while_offered(conn, wanted, kinds, reread, sleep):
+    watched = watched if watched is not None and offers_subscriptions(capabilities) else WatchedUris()
+    if (wanted or offers_subscriptions(capabilities)) and \
+            await _listen_while_offered(conn, _Filter(wanted, watched), kinds, reread, sleep):
         return  # the connection ended: its supervisor starts another, which follows anew
     bound = relist_seconds()
     log.info("upstream '%s' offers no subscriptions/listen: its lists are re-read every %gs", conn.alias, bound)
@@ -81,14 +112,46 @@ async def follow_changes(conn: Connection, capabilities: dict[str, Any], reread:
         await _reread_all(kinds, reread)
 
 
-async def _listen_while_offered(conn: Connection, wanted: dict[str, bool], kinds: list[str], reread: Reread,
+class _Filter:
+    """The listen filter: the list kinds, and the URIs watched now."""
+
+    def __init__(self, kinds: dict[str, bool], watched: WatchedUris) -> None:
+        self.kinds, self.watched = kinds, watched
+
+    def now(self) -> dict[str, Any]:
+        self.watched.changed.clear()
+        uris = sorted(self.watched.uris)
+        return {**self.kinds, "resourceSubscriptions": uris} if uris else dict(self.kinds)
+
+
+async def _one_stream(conn: Connection, wanted: _Filter) -> bool:
+    """One listen stream, until it ends or the watched URIs change; True for the latter."""
+    stream = asyncio.ensure_future(conn.request("subscriptions/listen", {"notifications": wanted.now()}))
+    changed = asyncio.ensure_future(wanted.watched.changed.wait())
+    try:
+        await asyncio.wait((stream, changed), return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:
+        stream.cancel()
+        raise
+    finally:
+        changed.cancel()
+    if stream.done():
+        await stream  # its end, or its error
+        return False
+    stream.cancel()  # the request's cancel closes the stream upstream
+    await asyncio.gather(stream, return_exceptions=True)
+    return True
+
+
+async def _listen_while_offered(conn: Connection, wanted: _Filter, kinds: list[str], reread: Reread,
                                 sleep: Callable[[float], Awaitable[None]]) -> bool:
     """One listen stream after another; True when the connection ended, False when the
     upstream refused the method (the caller then re-lists on the bound)."""
     pause = REOPEN_FIRST
     while conn.closed_reason is None:
         try:
-            await conn.request("subscriptions/listen", {"notifications": wanted})
+            if await _one_stream(conn, wanted):
+                continue  # a new filter: opened again at once, nothing missed that the lists would show
             pause = REOPEN_FIRST  # a graceful close: the server ended it on purpose
         except UpstreamError as exc:
             if exc.code == METHOD_NOT_FOUND:

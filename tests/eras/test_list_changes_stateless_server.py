@@ -12,8 +12,8 @@ from typing import Any
 import anyio
 import pytest
 
-from tests.conftest import await_event, read_event_file
-from tests.eras.changing_support import LIST_CHANGES, Heard, heard_then, open_stateless_server, sdk_names
+from tests.conftest import await_event, read_event_file, wait_until
+from tests.eras.changing_support import COUNTER, LIST_CHANGES, Heard, heard_then, open_stateless_server, sdk_names
 from tests.eras.eras_support import MODERN, Person, sdk_client, sdk_wait_for_tools
 from tests.http.http_support import open_http_sidecar
 
@@ -105,3 +105,26 @@ async def test_a_listen_stream_the_server_ends_is_opened_again(write_config, tmp
 
 def _listens(events: Path) -> int:
     return sum(1 for e in read_event_file(events) if e["event"] == "listen")
+
+
+async def test_a_stateless_servers_resource_update_reaches_a_stateless_engine(write_config, tmp_path: Path) -> None:
+    events = tmp_path / "changing.jsonl"
+    async with open_stateless_server(events) as url, open_http_sidecar(_config(write_config, url), tmp_path) as sc:
+        async with sdk_client(sc.url, sc.token, Person(), MODERN) as client:
+            await sdk_wait_for_tools(client, "changing__echo")
+            with anyio.fail_after(30):
+                async with client.listen(resource_subscriptions=[COUNTER]) as sub:
+                    # The sidecar's own stream on the server is opened again with the URI in its filter.
+                    await await_event(events, lambda e: e["event"] == "listen"
+                                      and e["filter"].get("resourceSubscriptions") == [COUNTER])
+                    await client.call_tool("changing__bump", {})
+                    event = await anext(sub)
+            # The last stream asking for it ended: the sidecar's stream on the server goes back to lists only.
+            await wait_until(lambda: _listens(events) >= 3 and "resourceSubscriptions" not in _last_listen(events),
+                             timeout=30, what="the server's listen stream opened again without the URI")
+    assert type(event).__name__ == "ResourceUpdated" and event.uri == COUNTER
+
+
+def _last_listen(events: Path) -> dict[str, Any]:
+    filters: list[dict[str, Any]] = [e["filter"] for e in read_event_file(events) if e["event"] == "listen"]
+    return filters[-1]

@@ -1,14 +1,15 @@
 """Per-resource updates for `subscriptions/listen` streams (2026-07-28's replacement for
-`resources/subscribe`), carried from session-era upstreams.
+`resources/subscribe`), carried from upstreams of either era.
 
 Owns the subscriptions the sidecar holds upstream on behalf of open listen streams: a
-stream asking for `resourceSubscriptions` gets each URI whose owning upstream is on a
-session and offers `resources.subscribe` subscribed there (`resources/subscribe`), once
-per URI whatever the number of streams asking (counted), and unsubscribed when the last
-stream asking for it ends. A URI no upstream can subscribe for (unknown, an upstream
-without the capability, a stateless upstream, a refusal) is left out of what the stream
-is told is honoured, as the revision asks of a server that cannot honour part of a
-filter. The upstream's `notifications/resources/updated` reaches every engine session
+stream asking for `resourceSubscriptions` gets each URI whose owning upstream offers
+`resources.subscribe` subscribed there, once per URI whatever the number of streams
+asking (counted), and unsubscribed when the last stream asking for it ends. On a session
+that is `resources/subscribe`; a 2026-07-28 upstream has the URI added to the filter of
+the sidecar's own listen stream on it (`sidecar.upstream.listening.WatchedUris`). A URI
+no upstream can subscribe for (unknown, an upstream without the capability, a refusal)
+is left out of what the stream is told is honoured, as the revision asks of a server
+that cannot honour part of a filter. The upstream's `notifications/resources/updated` reaches every engine session
 through the face; each stream keeps only the URIs it was honoured. A server that restarts
 has forgotten its subscriptions: once it is ready on a new connection, the URIs still
 held there are subscribed again.
@@ -71,7 +72,14 @@ class ResourceSubscriptions:
             self._held[key] -= 1
             if self._held[key] <= 0:
                 del self._held[key]
-                self._spawn(self._send(key[0], "resources/unsubscribe", uri))
+                self._unsubscribe(*key)
+
+    def _unsubscribe(self, alias: str, uri: str) -> None:
+        upstream = self.face.pool.get(alias)
+        if upstream is not None and upstream.info is not None and upstream.info.protocol_version == MODERN_VERSION:
+            upstream.watched_uris.discard(uri)
+        else:
+            self._spawn(self._send(alias, "resources/unsubscribe", uri))
 
     def _upstream_changed(self, upstream: Upstream) -> None:
         """An upstream ready on a new connection (a restart) gets its held URIs subscribed again."""
@@ -101,8 +109,11 @@ class ResourceSubscriptions:
         offered = upstream.capabilities.get("resources")
         if not (isinstance(offered, dict) and offered.get("subscribe") is True):
             return None
-        if upstream.info is None or upstream.info.protocol_version == MODERN_VERSION:
-            return None  # a stateless upstream takes resource subscriptions only on its own listen stream
+        if upstream.info is None:
+            return None
+        if upstream.info.protocol_version == MODERN_VERSION:
+            upstream.watched_uris.add(uri)  # its listen stream opens again with this URI in its filter
+            return upstream.alias
         if (upstream.alias, uri) in self._held:
             return upstream.alias
         return upstream.alias if await self._send(upstream.alias, "resources/subscribe", uri) else None
