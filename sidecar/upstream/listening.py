@@ -66,20 +66,30 @@ def listen_filter(capabilities: dict[str, Any]) -> dict[str, bool]:
 
 
 class WatchedUris:
-    """The resource URIs the engines want updates of from one 2026-07-28 upstream."""
+    """The resource URIs the engines want updates of from one 2026-07-28 upstream, each
+    counted by its holders (listen streams, session engines' subscriptions)."""
 
     def __init__(self) -> None:
-        self.uris: set[str] = set()
+        self._holders: dict[str, int] = {}
         self.changed = asyncio.Event()
 
+    @property
+    def uris(self) -> list[str]:
+        return sorted(self._holders)
+
     def add(self, uri: str) -> None:
-        if uri not in self.uris:
-            self.uris.add(uri)
+        self._holders[uri] = self._holders.get(uri, 0) + 1
+        if self._holders[uri] == 1:
             self.changed.set()
 
     def discard(self, uri: str) -> None:
-        if uri in self.uris:
-            self.uris.discard(uri)
+        held = self._holders.get(uri)
+        if held is None:
+            return
+        if held > 1:
+            self._holders[uri] = held - 1
+        else:
+            del self._holders[uri]
             self.changed.set()
 
 
@@ -120,7 +130,7 @@ class _Filter:
 
     def now(self) -> dict[str, Any]:
         self.watched.changed.clear()
-        uris = sorted(self.watched.uris)
+        uris = self.watched.uris
         return {**self.kinds, "resourceSubscriptions": uris} if uris else dict(self.kinds)
 
 

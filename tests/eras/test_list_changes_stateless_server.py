@@ -128,3 +128,26 @@ async def test_a_stateless_servers_resource_update_reaches_a_stateless_engine(wr
 def _last_listen(events: Path) -> dict[str, Any]:
     filters: list[dict[str, Any]] = [e["filter"] for e in read_event_file(events) if e["event"] == "listen"]
     return filters[-1]
+
+
+async def test_a_session_engines_subscription_to_a_stateless_server_is_carried_by_the_sidecars_listen(
+        write_config, tmp_path: Path) -> None:
+    events = tmp_path / "changing.jsonl"
+    heard = Heard()
+    async with open_stateless_server(events) as url, open_http_sidecar(_config(write_config, url), tmp_path) as sc:
+        async with sdk_client(sc.url, sc.token, Person(), "legacy", message_handler=heard) as client:
+            await sdk_wait_for_tools(client, "changing__echo")
+            await client.subscribe_resource(COUNTER)  # no such method at 2026-07-28: the sidecar's listen carries it
+            await await_event(events, lambda e: e["event"] == "listen"
+                              and e["filter"].get("resourceSubscriptions") == [COUNTER])
+            mark = len(heard.notes)
+            await client.call_tool("changing__bump", {})
+            updated = await heard_then(heard.notes, mark, "notifications/resources/updated", _true)
+            await client.unsubscribe_resource(COUNTER)
+            await wait_until(lambda: "resourceSubscriptions" not in _last_listen(events), timeout=30,
+                             what="the server's listen stream opened again without the URI")
+    assert str(updated.params.uri) == COUNTER
+
+
+async def _true() -> bool:
+    return True

@@ -27,7 +27,7 @@ from sidecar.hub.face import Face
 from sidecar.upstream import Connection, Upstream, lifecycle
 from sidecar.wire.versions import MODERN_VERSION
 
-__all__ = ["ResourceSubscriptions", "asked_uris"]
+__all__ = ["ResourceSubscriptions", "asked_uris", "watched_on_stateless"]
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +41,16 @@ def asked_uris(wanted: object) -> list[str]:
     if not isinstance(asked, list):
         return []
     return list(dict.fromkeys(uri for uri in asked if isinstance(uri, str)))[:MAX_URIS]
+
+
+def watched_on_stateless(upstream: Upstream, uri: str, subscribe: bool) -> bool:
+    """A session engine's `resources/subscribe` (or unsubscribe) to a 2026-07-28 upstream,
+    which has no such method: the URI joins (or leaves) the filter of the sidecar's own
+    listen stream on it. False for an upstream on a session (the request goes on to it)."""
+    if upstream.info is None or upstream.info.protocol_version != MODERN_VERSION:
+        return False
+    (upstream.watched_uris.add if subscribe else upstream.watched_uris.discard)(uri)
+    return True
 
 
 class ResourceSubscriptions:
@@ -76,9 +86,7 @@ class ResourceSubscriptions:
 
     def _unsubscribe(self, alias: str, uri: str) -> None:
         upstream = self.face.pool.get(alias)
-        if upstream is not None and upstream.info is not None and upstream.info.protocol_version == MODERN_VERSION:
-            upstream.watched_uris.discard(uri)
-        else:
+        if upstream is not None and not watched_on_stateless(upstream, uri, subscribe=False):
             self._spawn(self._send(alias, "resources/unsubscribe", uri))
 
     def _upstream_changed(self, upstream: Upstream) -> None:
@@ -111,10 +119,9 @@ class ResourceSubscriptions:
             return None
         if upstream.info is None:
             return None
-        if upstream.info.protocol_version == MODERN_VERSION:
-            upstream.watched_uris.add(uri)  # its listen stream opens again with this URI in its filter
+        if (upstream.alias, uri) in self._held:  # held for another stream already: counted, not sent again
             return upstream.alias
-        if (upstream.alias, uri) in self._held:
+        if watched_on_stateless(upstream, uri, subscribe=True):  # its listen stream opens again with the URI
             return upstream.alias
         return upstream.alias if await self._send(upstream.alias, "resources/subscribe", uri) else None
 
