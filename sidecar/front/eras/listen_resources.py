@@ -63,15 +63,14 @@ class ResourceSubscriptions:
         self._connections: dict[str, Connection] = {}  # alias -> the connection its subscriptions were made on
         face.watchers.append(self._upstream_changed)
 
-    async def take(self, uris: Iterable[str]) -> list[str]:
-        """Subscribe upstream to each URI not held yet; the URIs now honoured."""
-        honoured = []
+    async def take(self, uris: Iterable[str], honoured: list[str]) -> None:
+        """Subscribe upstream to each URI not held yet; each honoured URI is appended to
+        `honoured` as soon as it is held (what `release` is given back)."""
         for uri in uris:
             alias = await self._subscribed(uri)
             if alias is not None:
                 self._held[(alias, uri)] = self._held.get((alias, uri), 0) + 1
                 honoured.append(uri)
-        return honoured
 
     def release(self, uris: Iterable[str]) -> None:
         """A stream ended: the URIs no other stream holds are unsubscribed upstream (in the background)."""

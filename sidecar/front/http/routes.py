@@ -27,7 +27,7 @@ from aiohttp import web
 
 from sidecar.errors import INVALID_PARAMS, INVALID_REQUEST
 from sidecar.front.eras.held import Round
-from sidecar.front.eras.listen_resources import ResourceSubscriptions, asked_uris
+from sidecar.front.eras.listen_resources import ResourceSubscriptions
 from sidecar.front.eras.rounds import HeldCalls, takes_rounds
 from sidecar.front.http.admission import HostRule, caller_identity
 from sidecar.front.http.console_door import ConsoleSite, is_console_path
@@ -96,7 +96,7 @@ class HttpFront:
         self.draining = False
         self.posts = 0  # POSTs being served right now, for the drain
         self.listens: set[Listen] = set()
-        self.resource_subscriptions = ResourceSubscriptions(face)  # upstream subscriptions of the listens
+        self.resource_subscriptions = ResourceSubscriptions(face)  # held upstream for the listens' resources
         self.owners: weakref.WeakKeyDictionary[HttpSession, str] = weakref.WeakKeyDictionary()
         self.metrics: Any = None  # a FrontMetrics when metrics are on (sidecar.front.metrics)
 
@@ -237,8 +237,7 @@ class HttpFront:
             result = discover_result(server_capabilities(self.face))
             return web.json_response({"jsonrpc": "2.0", "id": req.id, "result": result})
         if req.method == "subscriptions/listen":
-            wanted = req.params.get("notifications")
-            return await self._listen(request, Listen(self.face, req.id, wanted), wanted)
+            return await self._listen(request, Listen(self.face, req.id, req.params.get("notifications")))
         caps = envelope.get("io.modelcontextprotocol/clientCapabilities")
         if takes_rounds(req, caps if isinstance(caps, dict) else {}):
             return await self._held_round(request, req, caps if isinstance(caps, dict) else {})
@@ -288,12 +287,11 @@ class HttpFront:
         await response.write_eof()
         return response
 
-    async def _listen(self, request: web.Request, listen: Listen, wanted: object) -> web.StreamResponse:
+    async def _listen(self, request: web.Request, listen: Listen) -> web.StreamResponse:
         """A 2026-07-28 subscription: change notifications until the engine or we end it."""
-        listen.honour_resources(await self.resource_subscriptions.take(asked_uris(wanted)))
         self.listens.add(listen)
-        listen.open()
         try:
+            await listen.start(self.resource_subscriptions)
             response = web.StreamResponse(status=200, headers=_SSE_HEADERS)
             await response.prepare(request)
             while (frame := await _next_or_ping(listen.frames, response)) is not None:
@@ -303,7 +301,6 @@ class HttpFront:
             return response
         finally:
             self.listens.discard(listen)
-            self.resource_subscriptions.release(listen.uris)
             listen.close()
             listen.frames.discard()
 

@@ -28,6 +28,7 @@ import msgspec
 
 from sidecar import __version__
 from sidecar.errors import INVALID_PARAMS, METHOD_NOT_FOUND
+from sidecar.front.eras.listen_resources import ResourceSubscriptions, asked_uris
 from sidecar.front.http.caching import acceptable, hinted, rehinted_bytes
 from sidecar.hub.face import Face
 from sidecar.hub.session import EngineSession
@@ -224,20 +225,25 @@ class Listen:
     def __init__(self, face: Face, ident: RequestId, wanted: object) -> None:
         self.face = face
         self.ident = ident
-        asked = wanted if isinstance(wanted, dict) else {}
+        asked = self.asked = wanted if isinstance(wanted, dict) else {}
         self.honoured: dict[str, Any] = {key: True for key in KINDS if asked.get(key) is True}
         self.allowed = frozenset(KINDS[key] for key in self.honoured)
         self.frames = FrameQueue(Shedding("a subscriptions/listen stream"))
         self.session = EngineSession(emit=self._take)
         self.session.announced = True
         self.uris: frozenset[str] = frozenset()  # the resources whose updates were honoured
+        self._resources: ResourceSubscriptions | None = None
+        self._taken: list[str] = []  # the URIs held upstream for this stream
         self._pending: dict[str, bytes] = {}  # kind (or updated URI) -> its frame in `frames`, not yet written
 
-    def honour_resources(self, uris: list[str]) -> None:
-        """The URIs subscribed upstream for this stream (before `open`, which acknowledges them)."""
-        self.uris = frozenset(uris)
-        if uris:
-            self.honoured["resourceSubscriptions"] = list(uris)
+    async def start(self, resources: ResourceSubscriptions) -> None:
+        """Subscribe upstream to the resources asked for, then `open` acknowledging those honoured."""
+        self._resources, self._taken = resources, []
+        await resources.take(asked_uris(self.asked), self._taken)  # filled as it goes: a hang-up releases what it held
+        self.uris = frozenset(self._taken)
+        if self._taken:
+            self.honoured["resourceSubscriptions"] = list(self._taken)
+        self.open()
 
     def open(self) -> None:
         self.frames.put(encode_notification("notifications/subscriptions/acknowledged", {
@@ -245,7 +251,10 @@ class Listen:
         self.face.sessions.append(self.session)
 
     def close(self) -> None:
-        """Leave the face; a graceful end gets the closing result."""
+        """Leave the face, and the upstream subscriptions held for it; a graceful end gets the closing result."""
+        if self._resources is not None:
+            self._resources.release(self._taken)
+            self._resources = None
         if self.session in self.face.sessions:
             self.face.sessions.remove(self.session)
             self.frames.put(encode_result(self.ident, {"_meta": self._meta(), "resultType": "complete"}))
