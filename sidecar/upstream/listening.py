@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import os
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -52,7 +53,7 @@ def relist_seconds(environ: dict[str, str] | None = None) -> float:
         seconds = float(raw)
     except ValueError:
         return RELIST_SECONDS
-    return seconds if seconds > 0 else RELIST_SECONDS
+    return seconds if 0 < seconds < math.inf else RELIST_SECONDS
 
 
 def listen_filter(capabilities: dict[str, Any]) -> dict[str, bool]:
