@@ -27,11 +27,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from sidecar.errors import METHOD_NOT_FOUND, SidecarError, UpstreamError, UpstreamUnavailable
+from sidecar.settings import process_settings
 from sidecar.upstream.connection import Connection
 
 __all__ = ["RELIST_SECONDS", "WatchedUris", "follow_changes", "listen_filter", "relist_seconds"]
@@ -46,9 +46,9 @@ _FILTER_KEYS = {"tools": "toolsListChanged", "prompts": "promptsListChanged", "r
 Reread = Callable[[str], Awaitable[None]]
 
 
-def relist_seconds(environ: dict[str, str] | None = None) -> float:
+def relist_seconds(environ: Mapping[str, str] | None = None) -> float:
     """The re-list bound: `OMB_RELIST_SECONDS` when it is a positive number, else the default."""
-    raw = (os.environ if environ is None else environ).get("OMB_RELIST_SECONDS", "")
+    raw = (process_settings().environ if environ is None else environ).get("OMB_RELIST_SECONDS", "")
     try:
         seconds = float(raw)
     except ValueError:
