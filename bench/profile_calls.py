@@ -28,8 +28,8 @@ from bench.client import Connection, echo_request, find_tool
 from bench.probes import cpu_seconds
 
 _WRAPPER = """
-import cProfile, sys, atexit
-profile, out = cProfile.Profile(), sys.argv.pop(1)
+import cProfile, sys, atexit, time
+profile, out = cProfile.Profile(time.process_time), sys.argv.pop(1)  # CPU, not wall: the machine is shared
 atexit.register(lambda: profile.dump_stats(out))
 from sidecar.cli import main
 sys.argv[0] = "sidecar"
