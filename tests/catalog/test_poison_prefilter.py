@@ -58,7 +58,8 @@ def test_spliced_definitions_get_the_same_verdicts(tool: dict[str, Any], splices
     tool = copy.deepcopy(tool)
     for where, at, words in splices:
         target = _field(tool, where)
-        text = target.get("description") if isinstance(target.get("description"), str) else ""
+        found = target.get("description")
+        text = found if isinstance(found, str) else ""
         cut = int(len(text) * at)
         target["description"] = text[:cut] + words + text[cut:]
     assert scan_tools([tool])[0] == _reference(tool)
