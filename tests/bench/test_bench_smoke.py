@@ -161,7 +161,7 @@ def test_http_added_latency_is_derived_and_rendered() -> None:
     verdicts = {v["target"]: v for v in targets}
     assert verdicts["HTTP session added p50 <= 1.5x stdio's added"]["status"] == "pass"
     assert verdicts["HTTP stateless added p50 <= 1.5x stdio's added"]["status"] == "miss"  # 200 / 100
-    assert verdicts["added p50 <= 1.3x py-floor's added"]["status"] == "pass"  # 100 / 60
+    assert verdicts["added p50 <= 1.3x py-floor's added"]["status"] == "miss"  # 100 / 60
     text = "\n".join(render(results))
     assert "sidecar, Mcp-Session-Id session: 450 / 450 / 450; added p50 150.0 (1.50x" in text
     assert "sidecar, stateless 2026-07-28: 500 / 500 / 500; added p50 200.0" in text
