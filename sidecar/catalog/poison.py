@@ -312,8 +312,28 @@ def shadowing(tool: Mapping[str, Any], words: frozenset[str], foreign: Mapping[s
     return _shadowing(text, starts, foreign)
 
 
-_ASCII_LIVE = [(rule.name, pattern) for rule in RULES for pattern in rule.ascii_patterns]
-_ALL_LIVE = [(rule.name, pattern) for rule in RULES for pattern in rule.patterns]
+class _Live(list[tuple[str, Anchored]]):
+    """Rule patterns in rule order, and which of them each anchor of their first group can
+    start: a text is tried only on the patterns an anchor it holds can start."""
+
+    def __init__(self, patterns: Iterable[tuple[str, Anchored]]) -> None:
+        super().__init__(patterns)
+        starting: dict[str, list[int]] = {}
+        for index, (_, (groups, _)) in enumerate(self):
+            for anchor in groups[0]:
+                starting.setdefault(anchor, []).append(index)
+        self.starting = {anchor: tuple(indices) for anchor, indices in starting.items()}
+
+    def candidates(self, held: frozenset[str]) -> list[tuple[str, Anchored]]:
+        """The patterns whose first group `held` meets, in rule order."""
+        found: set[int] = set()
+        for anchor in held:
+            found.update(self.starting.get(anchor, ()))
+        return [self[index] for index in sorted(found)]
+
+
+_ASCII_LIVE = _Live((rule.name, pattern) for rule in RULES for pattern in rule.ascii_patterns)
+_ALL_LIVE = _Live((rule.name, pattern) for rule in RULES for pattern in rule.patterns)
 
 
 def scan_tools(tools: Sequence[Mapping[str, Any]]) -> list[tuple[Finding, ...]]:
@@ -337,13 +357,13 @@ def _scan_pieces(pieces: list[tuple[str, str]]) -> tuple[Finding, ...]:
     return found + tuple(f for f in again if f.rule not in fired)
 
 
-def _scan_one(text: str, starts: list[tuple[int, str]], live: list[tuple[str, Anchored]],
+def _scan_one(text: str, starts: list[tuple[int, str]], live: _Live,
               held: frozenset[str]) -> tuple[Finding, ...]:
     if not text or not held:  # no anchor of any rule: nothing can fire
         return ()
     findings: list[Finding] = []
     done: set[str] = set()
-    for rule, (anchors, pattern) in live:
+    for rule, (anchors, pattern) in live.candidates(held):
         if rule in done:
             continue
         span = _search(anchors, pattern, text, held)

@@ -1,5 +1,6 @@
-"""The poisoning scan reads each text once for every rule's anchors (`_anchors_held`): its
-verdicts are the ones a search of the whole text for each anchor gives, on the scan's
+"""The poisoning scan reads each text once for every rule's anchors (`_anchors_held`) and
+tries only the patterns an anchor it holds can start: its verdicts are the ones every
+pattern with a search of the whole text for each anchor gives, on the scan's
 corpora and on their definitions with anchors and look-alike letters spliced in anywhere,
 across field boundaries too."""
 
@@ -24,19 +25,32 @@ def _brute_held(text: str) -> frozenset[str]:
     return frozenset(a for a in poison._ANCHORS if a in text)
 
 
+def _every_rule(text: str, starts: list[tuple[int, str]], live: list[tuple[str, Any]]) -> tuple[Finding, ...]:
+    """Every pattern of every rule tried in order, its anchors searched in the whole text."""
+    held = _brute_held(text)
+    findings: list[Finding] = []
+    for rule, (anchors, pattern) in live:
+        if rule not in {f.rule for f in findings}:
+            span = poison._search(anchors, pattern, text, held)
+            if span is not None:
+                findings.append(Finding(rule, poison._field_at(starts, span[0]), text[span[0]:span[1]][:80]))
+    credential = poison._credential_path(text, starts, held) if text else None
+    return (*findings, credential) if credential is not None else tuple(findings)
+
+
 def _reference(tool: dict[str, Any]) -> tuple[Finding, ...]:
-    """The scan as it ran before the prefilter: each rule's anchors searched in the text."""
+    """The scan as it ran before the prefilter and the anchor index."""
     pieces = tool_text(tool)
     text, starts = poison._joined(pieces)
     if text.isascii():
-        return poison._scan_one(text, starts, poison._ASCII_LIVE, _brute_held(text))
-    found = poison._scan_one(text, starts, poison._ALL_LIVE, _brute_held(text))
+        return _every_rule(text, starts, poison._ASCII_LIVE)
+    found = _every_rule(text, starts, poison._ALL_LIVE)
     folded, folded_starts = poison._joined(pieces, fold=True)
     if folded == text:
         return found
     fired = {f.rule for f in found}
     live = poison._ASCII_LIVE if folded.isascii() else poison._ALL_LIVE
-    again = poison._scan_one(folded, folded_starts, live, _brute_held(folded))
+    again = _every_rule(folded, folded_starts, live)
     return found + tuple(f for f in again if f.rule not in fired)
 
 
