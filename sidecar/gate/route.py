@@ -28,7 +28,7 @@ from sidecar.gate.query import QueryLimits, answer_query
 from sidecar.gate.store import SharedHeldStore
 from sidecar.redact import Redactor
 from sidecar.upstream import Pool
-from sidecar.wire.versions import without_envelope
+from sidecar.wire.versions import MODERN_VERSION, without_envelope
 
 __all__ = ["ASKS", "route_upstream", "answer_locally", "scrub_answer", "SEARCH_SECONDS", "tool_error"]
 
@@ -54,6 +54,8 @@ async def route_upstream(call: ToolCall, pool: Pool, deadline: float | None, scr
             params["_meta"] = rest
     if call.task is not None:  # the answer is then a CreateTaskResult (the front records the task)
         params["task"] = call.task
+    relay = _relaying(call, params) if upstream.info is not None and upstream.info.protocol_version == MODERN_VERSION \
+        else None
 
     def send(again: dict[str, Any]) -> Any:
         return conn.request("tools/call", again, call.progress, call.on_sent, deadline)
@@ -63,7 +65,7 @@ async def route_upstream(call: ToolCall, pool: Pool, deadline: float | None, scr
         if ASKS.search(answer) is not None:  # a 2026-07-28 server's questions (sidecar.gate.asked)
             from sidecar.gate.asked import answer_rounds
 
-            answer = await answer_rounds(answer, params, send, call.ask_engine, call.target.alias, scrub)
+            answer = await answer_rounds(answer, params, send, call.ask_engine, call.target.alias, scrub, relay=relay)
     except UpstreamError as exc:
         if scrub and exc.raw is not None:  # the upstream's error object, as redacted as its results
             exc.raw = scrub.json(exc.raw)
@@ -71,6 +73,22 @@ async def route_upstream(call: ToolCall, pool: Pool, deadline: float | None, scr
     if scrub and len(answer) > SCRUB_IN_THREAD:
         return call.complete(await asyncio.to_thread(scrub_answer, answer, scrub))
     return call.complete(scrub_answer(answer, scrub) if scrub else answer)
+
+
+def _relaying(call: ToolCall, params: dict[str, Any]) -> Any:
+    """For a 2026-07-28 engine and server: the engine's capabilities, answers and the
+    server's state go into `params`; the server's questions go back as they are."""
+    if call.relay is None:
+        return None
+    from sidecar.front.eras.relayed import CAPABILITIES_KEY
+
+    params["_meta"] = {**params.get("_meta", {}), CAPABILITIES_KEY: call.relay.capabilities()}
+    if call.answers is not None:
+        params["inputResponses"] = call.answers
+    if call.upstream_state is not None:
+        params["requestState"] = call.upstream_state
+    confirmed = any(stage == "confirm" and action == "allow" for stage, action, _ in call.decisions)
+    return lambda asked: call.relay.wrap(asked, confirmed)
 
 
 def scrub_answer(answer: msgspec.Raw, scrub: Redactor) -> msgspec.Raw:

@@ -1,7 +1,12 @@
 """An MCP server offering what the official conformance suite's server scenarios ask
 for, served over Streamable HTTP (or legacy SSE) on loopback with the mcp SDK.
 
-    python tests/http/conformance_server.py [--transport http|sse] [--port N]
+    python tests/http/conformance_server.py [--transport http|sse] [--port N] [--era both|session|stateless]
+
+`--era both` (the default) serves 2025-11-25 sessions and the stateless 2026-07-28
+wire; `--era session` refuses 2026-07-28 requests, as a server of the session
+revisions only does, and its asking tools ask their client mid-call instead;
+`--era stateless` refuses `initialize`, as a 2026-07-28-only server does.
 
 It binds 127.0.0.1 (port 0 picks a free one), then prints `PORT <n>` on stdout. The
 Streamable HTTP endpoint is `/mcp`; in SSE mode the stream is `/sse`.
@@ -13,7 +18,8 @@ The names are the suite's: tools `test_simple_text`, `test_image_content`,
 `test_elicitation_sep1330_enums`, `json_schema_2020_12_tool`; resources
 `test://static-text`, `test://static-binary`, `test://watched-resource`, the template
 `test://template/{id}/data`; prompts `test_simple_prompt`, `test_prompt_with_arguments`,
-`test_prompt_with_embedded_resource`, `test_prompt_with_image`; completion; logging.
+`test_prompt_with_embedded_resource`, `test_prompt_with_image`; completion; logging;
+the input-required tools and prompt of `conformance_asks`.
 """
 
 from __future__ import annotations
@@ -35,8 +41,12 @@ import mcp_types as types  # noqa: E402
 import uvicorn  # noqa: E402
 from mcp.server.context import ServerRequestContext  # noqa: E402
 from mcp.server.lowlevel import Server  # noqa: E402
+from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity  # noqa: E402
 from mcp.server.transport_security import TransportSecuritySettings  # noqa: E402
 from mcp.shared.exceptions import MCPError  # noqa: E402
+
+from conformance_asks import (ASKING_PROMPTS, ASKING_TOOLS, PREFIX, asked_in_session, asking_prompt,  # noqa: E402
+                              asking_tool)
 
 
 def _png() -> str:
@@ -63,6 +73,7 @@ AUDIO = _wav()
 
 
 MODERN = "2026-07-28"
+ERA = {"name": "both"}  # `--era session|stateless`: a server of one era only (see `one_era`)
 CACHEABLE = {"tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read"}
 
 
@@ -115,6 +126,7 @@ TOOLS: list[dict[str, Any]] = [
      "inputSchema": empty_schema()},
     {"name": "json_schema_2020_12_tool", "description": "Has a JSON Schema 2020-12 input schema",
      "inputSchema": SCHEMA_2020_12},
+    *ASKING_TOOLS,
 ]
 
 DEFAULTS_FORM = {
@@ -193,6 +205,11 @@ async def _sampling(ctx: ServerRequestContext, args: dict[str, Any]) -> dict[str
 
 async def call_tool(ctx: ServerRequestContext, params: types.CallToolRequestParams) -> dict[str, Any]:
     name, args = params.name, params.arguments or {}
+    if name.startswith(PREFIX) and ERA["name"] == "session":
+        return await asked_in_session(params, lambda again: asking_tool(ctx, again),
+                                      lambda method, asked: _ask(ctx, method, asked))
+    if name.startswith(PREFIX):
+        return asking_tool(ctx, params).model_dump(mode="json", by_alias=True, exclude_none=True)
     simple: dict[str, list[dict[str, Any]]] = {
         "test_simple_text": [text("This is a simple text response for testing.")],
         "test_image_content": [{"type": "image", "data": IMAGE, "mimeType": "image/png"}],
@@ -282,6 +299,7 @@ PROMPTS = [
      "description": "Embeds a resource",
      "arguments": [{"name": "resourceUri", "description": "URI to embed", "required": True}]},
     {"name": "test_prompt_with_image", "title": "Prompt With Image", "description": "Has an image"},
+    *ASKING_PROMPTS,
 ]
 
 
@@ -292,6 +310,10 @@ async def list_prompts(ctx: ServerRequestContext, params: Any) -> dict[str, Any]
 async def get_prompt(ctx: ServerRequestContext, params: types.GetPromptRequestParams) -> dict[str, Any]:
     args = params.arguments or {}
     user = "user"
+    if params.name.startswith(PREFIX) and ERA["name"] == "session":
+        return await asked_in_session(params, asking_prompt, lambda method, asked: _ask(ctx, method, asked))
+    if params.name.startswith(PREFIX):
+        return asking_prompt(params).model_dump(mode="json", by_alias=True, exclude_none=True)
     if params.name == "test_simple_prompt":
         return {"messages": [{"role": user, "content": text("This is a simple prompt for testing.")}]}
     if params.name == "test_prompt_with_arguments":
@@ -324,7 +346,7 @@ def _stamping(handler: Any) -> Any:
 
 
 def build() -> Server:
-    return Server(
+    server = Server(
         "mcp-conformance-fixture",
         version="1.0.0",
         on_list_tools=_stamping(list_tools),
@@ -339,6 +361,10 @@ def build() -> Server:
         on_completion=_stamping(complete),
         on_set_logging_level=set_level,
     )
+    # seals every input-required state and refuses an altered one before a handler runs
+    security = RequestStateSecurity.ephemeral()
+    server.middleware.append(RequestStateBoundary(security, default_audience="mcp-conformance-fixture"))
+    return server
 
 
 def _security() -> TransportSecuritySettings:
@@ -349,8 +375,63 @@ def _security() -> TransportSecuritySettings:
     )
 
 
+def _refused(request: Any) -> bool:
+    """A request this fixture's era does not serve: at `session`, a 2026-07-28 one (its
+    header, or `server/discover`); at `stateless`, `initialize`."""
+    if not isinstance(request, dict):
+        return False
+    if ERA["name"] == "stateless":
+        return request.get("method") == "initialize"
+    meta = (request.get("params") or {}).get("_meta") if isinstance(request.get("params"), dict) else None
+    modern = isinstance(meta, dict) and meta.get("io.modelcontextprotocol/protocolVersion") == MODERN
+    return modern or request.get("method") == "server/discover"
+
+
+def one_era(app: Any) -> Any:
+    """ASGI: a request of the other era answered with the unsupported-version error, as a
+    server of one era only does (`--era session|stateless`); its clients then speak the
+    era it has."""
+
+    async def wrapped(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await app(scope, receive, send)
+            return
+        chunks, more = [], True
+        while more:
+            message = await receive()
+            chunks.append(message.get("body", b""))
+            more = message.get("more_body", False)
+        body = b"".join(chunks)
+        try:
+            parsed = json.loads(body)
+        except ValueError:
+            parsed = None
+        if _refused(parsed):
+            supported = [MODERN] if ERA["name"] == "stateless" else ["2025-11-25"]
+            error = {"code": -32022, "message": "unsupported protocol version", "data": {"supported": supported}}
+            await send({"type": "http.response.start", "status": 400,
+                        "headers": [(b"content-type", b"application/json")]})
+            await send({"type": "http.response.body",
+                        "body": json.dumps({"jsonrpc": "2.0", "id": parsed.get("id"), "error": error}).encode()})
+            return
+        replayed = False
+
+        async def replay() -> dict[str, Any]:
+            nonlocal replayed
+            if replayed:
+                return dict(await receive())
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await app(scope, replay, send)
+
+    return wrapped
+
+
 def app(transport: str) -> Any:
     server = build()
+    if transport == "http" and ERA["name"] != "both":
+        return one_era(server.streamable_http_app(transport_security=_security()))
     if transport == "sse":
         from mcp.server.mcpserver import MCPServer
 
@@ -364,7 +445,9 @@ async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--transport", choices=["http", "sse"], default="http")
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--era", choices=["both", "session", "stateless"], default="both")
     options = parser.parse_args()
+    ERA["name"] = options.era
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", options.port))

@@ -23,6 +23,7 @@ import logging
 from typing import Any
 
 from sidecar.front.eras.held import HeldCall, Round
+from sidecar.front.eras.relayed import is_relayed
 from sidecar.front.jobs import Jobs
 from sidecar.front.shutdown import shutdown_words
 from sidecar.gate.confirm import ConfirmStage
@@ -66,6 +67,9 @@ class HeldCalls:
     def round(self, req: Request, caller: str, capabilities: dict[str, Any], this: Round) -> None:
         state = req.params.get("requestState")
         if state is None:
+            self._start(req, caller, capabilities, this)
+            return
+        if is_relayed(state):  # a 2026-07-28 server's round passed through: the call opens it (relayed)
             self._start(req, caller, capabilities, this)
             return
         sealer = self._sealer()
