@@ -31,9 +31,9 @@ Relay = Callable[[InputRequired], msgspec.Raw]  # the questions as the engine's 
 class InputRefused(Exception):
     """The engine could not or did not answer a question; `words` say which and why."""
 
-    def __init__(self, words: str) -> None:
+    def __init__(self, words: str, method: str = "") -> None:
         super().__init__(words)
-        self.words = words
+        self.words, self.method = words, method
 
 
 async def answer_rounds(answer: msgspec.Raw, params: dict[str, Any], send: Send, ask: EngineAsker | None,
@@ -49,7 +49,10 @@ async def answer_rounds(answer: msgspec.Raw, params: dict[str, Any], send: Send,
         if asked is None:
             return answer
         if relay is not None:
-            return relay(asked)
+            try:
+                return relay(asked)
+            except InputRefused as refused:
+                return _refused(server, refused.method, refused.words, tool)
         responses: dict[str, Any] = {}
         for key, question in asked.questions.items():
             if ask is None:

@@ -126,8 +126,8 @@ async def answer_locally(
 async def _query(call: ToolCall, held: HeldStore | SharedHeldStore, limits: QueryLimits) -> msgspec.Raw:
     handle = call.arguments.get("handle")
     expression = call.arguments.get("query")
-    if not isinstance(expression, str):
-        raise EngineInputError("query_result needs `query`, a JMESPath expression, at params.arguments.query")
+    if not isinstance(expression, str):  # a tool execution error the model can correct, as for find_tool
+        return tool_error("query_result needs `query`, a JMESPath expression, at params.arguments.query")
     found = await held.fetch(call.session, handle)
     if found is None:
         return tool_error(f"no held result has the handle {str(handle)[:64]!r} (results are held for this session only, oldest dropped first)")

@@ -12,7 +12,8 @@ after the policy's `confirmStateSeconds`; accepted once; holding the server's st
 (`confirmed`, so the later round is not put to the person again). A relayed state that
 does not open is refused with invalid params, as the server itself refuses an altered
 state. Owns the capabilities sent on to the server too: those the engine declared, of
-the ones a server may ask about, so the server asks only what the engine can answer.
+the ones a server may ask about, so the server asks only what the engine can answer;
+a server that asks for more anyway ends the call with the missing capability named.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 import msgspec
 
 from sidecar.errors import EngineInputError
+from sidecar.gate.asked import InputRefused
 from sidecar.gate.sealed import StateClaim
 from sidecar.hub.face import Face
 from sidecar.hub.session import EngineSession
@@ -44,16 +46,24 @@ class StateRelay:
     """The relayed states of one request of one caller: `wrap` the server's questions for
     the engine, `open` the state the engine brings back."""
 
-    def __init__(self, sealer: Any, face: Face, caller: str, label: str, arguments: dict[str, Any],
-                 seconds: float, declared: dict[str, Any]) -> None:
+    def __init__(self, sealer: Any, face: Face, session: EngineSession, caller: str, label: str,
+                 arguments: dict[str, Any], seconds: float) -> None:
         self.sealer, self.caller, self.label, self.arguments = sealer, caller, label, arguments
         self.bot, self.face, self.seconds = face.config.bot.id, face.name, seconds
-        self.declared = declared
+        self.session = session
+        self.declared: dict[str, Any] = dict(session.client_capabilities or {})
         self.round: tuple[StateClaim | None, Any] = (None, None)  # the claim and answers a request brings back
 
     def wrap(self, asked: InputRequired, confirmed: bool) -> msgspec.Raw:
         """The engine's input-required result: the server's questions, keys and all, and a
-        state of the sidecar's holding the server's."""
+        state of the sidecar's holding the server's. A question the engine did not declare
+        it can answer is `InputRefused`, naming the capability."""
+        from sidecar.front.eras.asking import missing_capability
+
+        for question in asked.questions.values():
+            missing = missing_capability(self.session, question.method, question.params)
+            if missing is not None:
+                raise InputRefused(missing, question.method)
         claim = self.sealer.new_claim(bot=self.bot, face=self.face, tool=self.label, arguments=self.arguments,
                                       seconds=self.seconds, caller=self.caller, inner=asked.state,
                                       confirmed=confirmed)
@@ -103,8 +113,8 @@ def relay_for(face: Face, session: EngineSession, caller: str, method: str, para
     name = params.get(key)
     arguments = params.get("arguments")
     label = f"{method} {name if isinstance(name, str) else ''}"
-    return StateRelay(stage.sealer(), face, caller, label, arguments if isinstance(arguments, dict) else {},
-                      float(stage.state_seconds), dict(session.client_capabilities or {}))
+    return StateRelay(stage.sealer(), face, session, caller, label, arguments if isinstance(arguments, dict) else {},
+                      float(stage.state_seconds))
 
 
 def _confirm_stage(face: Face) -> Any:
