@@ -54,8 +54,8 @@ async def route_upstream(call: ToolCall, pool: Pool, deadline: float | None, scr
             params["_meta"] = rest
     if call.task is not None:  # the answer is then a CreateTaskResult (the front records the task)
         params["task"] = call.task
-    relay = _relaying(call, params) if upstream.info is not None and upstream.info.protocol_version == MODERN_VERSION \
-        else None
+    modern = call.relay is not None and upstream.info is not None and upstream.info.protocol_version == MODERN_VERSION
+    relay = _relaying(call, params) if modern else None
 
     def send(again: dict[str, Any]) -> Any:
         return conn.request("tools/call", again, call.progress, call.on_sent, deadline)
