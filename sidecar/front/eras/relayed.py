@@ -119,12 +119,7 @@ def relay_for(face: Face, session: EngineSession, caller: str, method: str, para
 
 def _confirm_stage(face: Face) -> Any:
     """The gate's confirmation stage, whose sealer (key, spent-set) relayed states share."""
-    from sidecar.gate.confirm import ConfirmStage
-
-    gate = face.gate
-    if gate.confirm is None:  # the same stage the gate makes on its first confirmation
-        gate.confirm = ConfirmStage(gate.config.policy, gate.config.bot.id, gate.config.face.name, gate.redact)
-    return gate.confirm
+    return face.gate.confirm_stage()  # the one the gate makes on its first confirmation
 
 
 def relayed_round(face: Face, session: EngineSession, caller: str,

@@ -24,9 +24,9 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from sidecar.concurrency import Jobs
 from sidecar.front.eras.held import HeldCall, Round
 from sidecar.front.eras.relayed import is_relayed
-from sidecar.front.jobs import Jobs
 from sidecar.front.shutdown import shutdown_words
 from sidecar.gate.confirm import ConfirmStage
 from sidecar.hub.face import Face
@@ -153,10 +153,7 @@ class HeldCalls:
     # -- the seal -----------------------------------------------------------------------------
 
     def _confirm_stage(self) -> ConfirmStage:
-        gate = self.face.gate
-        if gate.confirm is None:  # the same stage the gate makes on its first confirmation
-            gate.confirm = ConfirmStage(gate.config.policy, gate.config.bot.id, gate.config.face.name, gate.redact)
-        stage: ConfirmStage = gate.confirm
+        stage: ConfirmStage = self.face.gate.confirm_stage()  # the one the gate makes on its first confirmation
         return stage
 
     def _sealer(self) -> Any:
