@@ -6,7 +6,8 @@ for, served over Streamable HTTP (or legacy SSE) on loopback with the mcp SDK.
 `--era both` (the default) serves 2025-11-25 sessions and the stateless 2026-07-28
 wire; `--era session` refuses 2026-07-28 requests, as a server of the session
 revisions only does, and its asking tools ask their client mid-call instead;
-`--era stateless` refuses `initialize`, as a 2026-07-28-only server does.
+`--era stateless` refuses `initialize`, as a 2026-07-28-only server does (both by
+`conformance_era`).
 
 It binds 127.0.0.1 (port 0 picks a free one), then prints `PORT <n>` on stdout. The
 Streamable HTTP endpoint is `/mcp`; in SSE mode the stream is `/sse`.
@@ -47,6 +48,7 @@ from mcp.shared.exceptions import MCPError  # noqa: E402
 
 from conformance_asks import (ASKING_PROMPTS, ASKING_TOOLS, PREFIX, asked_in_session, asking_prompt,  # noqa: E402
                               asking_tool)
+from conformance_era import ERA, one_era  # noqa: E402
 
 
 def _png() -> str:
@@ -73,7 +75,6 @@ AUDIO = _wav()
 
 
 MODERN = "2026-07-28"
-ERA = {"name": "both"}  # `--era session|stateless`: a server of one era only (see `one_era`)
 CACHEABLE = {"tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read"}
 
 
@@ -380,59 +381,6 @@ def _security() -> TransportSecuritySettings:
         allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
         allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
     )
-
-
-def _refused(request: Any) -> bool:
-    """A request this fixture's era does not serve: at `session`, a 2026-07-28 one (its
-    header, or `server/discover`); at `stateless`, `initialize`."""
-    if not isinstance(request, dict):
-        return False
-    if ERA["name"] == "stateless":
-        return request.get("method") == "initialize"
-    meta = (request.get("params") or {}).get("_meta") if isinstance(request.get("params"), dict) else None
-    modern = isinstance(meta, dict) and meta.get("io.modelcontextprotocol/protocolVersion") == MODERN
-    return modern or request.get("method") == "server/discover"
-
-
-def one_era(app: Any) -> Any:
-    """ASGI: a request of the other era answered with the unsupported-version error, as a
-    server of one era only does (`--era session|stateless`); its clients then speak the
-    era it has."""
-
-    async def wrapped(scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or scope["method"] != "POST":
-            await app(scope, receive, send)
-            return
-        chunks, more = [], True
-        while more:
-            message = await receive()
-            chunks.append(message.get("body", b""))
-            more = message.get("more_body", False)
-        body = b"".join(chunks)
-        try:
-            parsed = json.loads(body)
-        except ValueError:
-            parsed = None
-        if _refused(parsed):
-            supported = [MODERN] if ERA["name"] == "stateless" else ["2025-11-25"]
-            error = {"code": -32022, "message": "unsupported protocol version", "data": {"supported": supported}}
-            await send({"type": "http.response.start", "status": 400,
-                        "headers": [(b"content-type", b"application/json")]})
-            await send({"type": "http.response.body",
-                        "body": json.dumps({"jsonrpc": "2.0", "id": parsed.get("id"), "error": error}).encode()})
-            return
-        replayed = False
-
-        async def replay() -> dict[str, Any]:
-            nonlocal replayed
-            if replayed:
-                return dict(await receive())
-            replayed = True
-            return {"type": "http.request", "body": body, "more_body": False}
-
-        await app(scope, replay, send)
-
-    return wrapped
 
 
 def app(transport: str) -> Any:
