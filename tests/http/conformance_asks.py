@@ -21,14 +21,24 @@ from typing import Any
 
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
+from mcp.shared.exceptions import MCPError
 
-__all__ = ["ASKING_PROMPTS", "ASKING_TOOLS", "PREFIX", "asked_in_session", "asking_prompt", "asking_tool"]
+__all__ = ["ASKING_PROMPTS", "ASKING_TOOLS", "DIAGNOSTIC_TOOLS", "PREFIX", "asked_in_session", "asking_prompt", "asking_tool",
+           "diagnostic_in_session", "diagnostic_tool"]
 
 PREFIX = "test_input_required_result_"
 NAMES = ("elicitation", "sampling", "list_roots", "request_state", "multiple_inputs", "multi_round",
          "tampered_state", "capabilities")
 ASKING_TOOLS = [{"name": PREFIX + n, "description": f"Asks its client for input first ({n})",
                  "inputSchema": {"type": "object", "properties": {}}} for n in NAMES]
+DIAGNOSTIC_TOOLS = [  # the stateless scenario's probes (server-stateless)
+    {"name": "test_missing_capability", "description": "Needs the sampling capability",
+     "inputSchema": {"type": "object", "properties": {}}},
+    {"name": "test_streaming_elicitation", "description": "Asks for input on its response stream",
+     "inputSchema": {"type": "object", "properties": {}}},
+    {"name": "test_logging_tool", "description": "Logs only when the request set a log level",
+     "inputSchema": {"type": "object", "properties": {}}},
+]
 PROMPT = PREFIX + "prompt"
 ASKING_PROMPTS = [{"name": PROMPT, "title": "Prompt That Asks", "description": "Asks for its context first"}]
 STATE = "fixture-state"  # the plaintext each round's state carries; the boundary seals it
@@ -68,6 +78,27 @@ def _declared(ctx: ServerRequestContext) -> set[str]:
         return set()
     raw = caps if isinstance(caps, dict) else caps.model_dump(exclude_none=True)
     return {name for name, value in raw.items() if value is not None}
+
+
+def diagnostic_tool(ctx: ServerRequestContext,
+                    params: types.CallToolRequestParams) -> types.CallToolResult | types.InputRequiredResult:
+    """The stateless scenario's probes: a tool that needs sampling refuses a client that did
+    not declare it (-32021, naming it), one asks with an input-required result rather than
+    a request of its own, one does its work without logging when no log level was set."""
+    if params.name == "test_missing_capability":
+        if "sampling" not in _declared(ctx):
+            raise _missing("sampling")
+        return _done("sampling was declared")
+    if params.name == "test_streaming_elicitation":
+        if "user_name" not in (params.input_responses or {}):
+            return _asked({"user_name": _form("What is your name?", "name")})
+        return _done("answered")
+    return _done("done, and nothing logged: the request set no log level")
+
+
+def _missing(capability: str) -> MCPError:
+    return MCPError(code=-32021, message=f"this tool needs the {capability} capability",
+                    data={"requiredCapabilities": {capability: {}}})
 
 
 def asking_tool(ctx: ServerRequestContext,
@@ -162,3 +193,17 @@ async def asked_in_session(params: Any, one_round: Callable[[Any], Any], ask: As
             answers[key] = await ask(question["method"], question.get("params") or {})
         state = result.request_state
     raise ValueError("the rounds did not end")
+
+
+async def diagnostic_in_session(ctx: ServerRequestContext, params: types.CallToolRequestParams,
+                                ask: Ask) -> dict[str, Any]:
+    """The probes as a session-era server has them: it learns that sampling is missing by
+    asking for it mid-call and being refused, and asks its question mid-call."""
+    if params.name == "test_missing_capability":
+        message = {"role": "user", "content": {"type": "text", "text": "ping"}}
+        try:
+            await ask("sampling/createMessage", {"messages": [message], "maxTokens": 16})
+        except MCPError:
+            raise _missing("sampling") from None
+        return _done("sampling answered").model_dump(mode="json", by_alias=True, exclude_none=True)
+    return await asked_in_session(params, lambda again: diagnostic_tool(ctx, again), ask)

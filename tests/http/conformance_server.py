@@ -46,8 +46,8 @@ from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity 
 from mcp.server.transport_security import TransportSecuritySettings  # noqa: E402
 from mcp.shared.exceptions import MCPError  # noqa: E402
 
-from conformance_asks import (ASKING_PROMPTS, ASKING_TOOLS, PREFIX, asked_in_session, asking_prompt,  # noqa: E402
-                              asking_tool)
+from conformance_asks import (ASKING_PROMPTS, ASKING_TOOLS, DIAGNOSTIC_TOOLS, PREFIX, asked_in_session,  # noqa: E402
+                              asking_prompt, asking_tool, diagnostic_in_session, diagnostic_tool)
 from conformance_era import ERA, one_era  # noqa: E402
 
 
@@ -135,6 +135,7 @@ TOOLS: list[dict[str, Any]] = [
     {"name": "json_schema_2020_12_tool", "description": "Has a JSON Schema 2020-12 input schema",
      "inputSchema": SCHEMA_2020_12},
     *ASKING_TOOLS,
+    *DIAGNOSTIC_TOOLS,
 ]
 
 DEFAULTS_FORM = {
@@ -213,6 +214,10 @@ async def _sampling(ctx: ServerRequestContext, args: dict[str, Any]) -> dict[str
 
 async def call_tool(ctx: ServerRequestContext, params: types.CallToolRequestParams) -> dict[str, Any]:
     name, args = params.name, params.arguments or {}
+    if name in {tool["name"] for tool in DIAGNOSTIC_TOOLS} and ERA["name"] == "session":
+        return await diagnostic_in_session(ctx, params, lambda method, asked: _ask(ctx, method, asked))
+    if name in {tool["name"] for tool in DIAGNOSTIC_TOOLS}:
+        return diagnostic_tool(ctx, params).model_dump(mode="json", by_alias=True, exclude_none=True)
     if name.startswith(PREFIX) and ERA["name"] == "session":
         return await asked_in_session(params, lambda again: asking_tool(ctx, again),
                                       lambda method, asked: _ask(ctx, method, asked))
