@@ -33,6 +33,7 @@ from sidecar.wire.salvage import EDGE_BYTES, DroppedFrame, salvage
 __all__ = ["MODERN_VERSION", "ModernEnvelope", "Outgoing", "Replies", "read_capped"]
 
 ENVELOPE_PREFIX = "io.modelcontextprotocol/"
+CAPABILITIES_KEY = ENVELOPE_PREFIX + "clientCapabilities"
 UPSTREAM_UNAVAILABLE = UpstreamUnavailable.code
 _NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 _HEADER_SAFE = re.compile(r"^[\x20-\x7e]*$")
@@ -135,7 +136,10 @@ class ModernEnvelope:
             return out.frame
         params = _params(out.params)
         meta = params.get("_meta")
-        params["_meta"] = {**(meta if isinstance(meta, dict) else {}), **self.meta}
+        own = meta if isinstance(meta, dict) else {}
+        params["_meta"] = {**own, **self.meta}
+        if CAPABILITIES_KEY in own:  # a relayed call says what its own engine can be asked
+            params["_meta"][CAPABILITIES_KEY] = own[CAPABILITIES_KEY]
         return msgspec.json.encode({"jsonrpc": "2.0", "id": out.id, "method": out.method, "params": params})
 
     @staticmethod
