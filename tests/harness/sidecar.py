@@ -21,8 +21,7 @@ from sidecar.config import ServerConfig, SidecarConfig, parse_config
 from sidecar.hub import Face, build_face
 from sidecar.redact import Redactor
 from sidecar.upstream import Upstream
-from sidecar.upstream.channel import Channel, LineSink
-from sidecar.wire.framing import DropSink
+from sidecar.upstream.channel import Channel, Inbox
 from tests.harness.engine import FakeEngine
 from tests.harness.upstream import WAIT, FakeServer
 
@@ -114,8 +113,8 @@ async def in_memory(
     whole = parse_config(_document(servers, entries or {}, config), env or {})
     parsed = msgspec.structs.replace(whole, servers=[s for s in whole.servers if s.alias not in left_out])
 
-    async def opener(server: ServerConfig, on_line: LineSink, on_dropped: DropSink | None) -> Channel:
-        return await servers[server.alias].open(server, on_line, on_dropped)
+    async def opener(server: ServerConfig, inbox: Inbox) -> Channel:
+        return await servers[server.alias].open(server, inbox)
 
     face = build_face(parsed, opener)
     sidecar = InMemorySidecar(face, servers, whole)
