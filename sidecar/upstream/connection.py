@@ -147,7 +147,8 @@ class Connection:
                     frame = await future
         except TimeoutError:
             self.cancel(ident, "the sidecar's deadline for this call passed")
-            raise upstream_fault(TimedOut, self.alias, f"timed out after {deadline:g}s") from None
+            raise upstream_fault(TimedOut, self.alias, f"timed out after {deadline:g}s",
+                                 is_call=method == "tools/call") from None
         except asyncio.CancelledError:  # whoever waited is gone (its session closed): the upstream stops too
             self.cancel(ident, "the sidecar stopped waiting for this request")
             raise

@@ -116,7 +116,22 @@ async def in_memory(
     async def opener(server: ServerConfig, inbox: Inbox) -> Channel:
         return await servers[server.alias].open(server, inbox)
 
-    face = build_face(parsed, opener)
+    async with _running(build_face(parsed, opener), servers, whole) as sidecar:
+        yield sidecar
+
+
+@asynccontextmanager
+async def over_real_upstreams(document: dict[str, Any], env: Mapping[str, str] | None = None) -> AsyncIterator[InMemorySidecar]:
+    """The core in memory over REAL upstreams: the document's `mcpServers` opened as a
+    running sidecar opens them (child processes, HTTP and SSE on 127.0.0.1), the engine
+    still in memory. For what only a real transport shows (its faults, its reads)."""
+    whole = parse_config(document, env or {})
+    async with _running(build_face(whole), {}, whole) as sidecar:
+        yield sidecar
+
+
+@asynccontextmanager
+async def _running(face: Face, servers: Mapping[str, FakeServer], whole: SidecarConfig) -> AsyncIterator[InMemorySidecar]:
     sidecar = InMemorySidecar(face, servers, whole)
     pool = asyncio.create_task(face.pool.run(), name="harness pool")
     await asyncio.sleep(0)  # one loop turn, no time: the pool is running (a late mount may join it)

@@ -152,7 +152,8 @@ class FakeServer:
     `on_call`, when set, answers each call itself (else the test takes them with
     `expect_call`); `answers` serves any other method (`resources/read`, `prompts/get`,
     `completion/complete`, ...) from its params; what it does not serve is -32601;
-    `capabilities` are declared in its handshake beside those the rest implies."""
+    `capabilities` are declared in its handshake beside those the rest implies; a method
+    in `faults` is ended by the transport with that fault instead of being answered."""
 
     def __init__(
         self,
@@ -163,7 +164,7 @@ class FakeServer:
         templates: list[dict[str, Any]] | None = None,
         answers: dict[str, Callable[[dict[str, Any]], Any]] | None = None,
         answers_initialize: bool = True,
-        refuse_start: str | None = None,
+        refuse_start: str | UpstreamUnavailable | None = None,
         on_call: Callable[[ScriptedCall], None] | None = None,
         name: str = "fake",
         capabilities: dict[str, Any] | None = None,
@@ -171,6 +172,7 @@ class FakeServer:
         self.tools = list(tools if tools is not None else [tool("echo", text={"type": "string"})])
         self.prompts, self.resources, self.templates = prompts, resources, templates
         self.answers = dict(answers or {})  # method -> params -> result, for anything else it serves
+        self.faults: dict[str, UpstreamUnavailable] = {}  # method -> the fault its transport ends it with
         self.answers_initialize, self.refuse_start = answers_initialize, refuse_start
         self.on_call = on_call
         self.name = name
@@ -188,6 +190,8 @@ class FakeServer:
     # -- the opener the pool calls ----------------------------------------------------
 
     async def open(self, server: ServerConfig, inbox: Inbox) -> FakeChannel:
+        if isinstance(self.refuse_start, UpstreamUnavailable):
+            raise self.refuse_start
         if self.refuse_start is not None:
             raise UpstreamUnavailable(self.refuse_start)
         channel = FakeChannel(self, inbox)
@@ -296,6 +300,9 @@ class FakeServer:
                 call.cancelled.set()
 
     def _request(self, channel: FakeChannel, ident: int | str, method: str, params: dict[str, Any]) -> None:
+        if method in self.faults:
+            channel.fault_request(ident, self.faults[method])
+            return
         if method == "tools/call":
             call = self._live_calls[(id(channel), ident)] = ScriptedCall(channel, ident, params)
             if self.on_call is not None:
