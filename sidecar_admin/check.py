@@ -22,7 +22,7 @@ import msgspec
 
 from sidecar.catalog.sanitize import ToolCaps, cap_tool
 from sidecar.config import ServerConfig, SidecarConfig, rules
-from sidecar.errors import SidecarError, TooLarge, UpstreamError, UpstreamUnavailable
+from sidecar.errors import SidecarError, SignInNeeded, TooLarge, UpstreamError, UpstreamUnavailable
 from sidecar.mounts.health import CheckResult, Outcome
 from sidecar.redact import Redactor
 from sidecar.upstream.channel import Channel
@@ -257,6 +257,8 @@ def _failure(exc: SidecarError, meter: _Meter, closed: str | None, by_address: b
     if meter.over:
         return _Failed("failed", f"it sent more than {meter.cap // (1024 * 1024)} MB before listing its tools; "
                                  "it was stopped")
+    if isinstance(exc, SignInNeeded):  # by its type: the words are the person's to read
+        return _Failed("sign-in", exc.detail)
     words = exc.message
     heard = f"{words} {closed or ''}"
     if by_address and _REFUSAL.search(heard):
@@ -272,7 +274,7 @@ def _failure(exc: SidecarError, meter: _Meter, closed: str | None, by_address: b
 
 async def _explain(server: ServerConfig, failure: _Failed) -> CheckResult:
     name, kind = server.alias, failure.kind
-    if "omb-sidecar signin" in failure.words:  # signed in before, and that sign-in is not enough now
+    if kind == "sign-in" or "omb-sidecar signin" in failure.words:  # signed in before, and that sign-in is not enough now
         words = failure.words.split("the server ", 1)[-1].removesuffix(" before it finished the handshake")
         return CheckResult(name=name, outcome="refused", reason=words, sign_in=True)
     if kind == "refused":
