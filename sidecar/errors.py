@@ -9,6 +9,7 @@ entry) with the key's path.
 from __future__ import annotations
 
 __all__ = [
+    "StoreUnavailable",
     "PARSE_ERROR",
     "INVALID_REQUEST",
     "METHOD_NOT_FOUND",
@@ -64,6 +65,10 @@ class UpstreamUnavailable(SidecarError):
     """An upstream could not take the request: not started, crashed, restarting, timed out."""
 
     code = UPSTREAM_UNAVAILABLE
+
+
+class StoreUnavailable(SidecarError):
+    """The shared store (`store.url`) did not answer in time, or refused."""
 
 
 class CallCancelled(SidecarError):

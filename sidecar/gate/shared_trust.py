@@ -36,9 +36,9 @@ from redis.exceptions import RedisError
 
 from sidecar.catalog.pins import Approval, Pin, PinsNotKept, PinStore
 from sidecar.config import Store
-from sidecar.gate.store import StoreUnavailable
+from sidecar.errors import StoreUnavailable
 
-__all__ = ["RedisPins", "RedisSpent", "cli_pins", "share_trust", "sync_client"]
+__all__ = ["RedisPins", "RedisSpent", "cli_pins", "sync_client"]
 
 log = logging.getLogger(__name__)
 _UNREACHABLE = "the shared store did not answer"
@@ -149,15 +149,3 @@ def cli_pins(config: Any) -> RedisPins | None:
     if not config.store.url:
         return None
     return RedisPins(sync_client(config.store), config.store.prefix, f"{config.bot.id}/{config.face.name}")
-
-
-def share_trust(gate: Any, settings: Store, namespace: str) -> None:
-    """Give `gate` the shared spent states and pins of `namespace` (its bot and face)."""
-    from sidecar.gate.confirm import ConfirmStage
-
-    client = sync_client(settings)
-    if gate.confirm is None:
-        gate.confirm = ConfirmStage(gate.config.policy, gate.config.bot.id, gate.config.face.name, gate.redact)
-    gate.confirm.spent = RedisSpent(client, settings.prefix)
-    if gate.trust.active:
-        gate.trust.store = RedisPins(client, settings.prefix, namespace, gate.trust.store)

@@ -12,9 +12,10 @@ from __future__ import annotations
 from sidecar.config import Store
 from sidecar.errors import ConfigError
 from sidecar.gate.chain import Gate
+from sidecar.gate.confirm import ConfirmStage
 from sidecar.gate.store import SharedHeldStore
 
-__all__ = ["share_held"]
+__all__ = ["share_held", "share_trust"]
 
 
 def share_held(gate: Gate, settings: Store, namespace: str) -> None:
@@ -30,6 +31,16 @@ def share_held(gate: Gate, settings: Store, namespace: str) -> None:
         raise ConfigError("store.url", f"not a Redis URL ({type(exc).__name__})") from None
     local = gate.held.local if isinstance(gate.held, SharedHeldStore) else gate.held
     gate.held = SharedHeldStore(local, backend, namespace)
-    from sidecar.gate.shared_trust import share_trust  # the sync redis client loads only now
-
     share_trust(gate, settings, namespace)  # confirmation states and pins, shared the same way
+
+
+def share_trust(gate: Gate, settings: Store, namespace: str) -> None:
+    """Give `gate` the shared spent states and pins of `namespace` (its bot and face)."""
+    from sidecar.gate.shared_trust import RedisPins, RedisSpent, sync_client  # the sync redis client loads only now
+
+    client = sync_client(settings)
+    if gate.confirm is None:
+        gate.confirm = ConfirmStage(gate.config.policy, gate.config.bot.id, gate.config.face.name, gate.redact)
+    gate.confirm.spent = RedisSpent(client, settings.prefix)
+    if gate.trust.active:
+        gate.trust.store = RedisPins(client, settings.prefix, namespace, gate.trust.store)
