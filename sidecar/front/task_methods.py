@@ -16,42 +16,43 @@ from typing import Any
 import msgspec
 
 from sidecar.errors import INVALID_PARAMS, EngineInputError, SidecarError
-from sidecar.front.handling import Handling, Result
+from sidecar.front.handling import Handler, Handling, Result
 from sidecar.gate import ToolCall
 from sidecar.gate.answer import call_answer
 from sidecar.hub.tasks import TaskRecord
 from sidecar.upstream import Upstream
 from sidecar.wire import Request
+from sidecar.wire.requests import PageParams, TaskParams
 
 __all__ = ["TASK_METHODS"]
 
 LIST_PAGES = 16  # pages read from one upstream's tasks/list for one engine request
 
 
-def _owned(d: Handling, req: Request) -> tuple[TaskRecord, Upstream]:
-    record = d.face.tasks.find(d.session.held_scope, req.params.get("taskId"))
+def _owned(d: Handling, params: TaskParams) -> tuple[TaskRecord, Upstream]:
+    record = d.face.tasks.find(d.session.held_scope, params.taskId)
     upstream = d.face.pool.get(record.alias)
     if upstream is None or not d.face.gate.grant.allows(record.alias, record.entry.name):
         raise EngineInputError(f"unknown task {record.exposed_id!r} at params.taskId", code=INVALID_PARAMS)
     return record, upstream
 
 
-async def _task_answer(d: Handling, req: Request) -> Result:
+async def _task_answer(d: Handling, req: Request, params: TaskParams) -> Result:
     """`tasks/get` and `tasks/cancel`: the upstream's task object, under the engine's id."""
-    record, upstream = _owned(d, req)
-    answer = msgspec.json.decode(await d.forward(req, upstream, {**req.params, "taskId": record.upstream_id}))
+    record, upstream = _owned(d, params)
+    answer = msgspec.json.decode(await d.forward(req, params, upstream, {**req.params, "taskId": record.upstream_id}))
     if isinstance(answer, dict):
         answer = d.face.tasks.outward_related(record.alias, {**answer, "taskId": record.exposed_id})
     return answer if isinstance(answer, dict) else {}
 
 
-async def tasks_result(d: Handling, req: Request) -> Result:
-    record, upstream = _owned(d, req)
+async def tasks_result(d: Handling, req: Request, params: TaskParams) -> Result:
+    record, upstream = _owned(d, params)
     call = ToolCall(name=record.entry.exposed, arguments={}, session=d.session.held_scope, target=record.entry)
 
     async def fetch(call: ToolCall) -> ToolCall:
         try:
-            raw = await d.forward(req, upstream, {**req.params, "taskId": record.upstream_id})
+            raw = await d.forward(req, params, upstream, {**req.params, "taskId": record.upstream_id})
         except SidecarError as exc:
             return call.fail(exc)
         result = d.face.tasks.outward_related(record.alias, msgspec.json.decode(raw))
@@ -61,25 +62,25 @@ async def tasks_result(d: Handling, req: Request) -> Result:
     return call_answer(call, d.redact)
 
 
-async def tasks_list(d: Handling, req: Request) -> Result:
+async def tasks_list(d: Handling, req: Request, params: PageParams) -> Result:
     mine = d.face.tasks.of(d.session.held_scope)
     tasks: list[dict[str, Any]] = []
     for alias in dict.fromkeys(r.alias for r in mine):
         upstream = d.face.pool.get(alias)
         if upstream is None or "tasks" not in (upstream.capabilities or {}):
             continue
-        for task in await _upstream_tasks(d, req, upstream):
+        for task in await _upstream_tasks(d, req, params, upstream):
             record = d.face.tasks.by_upstream(alias, task.get("taskId")) if isinstance(task, dict) else None
             if record is not None and record.owner == d.session.held_scope:  # this session's, no other's
                 tasks.append({**task, "taskId": record.exposed_id})
     return {"tasks": tasks}
 
 
-async def _upstream_tasks(d: Handling, req: Request, upstream: Upstream) -> list[Any]:
+async def _upstream_tasks(d: Handling, req: Request, params: PageParams, upstream: Upstream) -> list[Any]:
     found: list[Any] = []
     cursor: object = None
     for _ in range(LIST_PAGES):
-        page = msgspec.json.decode(await d.forward(req, upstream, {"cursor": cursor} if cursor else {}))
+        page = msgspec.json.decode(await d.forward(req, params, upstream, {"cursor": cursor} if cursor else {}))
         if not isinstance(page, dict):
             break
         found += page.get("tasks") or []
@@ -89,7 +90,7 @@ async def _upstream_tasks(d: Handling, req: Request, upstream: Upstream) -> list
     return found
 
 
-TASK_METHODS = {
+TASK_METHODS: dict[str, Handler] = {
     "tasks/get": _task_answer,
     "tasks/cancel": _task_answer,
     "tasks/result": tasks_result,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
 
@@ -19,11 +19,17 @@ from sidecar.catalog import LiveCatalog, UpstreamListing
 from sidecar.catalog.pins import Change, Memo, Pin, Pinning, PinsNotKept, PinStore, Verdict, judge, pin_tools
 from sidecar.gate.first_sight import FirstSight, prepare_listing
 from sidecar.config import ServerConfig
-from sidecar.gate.audit import AuditLog
 
 __all__ = ["Trust", "held_words"]
 
 log = logging.getLogger(__name__)
+
+
+class AuditSink(Protocol):
+    """Where each change is recorded: the gate's audit file (`sidecar/gate/observers/audit.py`,
+    given by the gate, which sits above this room)."""
+
+    def write(self, record: dict[str, Any]) -> None: ...
 
 _KIND_WORDS = {
     "changed": "changed since it was approved",
@@ -48,7 +54,7 @@ def _rules(change: Change) -> str:
 
 
 class Trust:
-    def __init__(self, servers: Iterable[ServerConfig], audit: AuditLog, store: PinStore | None,
+    def __init__(self, servers: Iterable[ServerConfig], audit: AuditSink, store: PinStore | None,
                  bot: str = "", face: str = "", live: LiveCatalog | None = None) -> None:
         # With `live`, each server's policy is the current snapshot's (a server mounted late
         # is judged as at start); `servers` then only serves a trust made without a face.

@@ -56,6 +56,7 @@ from sidecar.wire import (
     encode_error,
 )
 from sidecar.wire.outbox import FrameQueue
+from sidecar.wire.requests import request_progress_token
 from sidecar.wire.versions import HANDSHAKE_VERSIONS, MODERN_VERSION
 
 __all__ = ["HttpFront"]
@@ -397,9 +398,7 @@ def _accepts_events(request: web.Request) -> bool:
 
 
 def _progress_token(req: Request) -> object:
-    meta = req.params.get("_meta")
-    token = meta.get("progressToken") if isinstance(meta, dict) else None
-    return token if type(token) in (int, str) else None
+    return request_progress_token(req.params)
 
 
 def _multi(request: web.Request) -> dict[str, list[str]]:
