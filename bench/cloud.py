@@ -235,7 +235,7 @@ async def span_cost(endpoint: str, repeats: int) -> dict[str, float]:
     on the request's own thread (batching and export run on the SDK's thread)."""
     from types import SimpleNamespace
 
-    from sidecar.front.tracing import Tracing
+    from sidecar.gate.observers.tracing import Tracing
 
     # the exporter reads its endpoint from the environment once, when it is made: set it for
     # that moment only, so no later child of this process inherits a dead endpoint

@@ -295,7 +295,7 @@ async def test_a_stdio_session_loads_no_heavy_module(tmp_path: Path) -> None:
 
 
 def test_cryptography_loads_only_when_a_stateless_confirmation_is_sealed() -> None:
-    code = ("import sys, sidecar.gate.confirm, sidecar.gate.sealed as s, sidecar.gate.trust, sidecar.catalog.poison; "
+    code = ("import sys, sidecar.gate.confirmation.stage, sidecar.gate.confirmation.sealed as s, sidecar.trust.screen, sidecar.trust.scan; "
             "before = 'cryptography' in sys.modules; sealer = s.Sealer(bytes(32)); "
             "token = sealer.seal(sealer.new_claim(bot='b', face='f', tool='t', arguments={}, seconds=5)); "
             "print(before, 'cryptography' in sys.modules, sealer.open(token) is not None)")
@@ -323,8 +323,8 @@ def test_the_selection_cut_before_the_early_start_stays_light() -> None:
 
 
 def test_confirmation_and_review_paths_load_no_redis_without_a_store() -> None:
-    """Shared spent states and pins (sidecar.gate.shared_trust) load redis only with store.url."""
-    code = ("import sys, sidecar.gate.confirm, sidecar.gate.store, sidecar.gate.sealed, sidecar_admin.commands; "
+    """Shared spent states and pins (sidecar.trust.shared) load redis only with store.url."""
+    code = ("import sys, sidecar.gate.confirmation.stage, sidecar.gate.budget.store, sidecar.gate.confirmation.sealed, sidecar_admin.commands; "
             "print(' '.join(sorted(sys.modules)))")
     loaded = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split())
     assert not {m for m in loaded if m.split(".")[0] == "redis"}

@@ -21,11 +21,11 @@ import msgspec
 
 from sidecar.catalog import Catalog, Listing
 from sidecar.errors import EngineInputError, SidecarError, UpstreamError, UpstreamUnavailable
-from sidecar.gate.budget import text_result
+from sidecar.gate.budget.charge import text_result
 from sidecar.gate.call import ToolCall
-from sidecar.gate.held import HeldStore
-from sidecar.gate.query import QueryLimits, answer_query
-from sidecar.gate.store import SharedHeldStore
+from sidecar.gate.budget.held import HeldStore
+from sidecar.gate.budget.query import QueryLimits, answer_query
+from sidecar.gate.budget.store import SharedHeldStore
 from sidecar.redact import Redactor
 from sidecar.upstream import Pool
 from sidecar.wire.requests import PROGRESS_TOKEN

@@ -31,7 +31,7 @@ from sidecar.errors import INTERNAL_ERROR, INVALID_PARAMS
 from sidecar.front.dispatcher import Dispatcher
 from sidecar.front.eras.asking import EngineAnswer
 from sidecar.front.http.sessions import Exchange
-from sidecar.gate.held import CallerScope
+from sidecar.gate.budget.held import CallerScope
 from sidecar.hub.face import Face
 from sidecar.hub.session import EngineSession
 from sidecar.redact import Redactor

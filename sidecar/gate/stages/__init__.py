@@ -4,7 +4,7 @@ and owns the call's ending. A feature's stage lives in that feature's room besid
 logic (the charge in `sidecar/gate/budget/stage.py`) and is named here with the rest."""
 
 from sidecar.gate.stages.base import Current, Next, Stage
-from sidecar.gate.stages.charge import ChargeResult
+from sidecar.gate.budget.stage import ChargeResult
 from sidecar.gate.stages.checks import CheckGrant, CheckPolicy
 from sidecar.gate.stages.resolve import Resolve
 from sidecar.gate.stages.terminal import RunCall

@@ -27,7 +27,7 @@ from typing import Protocol
 
 from sidecar.config import Store
 from sidecar.errors import StoreUnavailable  # raised here; the one error tree owns it
-from sidecar.gate.held import CallerScope, HeldResult, HeldStore, TooBigToHold
+from sidecar.gate.budget.held import CallerScope, HeldResult, HeldStore, TooBigToHold
 
 __all__ = ["Backend", "SharedHeldStore", "StoreUnavailable", "owner_of_identity"]
 

@@ -43,7 +43,7 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode, get_current_
 from sidecar import __version__
 from sidecar.config import ServerConfig
 from sidecar.errors import CallCancelled, SidecarError
-from sidecar.front.labels import label_values
+from sidecar.gate.observers.labels import label_values
 from sidecar.gate import Next, Observer, Stage, ToolCall
 
 __all__ = ["Tracing", "start_tracing"]

@@ -1,7 +1,7 @@
 """Trust in what upstreams list: each listing judged against its pins before the merge,
 every change said once (a log line and an audit record), and the answer a held tool gets.
 
-Owns the I/O around the pure judgement of `sidecar.catalog.pins`: loading pins from the
+Owns the I/O around the pure judgement of `sidecar.trust.pins`: loading pins from the
 store (once per upstream), pinning a listing seen for the first time (trust on first
 use), and remembering which changes were already reported. Refuses: listing a held tool
 (a call to it is answered with what to run to review and approve it).
@@ -16,8 +16,8 @@ from typing import Any, Protocol
 import msgspec
 
 from sidecar.catalog import LiveCatalog, UpstreamListing
-from sidecar.catalog.pins import Change, Memo, Pin, Pinning, PinsNotKept, PinStore, Verdict, judge, pin_tools
-from sidecar.gate.first_sight import FirstSight, prepare_listing
+from sidecar.trust.pins import Change, Memo, Pin, Pinning, PinsNotKept, PinStore, Verdict, judge, pin_tools
+from sidecar.trust.first_sight import FirstSight, prepare_listing
 from sidecar.config import ServerConfig
 
 __all__ = ["Trust", "held_words"]

@@ -30,7 +30,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from sidecar.front.labels import LABEL_CAP, label_values
+from sidecar.gate.observers.labels import LABEL_CAP, label_values
 from sidecar.catalog import Catalog
 from sidecar.gate import Gate, ToolCall
 from sidecar.upstream import Pool

@@ -34,7 +34,7 @@ import msgspec
 import redis
 from redis.exceptions import RedisError
 
-from sidecar.catalog.pins import Approval, Pin, PinsNotKept, PinStore
+from sidecar.trust.pins import Approval, Pin, PinsNotKept, PinStore
 from sidecar.config import Store
 from sidecar.errors import StoreUnavailable
 
