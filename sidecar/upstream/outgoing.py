@@ -12,9 +12,7 @@ ends, with an error naming the limit.
 from __future__ import annotations
 
 import asyncio
-import base64
 import logging
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -27,16 +25,16 @@ from sidecar.upstream.handshake import MAX_LIST_BYTES, MODERN_VERSION
 from sidecar.wire import TOO_DEEP, encode_error
 from sidecar.wire.depth import too_deep
 from sidecar.wire.framing import DEFAULT_LINE_CAP, DropSink
+from sidecar.wire.param_headers import header_value
 from sidecar.wire.repair import Repair, repair_frame
 from sidecar.wire.salvage import EDGE_BYTES, DroppedFrame, salvage
 
-__all__ = ["MODERN_VERSION", "ModernEnvelope", "Outgoing", "Replies", "read_capped"]
+__all__ = ["MODERN_VERSION", "ModernEnvelope", "Outgoing", "Replies", "header_value", "read_capped"]
 
 ENVELOPE_PREFIX = "io.modelcontextprotocol/"
 CAPABILITIES_KEY = ENVELOPE_PREFIX + "clientCapabilities"
 UPSTREAM_UNAVAILABLE = UpstreamUnavailable.code
 _NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
-_HEADER_SAFE = re.compile(r"^[\x20-\x7e]*$")
 
 
 class _Peek(msgspec.Struct):
@@ -98,13 +96,6 @@ class Outgoing:
         key = _NAME_PARAM.get(self.method or "")
         value = _params(self.params).get(key) if key else None
         return value if isinstance(value, str) else None
-
-
-def header_value(value: str) -> str:
-    """A value as a 2026-07-28 header carries it: plain when safe, else base64 in a sentinel."""
-    if _HEADER_SAFE.match(value) and value == value.strip() and not value.startswith("=?base64?"):
-        return value
-    return f"=?base64?{base64.b64encode(value.encode()).decode()}?="
 
 
 class ModernEnvelope:
