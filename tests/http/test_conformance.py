@@ -189,8 +189,6 @@ _SESSION_KEPT = ("its server also accepts initialize, and the sidecar keeps a se
 CLIENT_NOT_YET = {
     "request-metadata": _SESSION_KEPT,
     "http-standard-headers": _SESSION_KEPT,
-    "http-custom-headers": "x-mcp-header parameters are not mirrored into Mcp-Param-* headers; " + _SESSION_KEPT,
-    "http-invalid-tool-headers": "a tool with an invalid x-mcp-header annotation is listed to the engine, not left out",
 }
 _CLIENT_SUMMARY = re.compile(r"Passed: (?P<passed>\d+)/(?P<total>\d+), (?P<failed>\d+) failed, (?P<warned>\d+) warnings")
 
