@@ -2,9 +2,10 @@
 
 Sends only fields the specification defines; accepts an upstream that answers with any
 handshake revision the sidecar knows; probes a URL upstream with the 2026-07-28
-`server/discover` first, speaks that revision statelessly to a server that supports it
-(even one that also takes `initialize`), and falls back to `initialize` on anything that
-is not a 2026-07-28 answer; follows `nextCursor` pages with bounds on pages and bytes.
+`server/discover` first (asked once more when refused as an unsupported version by a
+server naming 2026-07-28), keeps a session with a server that also takes `initialize`,
+and falls back to `initialize` on anything that is not a 2026-07-28 answer; follows
+`nextCursor` pages with bounds on pages and bytes.
 """
 
 from __future__ import annotations
@@ -82,9 +83,25 @@ async def handshake(conn: Connection, probe: bool = False) -> Handshake:
     """Open the conversation: `server/discover` first when `probe`, else (or failing that) initialize."""
     if probe:
         found = await discover(conn)
-        if found is not None:  # the newest revision both sides speak, even when the server also takes initialize
-            return found
+        if found is not None:
+            return await _prefer_session(conn, found)
     return await initialize(conn)
+
+
+async def _prefer_session(conn: Connection, modern: Handshake) -> Handshake:
+    """A server that also speaks the handshake revisions keeps a stateful session: the
+    sidecar relays its requests to the engine (sampling, elicitation, roots), its log
+    messages, resource subscriptions and list changes, which 2026-07-28 carries in
+    other ways. A 2026-07-28-only server refuses `initialize`, and is spoken to statelessly.
+    Not the newer revision first: a server of the `mcp` SDK offers 2026-07-28 in its
+    discover answer whatever its handlers return, and one whose handlers predate it
+    answers its `tools/list` with "Handler returned an invalid result" in that revision
+    (tests/http/sdk_http_server.py does).
+    """
+    try:
+        return await initialize(conn)
+    except (UpstreamError, msgspec.DecodeError):
+        return modern
 
 
 def _object(value: Any) -> dict[str, Any]:
