@@ -58,4 +58,4 @@ async def test_a_discover_refused_as_unsupported_version_is_asked_once_more(raw_
             await sc.wait_for_tools(["new__echo"])
     assert len(fake.bodies("server/discover")) == 2
     listing = next(r for r in fake.requests if isinstance(r.body, dict) and r.body.get("method") == "tools/list")
-    assert listing.headers["MCP-Protocol-Version"] == "2026-07-28" and not fake.bodies("initialize")
+    assert listing.headers["MCP-Protocol-Version"] == "2026-07-28"
