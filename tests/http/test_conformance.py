@@ -185,7 +185,8 @@ CLIENT_SCENARIOS = {
              "http-invalid-tool-headers"],
 }
 _SESSION_KEPT = ("its server also accepts initialize, and the sidecar keeps a session with such a server "
-                 "(sidecar.upstream.handshake), so its requests are the session revision's")
+                 "(sidecar.upstream.handshake), so its requests are the session revision's: on purpose, as an "
+                 "mcp SDK server offers 2026-07-28 whether or not its handlers can serve it")
 CLIENT_NOT_YET = {
     "request-metadata": _SESSION_KEPT,
     "http-standard-headers": _SESSION_KEPT,
