@@ -3,8 +3,8 @@
 Pure functions over data the upstream pool hands in. Owns naming, order (upstreams in
 configured order, each upstream's tools in the order it listed them), stripping of
 invisible characters, the cap on one tool's size, and per-upstream sizes. Refuses
-nothing: a tool without a usable name (none, or one whose text had to be repaired) is
-skipped and counted; a tool over the size caps is cut and counted.
+nothing: a tool without a usable name (none, or one whose text had to be repaired) or
+with an invalid `x-mcp-header` annotation is skipped and counted; a tool over the size caps is cut and counted.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import msgspec
 
 from sidecar.catalog.names import assign_names
 from sidecar.catalog.sanitize import ToolCaps, cap_tool, might_hold_invisible, strip_invisible
+from sidecar.wire.param_headers import ANNOTATION_BYTES, annotation_problem
 
 __all__ = ["CatalogEntry", "Catalog", "UpstreamListing", "UpstreamSize", "build_catalog"]
 
@@ -66,6 +67,8 @@ def _usable(items: Iterable[Any]) -> list[dict[str, Any]]:
 
 def _clean(listing: UpstreamListing) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
     tools = _usable(listing.tools)
+    if not listing.tools_json or ANNOTATION_BYTES in listing.tools_json:  # a server's header annotations
+        tools = [t for t in tools if annotation_problem(t) is None]  # invalid: left out (SEP-2243)
     prompts = _usable(listing.prompts)
     stripped = 0
     if not listing.tools_json or might_hold_invisible(listing.tools_json):

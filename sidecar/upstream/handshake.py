@@ -2,8 +2,10 @@
 
 Sends only fields the specification defines; accepts an upstream that answers with any
 handshake revision the sidecar knows; probes a URL upstream with the 2026-07-28
-`server/discover` first and falls back to `initialize` on anything that is not a
-2026-07-28 answer; follows `nextCursor` pages with bounds on pages and bytes.
+`server/discover` first (asked once more when refused as an unsupported version by a
+server naming 2026-07-28), keeps a session with a server that also takes `initialize`,
+and falls back to `initialize` on anything that is not a 2026-07-28 answer; follows
+`nextCursor` pages with bounds on pages and bytes.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ CLIENT_CAPABILITIES: dict[str, Any] = {"roots": {"listChanged": True}, "sampling
 # (sidecar.gate.asked, sidecar.front.eras.asking).
 MODERN_CLIENT_CAPABILITIES: dict[str, Any] = {"elicitation": {"form": {}, "url": {}}, "sampling": {}, "roots": {}}
 CLIENT_INFO = {"name": "omb-sidecar", "version": __version__}
+UNSUPPORTED_VERSION = -32022  # 2026-07-28: the request's revision is not one the server speaks
 MAX_PAGES = 1000
 MAX_LIST_BYTES = 32 * 1024 * 1024
 # A server past either figure is "big": it is listed as a trio, and a URL one gets
@@ -90,6 +93,10 @@ async def _prefer_session(conn: Connection, modern: Handshake) -> Handshake:
     sidecar relays its requests to the engine (sampling, elicitation, roots), its log
     messages, resource subscriptions and list changes, which 2026-07-28 carries in
     other ways. A 2026-07-28-only server refuses `initialize`, and is spoken to statelessly.
+    Not the newer revision first: a server of the `mcp` SDK offers 2026-07-28 in its
+    discover answer whatever its handlers return, and one whose handlers predate it
+    answers its `tools/list` with "Handler returned an invalid result" in that revision
+    (tests/http/sdk_http_server.py does).
     """
     try:
         return await initialize(conn)
@@ -101,11 +108,27 @@ def _object(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def _offers_modern(exc: UpstreamError) -> bool:
+    """An unsupported-version refusal that names 2026-07-28 among the server's revisions."""
+    supported = _object(exc.data).get("supported")
+    return exc.code == UNSUPPORTED_VERSION and isinstance(supported, list) and MODERN_VERSION in supported
+
+
+async def _ask_discover(conn: Connection) -> Any:
+    """The `server/discover` result; asked once more when the first was refused as an
+    unsupported version by a server that names 2026-07-28 as one it supports."""
+    try:
+        return msgspec.json.decode(await conn.request("server/discover", {"_meta": modern_envelope()}))
+    except UpstreamError as exc:
+        if not _offers_modern(exc):
+            raise
+    return msgspec.json.decode(await conn.request("server/discover", {"_meta": modern_envelope()}))
+
+
 async def discover(conn: Connection) -> Handshake | None:
     """A 2026-07-28 server's description, or None for anything that is not one."""
     try:
-        raw = await conn.request("server/discover", {"_meta": modern_envelope()})
-        result = msgspec.json.decode(raw)
+        result = await _ask_discover(conn)
     except (UpstreamError, UpstreamUnavailable, msgspec.DecodeError):  # not one: a refusal, an HTTP error
         return None
     supported = _object(result).get("supportedVersions")

@@ -36,6 +36,7 @@ from sidecar.upstream.replies import Replies
 from sidecar.upstream.webclient import UNREACHABLE, WebClient, refusal_words
 from sidecar.wire import UpstreamFrame
 from sidecar.wire.framing import DEFAULT_LINE_CAP
+from sidecar.wire.param_headers import ParamHeaders
 from sidecar.wire.salvage import DroppedFrame
 
 __all__ = ["HttpChannel", "open_http_channel"]
@@ -69,6 +70,7 @@ class HttpChannel(QueuedChannel):
         self._modern: ModernEnvelope | None = None
         self._offer: ModernEnvelope | None = None  # a 2026-07-28 answer kept while initialize is tried
         self._started = False  # the handshake finished: failures no longer end the channel
+        self.param_headers = ParamHeaders()  # taught by the supervisor from each tool listing
         self._end: UpstreamUnavailable | None = None
         self._spawn(self._send_loop())
 
@@ -139,6 +141,8 @@ class HttpChannel(QueuedChannel):
 
     def _headers(self, out: Outgoing) -> dict[str, str]:
         headers = {"Accept": ACCEPT_BOTH, "Content-Type": "application/json"}
+        if out.method == "tools/call":  # asked for by the tool's own annotations, in either era
+            headers.update(self.param_headers.for_call(out.params))
         if self._adopted or out.method == "server/discover":
             headers.update(ModernEnvelope.headers(out))
             return headers

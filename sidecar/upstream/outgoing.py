@@ -12,8 +12,6 @@ at this edge. Refuses a body over its cap (`TooLarge`), before buffering past it
 from __future__ import annotations
 
 import asyncio
-import base64
-import re
 from typing import Any
 
 import aiohttp
@@ -25,14 +23,14 @@ from sidecar.upstream.handshake import MAX_LIST_BYTES, MODERN_VERSION
 from sidecar.upstream.replies import Replies
 from sidecar.wire import UpstreamFrame
 from sidecar.wire.framing import DEFAULT_LINE_CAP
+from sidecar.wire.param_headers import header_value
 from sidecar.wire.versions import CAPABILITIES_KEY
 
-__all__ = ["MODERN_VERSION", "ModernEnvelope", "QueuedChannel", "answer_cap", "cancelled_id", "named",
-           "read_capped"]
+__all__ = ["MODERN_VERSION", "ModernEnvelope", "QueuedChannel", "answer_cap", "cancelled_id", "header_value",
+           "named", "read_capped"]
 
 ENVELOPE_PREFIX = "io.modelcontextprotocol/"
 _NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
-_HEADER_SAFE = re.compile(r"^[\x20-\x7e]*$")
 
 
 def answer_cap(out: Outgoing) -> int:
@@ -51,13 +49,6 @@ def named(out: Outgoing) -> str | None:
     key = _NAME_PARAM.get(out.method or "")
     value = out.param(key) if key else None
     return value if isinstance(value, str) else None
-
-
-def header_value(value: str) -> str:
-    """A value as a 2026-07-28 header carries it: plain when safe, else base64 in a sentinel."""
-    if _HEADER_SAFE.match(value) and value == value.strip() and not value.startswith("=?base64?"):
-        return value
-    return f"=?base64?{base64.b64encode(value.encode()).decode()}?="
 
 
 class ModernEnvelope:

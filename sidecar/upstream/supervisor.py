@@ -35,6 +35,7 @@ from sidecar.upstream.lifecycle import UpstreamState
 from sidecar.upstream.listening import WatchedUris, follow_changes
 from sidecar.upstream.transports import open_channel
 from sidecar.wire import UpstreamFrame
+from sidecar.wire.param_headers import ANNOTATION, ParamHeaders
 from sidecar.wire.salvage import DroppedFrame
 
 RequestId = int | str
@@ -190,7 +191,17 @@ class Upstream:
             self.info = await handshake(conn, probe=self.config.type == "http")
             grow = self._grow_when_big(scope) if url else None
             self.listing = await read_listing(conn, self.info.capabilities, on_tools_page=grow)
+        self._screen_param_headers(conn, self.listing.tools)
         await self._prepared(self.listing.tools)
+
+    def _screen_param_headers(self, conn: Connection, tools: list[dict[str, Any]]) -> None:
+        """Teach a URL channel its tools' `x-mcp-header` annotations, and say which tools
+        are left out of the catalog for invalid ones (sidecar.catalog.merge leaves them out)."""
+        channel = getattr(conn.transport, "param_headers", None)
+        table = channel if isinstance(channel, ParamHeaders) else ParamHeaders()
+        for name, why in table.learn(tools):
+            log.warning("upstream '%s': tool '%s' is left out, its %s annotation is invalid: %s",
+                        self.alias, name, ANNOTATION, why)
 
     async def _prepared(self, tools: list[dict[str, Any]]) -> None:
         """Let the listener get a new tool listing ready (the trust screen's digests and
@@ -270,6 +281,7 @@ class Upstream:
             log.warning("upstream '%s': re-reading its %s failed: %s", self.alias, kind, exc)
             return
         if kind == "tools":
+            self._screen_param_headers(conn, fresh.tools)
             await self._prepared(fresh.tools)
             self.listing = msgspec.structs.replace(self.listing, tools=fresh.tools, tools_json=fresh.tools_json)
         elif kind == "prompts":

@@ -6,7 +6,8 @@
 Behaviour is chosen per test by the FakeUpstream fields: `modern_only` (answers
 `server/discover`, refuses `initialize`, demands the 2026-07-28 envelope and headers on
 every request), `status_for` (tool name -> an HTTP status to answer that call with),
-`refuse_all` (a status for every request), `redirect_to` (a URL every request is
+`refuse_all` (a status for every request), `extra_tools` (listed too, called like echo),
+`refuse_first_discover` (its first discover refused as an unsupported version), `redirect_to` (a URL every request is
 redirected to, with `redirect_status`), `list_length` (a Content-Length to claim for
 tools/list), `error_text` (the words of a JSON-RPC error for the tool `fail`). Every
 request is recorded (method, path, headers, body) in `requests`.
@@ -54,6 +55,8 @@ class FakeUpstream:
     list_length: int | None = None
     error_text: str = "bad argument"
     filler_tools: int = 0  # extra tools, so a server can be made "big"
+    extra_tools: list[dict[str, Any]] = field(default_factory=list)  # listed after TOOLS, called like echo
+    refuse_first_discover: bool = False  # the first discover refused as an unsupported version
     page_size: int = 0  # 0: one page
     page_delay: float = 0.0  # seconds before each page after the first
     requests: list[Seen] = field(default_factory=list)
@@ -93,6 +96,10 @@ class FakeUpstream:
             if refusal is not None:
                 return web.json_response({"jsonrpc": "2.0", "id": ident, "error": refusal}, status=400)
         if method == "server/discover":
+            if self.refuse_first_discover and len(self.bodies("server/discover")) == 1:
+                return web.json_response({"jsonrpc": "2.0", "id": ident, "error": {
+                    "code": -32022, "message": "Unsupported protocol version", "data": {"supported": [MODERN]}}},
+                    status=400)
             if not self.modern_only:
                 return web.json_response({"jsonrpc": "2.0", "id": ident, "error": {
                     "code": -32601, "message": "Method not found"}}, status=404)
@@ -112,7 +119,7 @@ class FakeUpstream:
         return web.json_response({"jsonrpc": "2.0", "id": ident, "error": {"code": -32601, "message": "nope"}})
 
     async def _page(self, ident: Any, params: dict[str, Any]) -> web.Response:
-        tools = TOOLS + [{"name": f"filler_{i}", "description": "filler", "inputSchema": {"type": "object"}}
+        tools = TOOLS + self.extra_tools + [{"name": f"filler_{i}", "description": "filler", "inputSchema": {"type": "object"}}
                          for i in range(self.filler_tools)]
         if not self.page_size:
             return _result(ident, {"tools": tools})
