@@ -163,6 +163,9 @@ class HttpChannel(QueuedChannel):
             self._replies.fault(out, exc)
             if not self._started or exc.message == UNREACHABLE or isinstance(exc, SignInNeeded):
                 self._finish(exc)  # the server is gone: the supervisor restarts the connection
+        except Exception as exc:  # a fault of ours: the request still gets its one answer
+            log.error("upstream exchange failed inside the sidecar (%s)", type(exc).__name__)  # its words may hold data
+            self._replies.fault(out, UpstreamUnavailable(f"could not be sent ({type(exc).__name__} in the sidecar)"))
         finally:
             opened.set()
 

@@ -16,7 +16,6 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-import msgspec
 
 __all__ = ["ANNOTATION", "ANNOTATION_BYTES", "PREFIX", "ParamHeaders", "annotation_problem", "header_value", "param_headers"]
 
@@ -115,14 +114,11 @@ class ParamHeaders:
         self.by_tool = by_tool
         return invalid
 
-    def for_call(self, raw_params: bytes | msgspec.Raw) -> dict[str, str]:
-        """The headers of a `tools/call` with these encoded params (none for a tool not annotated)."""
-        if not self.by_tool or not raw_params:
+    def for_call(self, params: Any) -> dict[str, str]:
+        """The headers of a `tools/call` with these params, as the connection decoded them
+        (none for a tool not annotated)."""
+        if not self.by_tool or not isinstance(params, dict):
             return {}
-        try:
-            params = msgspec.json.decode(raw_params)
-        except msgspec.DecodeError:
-            return {}
-        name = params.get("name") if isinstance(params, dict) else None
+        name = params.get("name")
         annotated = self.by_tool.get(name) if isinstance(name, str) else None
         return param_headers(annotated, params.get("arguments")) if annotated else {}

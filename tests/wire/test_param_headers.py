@@ -100,10 +100,10 @@ def test_a_learned_listing_mirrors_only_valid_tools_and_names_the_invalid():
              tool("plain", query={"type": "string"})]
     left_out = table.learn(tools)
     assert [name for name, _ in left_out] == ["invalid_number"] and "number" in left_out[0][1]
-    call = json.dumps({"name": "valid_tool", "arguments": {"region": "Hello, \u4e16\u754c"}}).encode()
+    call = {"name": "valid_tool", "arguments": {"region": "Hello, \u4e16\u754c"}}
     assert table.for_call(call) == {PREFIX + "Region": header_value("Hello, \u4e16\u754c")}
-    refused = json.dumps({"name": "invalid_number", "arguments": {"score": 1}}).encode()
-    assert table.for_call(refused) == {} and table.for_call(b"not json") == {}
+    refused = {"name": "invalid_number", "arguments": {"score": 1}}
+    assert table.for_call(refused) == {} and table.for_call("not an object") == {}
 
 
 def test_the_catalog_leaves_out_a_tool_with_invalid_annotations_and_counts_it():
