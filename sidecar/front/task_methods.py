@@ -46,8 +46,12 @@ async def _task_answer(d: Handling, req: Request) -> Result:
 
 
 async def tasks_result(d: Handling, req: Request) -> Result:
+    """The task's result, charged like a call's result and recorded like one: an audit
+    line with the same fields as the call that made the task, `via` this method, and the
+    task's id as the engine holds it."""
     record, upstream = _owned(d, req)
-    call = ToolCall(name=record.entry.exposed, arguments={}, session=d.session.held_scope, target=record.entry)
+    call = ToolCall(name=record.entry.exposed, arguments={}, session=d.session.held_scope, target=record.entry,
+                    via="tasks/result")
 
     async def fetch(call: ToolCall) -> ToolCall:
         try:
@@ -57,7 +61,14 @@ async def tasks_result(d: Handling, req: Request) -> Result:
         result = d.face.tasks.outward_related(record.alias, msgspec.json.decode(raw))
         return call.complete(msgspec.Raw(msgspec.json.encode(result)))
 
-    await d.face.gate.charge(call, fetch)  # the result budget, as a call's own result takes it
+    gate = d.face.gate
+    try:
+        await gate.charge(call, fetch)  # the result budget, as a call's own result takes it
+    finally:
+        if call.outcome is None:  # cancelled or broken on the way: ended once, as the chain ends a call
+            call.fail(SidecarError("tasks/result ended without a result"))
+        if gate.recording:
+            gate.recorder.record(call, task=record.exposed_id)
     return call_answer(call, d.redact)
 
 
