@@ -25,6 +25,7 @@ from sidecar.hub.tasks import tasks_capability
 from sidecar.upstream import Connection, lifecycle
 from sidecar.wire import Request
 from sidecar.wire.hello import TASKS_WHILE_STARTING, hello_of, offer
+from sidecar.wire.task_shapes import TASKS_EXTENSION, declares_tasks
 from sidecar.wire.versions import UI_EXTENSION
 
 
@@ -63,6 +64,8 @@ def server_capabilities(face: Face) -> dict[str, Any]:
                        if lifecycle.is_ready(u.state) or lifecycle.is_starting(u.state)])
     if ui is not None:  # MCP Apps: the host learns `ui://` resources and `_meta.ui` come through
         offered["extensions"] = {UI_EXTENSION: ui}
+    if tasks is not None and "call" in tasks.get("requests", {}).get("tools", {}):  # the 2026 tasks extension too
+        offered["extensions"] = {**offered.get("extensions", {}), TASKS_EXTENSION: {}}
     return offered
 
 
@@ -105,8 +108,9 @@ async def tools_call(d: Handling, req: Request) -> Result:
     )
     await d.face.gate.run(call)
     answer = call_answer(call, d.redact)
-    if call.task is not None and call.target is not None:  # a task made by a call that passed the gate
-        return d.face.tasks.adopt(session.held_scope, call.target, answer)
+    modern = call.task is None and declares_tasks(meta)  # the 2026 tasks extension: the server decides
+    if (call.task is not None or modern) and call.target is not None:  # a task made by a call that passed the gate
+        return d.face.tasks.adopt(session.held_scope, call.target, answer, modern_engine=modern)
     return answer
 
 

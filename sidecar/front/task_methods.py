@@ -1,12 +1,16 @@
-"""The engine-facing task methods (MCP 2025-11-25): `tasks/get`, `tasks/result`,
-`tasks/cancel` and `tasks/list`, each routed to the upstream that owns the task.
+"""The engine-facing task methods, each routed to the upstream that owns the task: the
+2025-11-25 ones (`tasks/get`, `tasks/result`, `tasks/cancel`, `tasks/list`) and those of
+the 2026 tasks extension (`tasks/get`, `tasks/update`, `tasks/cancel`), whichever shape
+the owning upstream speaks (`sidecar.front.task_bridge` crosses between the two).
 
 Owns the checks every task request passes: the task is this session's (the face's
 `TaskTable`), the bot may still call the tool that made it (the gate's grant), its upstream
 is mounted. Refuses everything else with one "unknown task" answer, so a model cannot
-probe for other sessions' tasks. `tasks/result` carries the call's result, so it goes
-through the gate's result budget like any call's result. `tasks/list` is the session's
-own tasks only, gathered from the upstreams that own them, in one page.
+probe for other sessions' tasks; a 2026 method the request did not declare the extension
+for is refused as the extension says (-32021). A request is of the 2026 extension when its
+`_meta` declares it. A task's result (`tasks/result`, or a completed task that `tasks/get`
+inlines) goes through the gate's result budget and writes an audit line like a call's.
+`tasks/list` is the session's own tasks only, gathered from the upstreams that own them.
 """
 
 from __future__ import annotations
@@ -15,13 +19,13 @@ from typing import Any
 
 import msgspec
 
-from sidecar.errors import INVALID_PARAMS, EngineInputError, SidecarError
+from sidecar.errors import INVALID_PARAMS, EngineInputError
+from sidecar.front import task_bridge as bridge
 from sidecar.front.handling import Handling, Result
-from sidecar.gate import ToolCall
-from sidecar.gate.answer import call_answer
 from sidecar.hub.tasks import TaskRecord
 from sidecar.upstream import Upstream
 from sidecar.wire import Request
+from sidecar.wire.task_shapes import MISSING_CAPABILITY, TASKS_EXTENSION, as_legacy, declares_tasks
 
 __all__ = ["TASK_METHODS"]
 
@@ -36,40 +40,48 @@ def _owned(d: Handling, req: Request) -> tuple[TaskRecord, Upstream]:
     return record, upstream
 
 
-async def _task_answer(d: Handling, req: Request) -> Result:
-    """`tasks/get` and `tasks/cancel`: the upstream's task object, under the engine's id."""
+def _modern(req: Request) -> bool:
+    return declares_tasks(req.params.get("_meta"))
+
+
+async def tasks_get(d: Handling, req: Request) -> Result:
     record, upstream = _owned(d, req)
-    answer = msgspec.json.decode(await d.forward(req, upstream, {**req.params, "taskId": record.upstream_id}))
-    if isinstance(answer, dict):
-        answer = d.face.tasks.outward_related(record.alias, {**answer, "taskId": record.exposed_id})
-    return answer if isinstance(answer, dict) else {}
+    if _modern(req):
+        return await bridge.detailed_task(d, req, record, upstream)
+    task: dict[str, Any] = d.face.tasks.outward_related(record.alias, await bridge.legacy_task(d, req, record, upstream))
+    return task
+
+
+async def tasks_cancel(d: Handling, req: Request) -> Result:
+    record, upstream = _owned(d, req)
+    answer = await bridge.send(d, req, record, upstream, "tasks/cancel", {"taskId": record.upstream_id})
+    if _modern(req):
+        return {"resultType": "complete"}  # the extension's empty acknowledgement, whoever owns the task
+    if record.modern:  # a 2025 engine wants the cancelled task back
+        return as_legacy({**await bridge.upstream_task(d, req, record, upstream), "taskId": record.exposed_id})
+    cancelled = msgspec.json.decode(answer)
+    return {**cancelled, "taskId": record.exposed_id} if isinstance(cancelled, dict) else {}
+
+
+async def tasks_update(d: Handling, req: Request) -> Result:
+    if not _modern(req):
+        raise EngineInputError(f"tasks/update is a method of the {TASKS_EXTENSION} extension: declare it in "
+                               "params._meta's client capabilities", code=MISSING_CAPABILITY)
+    record, upstream = _owned(d, req)
+    if not record.modern:
+        raise EngineInputError(f"task {record.exposed_id!r} belongs to a server of the 2025-11-25 revision, "
+                               "which asks its questions itself: nothing to update", code=INVALID_PARAMS)
+    responses = req.params.get("inputResponses")
+    if not isinstance(responses, dict):
+        raise EngineInputError("params.inputResponses must be an object", code=INVALID_PARAMS)
+    params = {"taskId": record.upstream_id, "inputResponses": responses}
+    await bridge.send(d, req, record, upstream, "tasks/update", params)
+    return {"resultType": "complete"}
 
 
 async def tasks_result(d: Handling, req: Request) -> Result:
-    """The task's result, charged like a call's result and recorded like one: an audit
-    line with the same fields as the call that made the task, `via` this method, and the
-    task's id as the engine holds it."""
     record, upstream = _owned(d, req)
-    call = ToolCall(name=record.entry.exposed, arguments={}, session=d.session.held_scope, target=record.entry,
-                    via="tasks/result")
-
-    async def fetch(call: ToolCall) -> ToolCall:
-        try:
-            raw = await d.forward(req, upstream, {**req.params, "taskId": record.upstream_id})
-        except SidecarError as exc:
-            return call.fail(exc)
-        result = d.face.tasks.outward_related(record.alias, msgspec.json.decode(raw))
-        return call.complete(msgspec.Raw(msgspec.json.encode(result)))
-
-    gate = d.face.gate
-    try:
-        await gate.charge(call, fetch)  # the result budget, as a call's own result takes it
-    finally:
-        if call.outcome is None:  # cancelled or broken on the way: ended once, as the chain ends a call
-            call.fail(SidecarError("tasks/result ended without a result"))
-        if gate.recording:
-            gate.recorder.record(call, task=record.exposed_id)
-    return call_answer(call, d.redact)
+    return await bridge.charged_result(d, req, record, upstream)
 
 
 async def tasks_list(d: Handling, req: Request) -> Result:
@@ -77,7 +89,13 @@ async def tasks_list(d: Handling, req: Request) -> Result:
     tasks: list[dict[str, Any]] = []
     for alias in dict.fromkeys(r.alias for r in mine):
         upstream = d.face.pool.get(alias)
-        if upstream is None or "tasks" not in (upstream.capabilities or {}):
+        if upstream is None:
+            continue
+        if any(r.modern for r in mine if r.alias == alias):  # the extension has no list: each task asked
+            tasks += [as_legacy({**await bridge.upstream_task(d, req, r, upstream), "taskId": r.exposed_id})
+                      for r in mine if r.alias == alias]
+            continue
+        if "tasks" not in (upstream.capabilities or {}):
             continue
         for task in await _upstream_tasks(d, req, upstream):
             record = d.face.tasks.by_upstream(alias, task.get("taskId")) if isinstance(task, dict) else None
@@ -101,8 +119,9 @@ async def _upstream_tasks(d: Handling, req: Request, upstream: Upstream) -> list
 
 
 TASK_METHODS = {
-    "tasks/get": _task_answer,
-    "tasks/cancel": _task_answer,
+    "tasks/get": tasks_get,
+    "tasks/cancel": tasks_cancel,
     "tasks/result": tasks_result,
     "tasks/list": tasks_list,
+    "tasks/update": tasks_update,
 }

@@ -27,7 +27,8 @@ from sidecar.gate.held import HeldStore
 from sidecar.gate.query import QueryLimits, answer_query
 from sidecar.gate.store import SharedHeldStore
 from sidecar.redact import Redactor
-from sidecar.upstream import Pool
+from sidecar.upstream import Pool, Upstream
+from sidecar.wire.task_shapes import declares_tasks, extension_meta, offers_extension
 from sidecar.wire.versions import without_envelope
 
 __all__ = ["ASKS", "route_upstream", "answer_locally", "scrub_answer", "SEARCH_SECONDS", "tool_error"]
@@ -35,6 +36,27 @@ __all__ = ["ASKS", "route_upstream", "answer_locally", "scrub_answer", "SEARCH_S
 SEARCH_SECONDS = 120.0
 ASKS = re.compile(rb'"input_required"')  # searched in place (no copy); only a hit is decoded
 SCRUB_IN_THREAD = 1 << 20  # answers larger than this are redacted in a worker thread
+
+
+def ask_for_task(params: dict[str, Any], call: ToolCall, upstream: Upstream) -> None:
+    """A call whose engine asked for a task asks its upstream in the upstream's own way
+    (the answer is then a task the front records): a server that speaks the 2026 tasks
+    extension is told the client declares it; a 2025-11-25 one gets `params.task`, which
+    for an engine that declared the extension goes only to a tool that may run as a task."""
+    modern_engine = call.task is None and declares_tasks(call.meta)
+    if call.task is None and not modern_engine:
+        return
+    if offers_extension(upstream.capabilities):
+        params["_meta"] = {**params.get("_meta", {}), **extension_meta()}
+    elif call.task is not None:
+        params["task"] = call.task
+    elif call.target is not None and _may_run_as_task(call.target.spec):
+        params["task"] = {}
+
+
+def _may_run_as_task(tool: dict[str, Any]) -> bool:
+    execution = tool.get("execution")
+    return isinstance(execution, dict) and execution.get("taskSupport") in ("optional", "required")
 
 
 def tool_error(text: str) -> msgspec.Raw:
@@ -52,8 +74,7 @@ async def route_upstream(call: ToolCall, pool: Pool, deadline: float | None, scr
         rest = {k: v for k, v in without_envelope(call.meta).items() if k != "progressToken"}
         if rest:
             params["_meta"] = rest
-    if call.task is not None:  # the answer is then a CreateTaskResult (the front records the task)
-        params["task"] = call.task
+    ask_for_task(params, call, upstream)
 
     def send(again: dict[str, Any]) -> Any:
         return conn.request("tools/call", again, call.progress, call.on_sent, deadline)
