@@ -124,7 +124,7 @@ class TaskUpstream:
     async def _run_now(self, name: str, work: Any) -> Any:
         if work is None:
             raise MCPError(code=-32602, message="ask_job runs only as a task")
-        return await work
+        return types.CallToolResult.model_validate(await work)
 
     def _release(self, label: str) -> asyncio.Event:
         return self.releases.setdefault(label, asyncio.Event())
