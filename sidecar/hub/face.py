@@ -293,7 +293,7 @@ class Face(ReadsLive):
         if capability is None:
             conn.respond_error(frame.id, METHOD_NOT_FOUND, f"the sidecar does not relay {frame.method}")
             return
-        session = self._asker_for(conn, capability)
+        session = self._asker_for(conn, capability, frame.params)
         if session is None:
             conn.respond_error(frame.id, METHOD_NOT_FOUND, f"the client did not declare the {capability} capability")
             return
@@ -313,11 +313,15 @@ class Face(ReadsLive):
         except msgspec.DecodeError:
             return params
 
-    def _asker_for(self, conn: Connection, capability: str) -> EngineSession | None:
-        """The session to relay an upstream's request to: one with a call in flight on that
-        connection (the call that asked, as far as stdio lets us know), else any that
-        declared the capability."""
+    def _asker_for(self, conn: Connection, capability: str, params: msgspec.Raw) -> EngineSession | None:
+        """The session to relay an upstream's request to: the one whose call the request
+        names in its `_meta` (`_linked`), else one with a call in flight on that connection
+        (the call that asked, as far as stdio lets us know), else any that declared the
+        capability."""
         able = [s for s in self.sessions if s.declared(capability)]
+        linked = _linked(conn, params, able)
+        if linked is not None:
+            return linked
         waiting = [s for s in able if any(sent is not None and sent[0] is conn for sent in s.in_flight.values())]
         # A call already waiting on an answer to this upstream's question is blocked there;
         # the new question is another call's (stdio links no server request to its call).
@@ -344,6 +348,40 @@ class Face(ReadsLive):
     def _broadcast(self, method: str, params: Any = None) -> None:
         for session in self.sessions:
             session.notify(method, params)
+
+
+RELATED_REQUEST = "io.modelcontextprotocol/related-request"
+
+
+class _Link(msgspec.Struct):
+    progressToken: Any = None  # noqa: N815 - the wire's names
+    related: Any = msgspec.field(name=RELATED_REQUEST, default=None)
+
+
+class _Linking(msgspec.Struct):
+    meta: _Link | None = msgspec.field(name="_meta", default=None)
+
+
+_linking = msgspec.json.Decoder(_Linking)
+
+
+def _linked(conn: Connection, params: msgspec.Raw, able: list[EngineSession]) -> EngineSession | None:
+    """The session whose call a server's request names: by the id the sidecar sent that
+    call under (`_meta["io.modelcontextprotocol/related-request"].requestId`), or by the
+    progress token it was sent with (`_meta.progressToken`). None when it names none
+    (stdio carries no link of its own) or one no able session has in flight."""
+    try:
+        link = _linking.decode(params).meta if params else None
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    if link is None:
+        return None
+    related = link.related.get("requestId") if isinstance(link.related, dict) else None
+    ident = related if type(related) is int else conn.request_of_token(link.progressToken)
+    if ident is None:
+        return None
+    return next((s for s in able if any(sent is not None and sent[0] is conn and sent[1] == ident
+                                        for sent in s.in_flight.values())), None)
 
 
 class _Mode(msgspec.Struct):
