@@ -1,8 +1,8 @@
 """A 2026-07-28 engine on the stateless HTTP front using the task methods against npm
 `server-everything` (stdio, session era): the task is made by a call that passed the gate,
 and polled, listed, read and cancelled under the sidecar's ids by the same caller (the
-bearer token's identity); another caller gets "unknown task". Routing only: the 2026 tasks
-extension's own shapes are not built."""
+bearer token's identity); another caller gets "unknown task". The 2026 tasks extension's
+own shapes are in tests/tasks/test_tasks_2026.py."""
 
 from __future__ import annotations
 
