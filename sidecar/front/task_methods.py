@@ -60,7 +60,10 @@ async def tasks_cancel(d: Handling, req: Request) -> Result:
     if record.modern:  # a 2025 engine wants the cancelled task back
         return as_legacy({**await bridge.upstream_task(d, req, record, upstream), "taskId": record.exposed_id})
     cancelled = msgspec.json.decode(answer)
-    return {**cancelled, "taskId": record.exposed_id} if isinstance(cancelled, dict) else {}
+    if not isinstance(cancelled, dict):
+        return {}
+    shaped: dict[str, Any] = d.face.tasks.outward_related(record.alias, {**cancelled, "taskId": record.exposed_id})
+    return shaped
 
 
 async def tasks_update(d: Handling, req: Request) -> Result:

@@ -35,6 +35,7 @@ from sidecar.errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, Eng
 from sidecar.features import listable
 from sidecar.gate import QUERY_RESULT_TOOL, Gate
 from sidecar.gate.route import scrub_answer
+from sidecar.hub.question_links import linked_session
 from sidecar.hub.session import CAPABILITY_OF_REQUEST, EngineSession
 from sidecar.hub.tasks import RELATED_TASK, TaskTable
 from sidecar.upstream import Connection, Pool, Upstream, lifecycle
@@ -319,7 +320,7 @@ class Face(ReadsLive):
         (the call that asked, as far as stdio lets us know), else any that declared the
         capability."""
         able = [s for s in self.sessions if s.declared(capability)]
-        linked = _linked(conn, params, able)
+        linked = linked_session(conn, params, able)
         if linked is not None:
             return linked
         waiting = [s for s in able if any(sent is not None and sent[0] is conn for sent in s.in_flight.values())]
@@ -348,40 +349,6 @@ class Face(ReadsLive):
     def _broadcast(self, method: str, params: Any = None) -> None:
         for session in self.sessions:
             session.notify(method, params)
-
-
-RELATED_REQUEST = "io.modelcontextprotocol/related-request"
-
-
-class _Link(msgspec.Struct):
-    progressToken: Any = None  # noqa: N815 - the wire's names
-    related: Any = msgspec.field(name=RELATED_REQUEST, default=None)
-
-
-class _Linking(msgspec.Struct):
-    meta: _Link | None = msgspec.field(name="_meta", default=None)
-
-
-_linking = msgspec.json.Decoder(_Linking)
-
-
-def _linked(conn: Connection, params: msgspec.Raw, able: list[EngineSession]) -> EngineSession | None:
-    """The session whose call a server's request names: by the id the sidecar sent that
-    call under (`_meta["io.modelcontextprotocol/related-request"].requestId`), or by the
-    progress token it was sent with (`_meta.progressToken`). None when it names none
-    (stdio carries no link of its own) or one no able session has in flight."""
-    try:
-        link = _linking.decode(params).meta if params else None
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        return None
-    if link is None:
-        return None
-    related = link.related.get("requestId") if isinstance(link.related, dict) else None
-    ident = related if type(related) is int else conn.request_of_token(link.progressToken)
-    if ident is None:
-        return None
-    return next((s for s in able if any(sent is not None and sent[0] is conn and sent[1] == ident
-                                        for sent in s.in_flight.values())), None)
 
 
 class _Mode(msgspec.Struct):
