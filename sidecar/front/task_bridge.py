@@ -27,6 +27,7 @@ from sidecar.gate.answer import call_answer
 from sidecar.gate.route import scrub_answer
 from sidecar.hub.tasks import RELATED_TASK, TaskRecord
 from sidecar.upstream import Upstream
+from sidecar.upstream.handshake import MODERN_CLIENT_CAPABILITIES
 from sidecar.wire import Request
 from sidecar.wire.task_shapes import TERMINAL, as_legacy, as_modern, extension_meta
 
@@ -40,7 +41,7 @@ async def send(d: Handling, req: Request, record: TaskRecord, upstream: Upstream
                params: dict[str, Any]) -> msgspec.Raw:
     """One request to the task's upstream, in its shape; its answer with secrets redacted."""
     if record.modern:
-        params = {**params, "_meta": extension_meta()}
+        params = {**params, "_meta": extension_meta(MODERN_CLIENT_CAPABILITIES)}
     answer = await upstream.ready_connection().request(method, params, d.progress_sink(req), d.mark_sent(req))
     scrub = d.face.gate.answers
     return scrub_answer(answer, scrub) if scrub else answer

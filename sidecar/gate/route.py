@@ -20,6 +20,9 @@ from typing import Any
 import msgspec
 
 from sidecar.catalog import Catalog, Listing
+from sidecar.upstream.handshake import MODERN_CLIENT_CAPABILITIES
+from sidecar.upstream.supervisor import Upstream
+from sidecar.wire.task_shapes import declares_tasks, extension_meta, offers_extension
 from sidecar.errors import EngineInputError, SidecarError, UpstreamError, UpstreamUnavailable
 from sidecar.gate.budget import text_result
 from sidecar.gate.call import ToolCall
@@ -27,8 +30,7 @@ from sidecar.gate.held import HeldStore
 from sidecar.gate.query import QueryLimits, answer_query
 from sidecar.gate.store import SharedHeldStore
 from sidecar.redact import Redactor
-from sidecar.upstream import Pool, Upstream
-from sidecar.wire.task_shapes import declares_tasks, extension_meta, offers_extension
+from sidecar.upstream import Pool
 from sidecar.wire.versions import without_envelope
 
 __all__ = ["ASKS", "route_upstream", "answer_locally", "scrub_answer", "SEARCH_SECONDS", "tool_error"]
@@ -41,16 +43,16 @@ SCRUB_IN_THREAD = 1 << 20  # answers larger than this are redacted in a worker t
 def ask_for_task(params: dict[str, Any], call: ToolCall, upstream: Upstream) -> None:
     """A call whose engine asked for a task asks its upstream in the upstream's own way
     (the answer is then a task the front records): a server that speaks the 2026 tasks
-    extension is told the client declares it; a 2025-11-25 one gets `params.task`, which
-    for an engine that declared the extension goes only to a tool that may run as a task."""
+    extension is told the client declares it (and gets no `params.task`); a 2025-11-25 one
+    gets `params.task`, which for an engine that declared the extension goes only to a
+    tool that may run as a task."""
     modern_engine = call.task is None and declares_tasks(call.meta)
     if call.task is None and not modern_engine:
         return
     if offers_extension(upstream.capabilities):
-        params["_meta"] = {**params.get("_meta", {}), **extension_meta()}
-    elif call.task is not None:
-        params["task"] = call.task
-    elif call.target is not None and _may_run_as_task(call.target.spec):
+        params.pop("task", None)
+        params["_meta"] = {**params.get("_meta", {}), **extension_meta(MODERN_CLIENT_CAPABILITIES)}
+    elif modern_engine and call.target is not None and _may_run_as_task(call.target.spec):
         params["task"] = {}
 
 
@@ -74,11 +76,13 @@ async def route_upstream(call: ToolCall, pool: Pool, deadline: float | None, scr
         rest = {k: v for k, v in without_envelope(call.meta).items() if k != "progressToken"}
         if rest:
             params["_meta"] = rest
-    ask_for_task(params, call, upstream)
+    if call.task is not None:  # the answer is then a CreateTaskResult (the front records the task)
+        params["task"] = call.task
 
     def send(again: dict[str, Any]) -> Any:
         return conn.request("tools/call", again, call.progress, call.on_sent, deadline)
 
+    ask_for_task(params, call, upstream)
     try:
         answer = await send(params)
         if ASKS.search(answer) is not None:  # a 2026-07-28 server's questions (sidecar.gate.asked)

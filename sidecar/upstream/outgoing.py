@@ -33,6 +33,7 @@ from sidecar.wire.salvage import EDGE_BYTES, DroppedFrame, salvage
 __all__ = ["MODERN_VERSION", "ModernEnvelope", "Outgoing", "Replies", "read_capped"]
 
 ENVELOPE_PREFIX = "io.modelcontextprotocol/"
+CAPABILITIES_KEY = ENVELOPE_PREFIX + "clientCapabilities"
 UPSTREAM_UNAVAILABLE = UpstreamUnavailable.code
 _NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 _HEADER_SAFE = re.compile(r"^[\x20-\x7e]*$")
@@ -106,22 +107,6 @@ def header_value(value: str) -> str:
     return f"=?base64?{base64.b64encode(value.encode()).decode()}?="
 
 
-def _merged_envelope(meta: dict[str, Any], envelope: dict[str, Any]) -> dict[str, Any]:
-    """The request's `_meta` under the sidecar's envelope; extensions the request itself
-    declares (the tasks extension, for a call whose engine asked for a task) join the
-    envelope's client capabilities instead of being overwritten by them."""
-    merged = {**meta, **envelope}
-    own = meta.get(_CAPABILITIES)
-    declared = own.get("extensions") if isinstance(own, dict) else None
-    base = envelope.get(_CAPABILITIES)
-    if isinstance(declared, dict) and isinstance(base, dict):
-        merged[_CAPABILITIES] = {**base, "extensions": {**(base.get("extensions") or {}), **declared}}
-    return merged
-
-
-_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
-
-
 class ModernEnvelope:
     """The per-request envelope of a 2026-07-28 server, adopted once discover says so."""
 
@@ -151,7 +136,10 @@ class ModernEnvelope:
             return out.frame
         params = _params(out.params)
         meta = params.get("_meta")
-        params["_meta"] = _merged_envelope(meta if isinstance(meta, dict) else {}, self.meta)
+        own = meta if isinstance(meta, dict) else {}
+        params["_meta"] = {**own, **self.meta}
+        if CAPABILITIES_KEY in own:  # a relayed call says what its own engine can be asked
+            params["_meta"][CAPABILITIES_KEY] = own[CAPABILITIES_KEY]
         return msgspec.json.encode({"jsonrpc": "2.0", "id": out.id, "method": out.method, "params": params})
 
     @staticmethod

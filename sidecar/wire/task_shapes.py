@@ -45,10 +45,12 @@ def offers_extension(capabilities: Any) -> bool:
     return TASKS_EXTENSION in _object(_object(capabilities).get("extensions"))
 
 
-def extension_meta() -> dict[str, Any]:
-    """The `_meta` entry by which the sidecar declares the extension to a modern server
-    (merged into the sidecar's own client capabilities by the upstream envelope)."""
-    return {CLIENT_CAPABILITIES: {"extensions": {TASKS_EXTENSION: {}}}}
+def extension_meta(capabilities: dict[str, Any]) -> dict[str, Any]:
+    """The `_meta` entry by which the sidecar declares the extension to a modern server:
+    its own client `capabilities` with the extension among them (the request's own client
+    capabilities stand in the envelope for the sidecar's)."""
+    extensions = {**_object(capabilities.get("extensions")), TASKS_EXTENSION: {}}
+    return {CLIENT_CAPABILITIES: {**capabilities, "extensions": extensions}}
 
 
 class CreatedTask:
