@@ -2,7 +2,7 @@
 cell with real peers: a 2026-07-28 engine (stateless HTTP front) and a 2026 server (the
 `mcp` SDK's low-level server with the extension: tests/tasks/tasks_server_2026.py); a
 2025-11-25 engine (stdio) and that 2026 server; a 2026 engine and a 2025-11-25 server (npm
-`server-everything`, stdio). The task is created by a call that passed the gate, under an
+`server-everything`, on stdio and over Streamable HTTP). The task is created by a call that passed the gate, under an
 id namespaced by its upstream, read, answered and cancelled in the engine's own shape, and
 stays with the caller that made it."""
 
@@ -19,6 +19,7 @@ from tests.conftest import read_event_file
 from tests.http.http_support import HttpSidecar, http_sidecar  # noqa: F401 - fixture
 from tests.tasks.modern_tasks import T26, TASKS, modern_requester, open_tasks_server, settled
 from tests.tasks.task_story import EV, RESEARCH, unknown
+from tests.tasks.test_tasks_url import everything_over_http
 
 pytestmark = pytest.mark.timeout(120)
 OTHER = "other-token-0123456789abcdef"
@@ -143,3 +144,14 @@ async def test_a_2026_engine_and_a_2025_server(http_sidecar: Any, npm: Any, writ
         assert "2025-11-25" in refused["error"]["message"]
         stranger = modern_requester(HttpSidecar(sc.base, OTHER, sc.process, sc.stderr_path, sc.port), client)
         assert "unknown task" in unknown(await stranger("tasks/get", {"taskId": made}))
+
+
+async def test_a_2026_engine_and_a_2025_streamable_http_server(http_sidecar: Any, npm: Any, write_config: Any) -> None:
+    async with everything_over_http(npm) as url:
+        config = write_config({EV: {"type": "http", "url": url, "startTimeoutSeconds": 20}},
+                              face={"listWaitSeconds": 30, "bareNames": False})
+        async with http_sidecar(config) as sc, aiohttp.ClientSession(timeout=WAIT) as client:
+            request = modern_requester(sc, client)
+            made = _created(await request("tools/call", {"name": RESEARCH, "arguments": {"topic": "reefs"}}), EV)
+            done = await settled(request, made)
+            assert done["status"] == "completed" and "Research Report: reefs" in done["result"]["content"][0]["text"]
