@@ -20,7 +20,7 @@ from typing import Any
 
 import msgspec
 
-from sidecar.errors import INTERNAL_ERROR, SidecarError, UpstreamError
+from sidecar.errors import INTERNAL_ERROR, CallCancelled, SidecarError, UpstreamError
 from sidecar.front.handling import Handling
 from sidecar.gate import ToolCall
 from sidecar.gate.answer import call_answer
@@ -118,6 +118,8 @@ def _awaited(d: Handling, req: Request, record: TaskRecord, upstream: Upstream) 
     async def fetch() -> msgspec.Raw:
         asked = 0
         while True:
+            if req.id not in d.session.in_flight:  # the engine gave up on its tasks/result: stop polling
+                raise CallCancelled("the engine cancelled its tasks/result")
             task = await upstream_task(d, req, record, upstream)
             status = task.get("status")
             if status in TERMINAL:
