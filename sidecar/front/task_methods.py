@@ -6,9 +6,11 @@ the owning upstream speaks (`sidecar.front.task_bridge` crosses between the two)
 Owns the checks every task request passes: the task is this session's (the face's
 `TaskTable`), the bot may still call the tool that made it (the gate's grant), its upstream
 is mounted. Refuses everything else with one "unknown task" answer, so a model cannot
-probe for other sessions' tasks; a 2026 method the request did not declare the extension
-for is refused as the extension says (-32021). A request is of the 2026 extension when its
-`_meta` declares it. A task's result (`tasks/result`, or a completed task that `tasks/get`
+probe for other sessions' tasks. A request is of the 2026 extension when its `_meta`
+declares it; at 2026-07-28 the task methods are the extension's only, and one that does
+not declare it is refused as the extension says (-32021), as is `tasks/update` from a
+2025 engine; `tasks/result` and `tasks/list`, which the extension removed, are refused to
+a request that declares it. A task's result (`tasks/result`, or a completed task that `tasks/get`
 inlines) goes through the gate's result budget and writes an audit line like a call's.
 `tasks/list` is the session's own tasks only, gathered from the upstreams that own them.
 """
@@ -19,13 +21,14 @@ from typing import Any
 
 import msgspec
 
-from sidecar.errors import INVALID_PARAMS, EngineInputError
+from sidecar.errors import INVALID_PARAMS, METHOD_NOT_FOUND, EngineInputError
 from sidecar.front import task_bridge as bridge
 from sidecar.front.handling import Handling, Result
 from sidecar.hub.tasks import TaskRecord
 from sidecar.upstream import Upstream
 from sidecar.wire import Request
 from sidecar.wire.task_shapes import MISSING_CAPABILITY, TASKS_EXTENSION, as_legacy, declares_tasks
+from sidecar.wire.versions import MODERN_VERSION
 
 __all__ = ["TASK_METHODS"]
 
@@ -40,22 +43,31 @@ def _owned(d: Handling, req: Request) -> tuple[TaskRecord, Upstream]:
     return record, upstream
 
 
-def _modern(req: Request) -> bool:
-    return declares_tasks(req.params.get("_meta"))
+def _modern(d: Handling, req: Request) -> bool:
+    """A request in the extension's shape (it declares the extension). At 2026-07-28 the
+    task methods are the extension's alone: one that does not declare it is refused."""
+    if declares_tasks(req.params.get("_meta")):
+        return True
+    if d.session.protocol_version == MODERN_VERSION:
+        raise EngineInputError(f"{req.method} is a method of the {TASKS_EXTENSION} extension: declare it in "
+                               "params._meta's client capabilities", code=MISSING_CAPABILITY)
+    return False
 
 
 async def tasks_get(d: Handling, req: Request) -> Result:
+    modern = _modern(d, req)
     record, upstream = _owned(d, req)
-    if _modern(req):
+    if modern:
         return await bridge.detailed_task(d, req, record, upstream)
     task: dict[str, Any] = d.face.tasks.outward_related(record.alias, await bridge.legacy_task(d, req, record, upstream))
     return task
 
 
 async def tasks_cancel(d: Handling, req: Request) -> Result:
+    modern = _modern(d, req)
     record, upstream = _owned(d, req)
     answer = await bridge.send(d, req, record, upstream, "tasks/cancel", {"taskId": record.upstream_id})
-    if _modern(req):
+    if modern:
         return {"resultType": "complete"}  # the extension's empty acknowledgement, whoever owns the task
     if record.modern:  # a 2025 engine wants the cancelled task back
         return as_legacy({**await bridge.upstream_task(d, req, record, upstream), "taskId": record.exposed_id})
@@ -67,7 +79,7 @@ async def tasks_cancel(d: Handling, req: Request) -> Result:
 
 
 async def tasks_update(d: Handling, req: Request) -> Result:
-    if not _modern(req):
+    if not _modern(d, req):
         raise EngineInputError(f"tasks/update is a method of the {TASKS_EXTENSION} extension: declare it in "
                                "params._meta's client capabilities", code=MISSING_CAPABILITY)
     record, upstream = _owned(d, req)
@@ -83,11 +95,20 @@ async def tasks_update(d: Handling, req: Request) -> Result:
 
 
 async def tasks_result(d: Handling, req: Request) -> Result:
+    _legacy_only(d, req)
     record, upstream = _owned(d, req)
     return await bridge.charged_result(d, req, record, upstream)
 
 
+def _legacy_only(d: Handling, req: Request) -> None:
+    """`tasks/result` and `tasks/list` are 2025-11-25's; the extension removed them."""
+    if _modern(d, req):
+        raise EngineInputError(f"{req.method} is not a method of the {TASKS_EXTENSION} extension "
+                               "(tasks/get inlines the result)", code=METHOD_NOT_FOUND)
+
+
 async def tasks_list(d: Handling, req: Request) -> Result:
+    _legacy_only(d, req)
     mine = d.face.tasks.of(d.session.held_scope)
     tasks: list[dict[str, Any]] = []
     for alias in dict.fromkeys(r.alias for r in mine):

@@ -10,7 +10,10 @@ Prints `PORT <n>`; the endpoint is `/mcp`. It advertises the extension under
 capabilities declare it (else a task-supporting tool runs at once). Tools:
     greet {name}           never a task: "Hello, <name>!"
     slow_compute {label}   a task that completes when `release {label}` is called
+    slow_compute {seconds} a task that completes after that many seconds (0: at once)
     release {label}        never a task: lets that slow_compute finish
+    failing_job {}         a task whose tool reports an error (completed, isError)
+    protocol_error_job {}  a task that fails (failed, with an error object)
     ask_job {}             a task that turns input_required (a form, key "who"),
                            completes with the name once `tasks/update` answers it
 Methods: tasks/get (DetailedTask: result, error or inputRequests inlined), tasks/update,
@@ -58,8 +61,11 @@ def _tool(tool_name: str, task: bool, **props: Any) -> dict[str, Any]:
     return tool
 
 
-TOOLS = [_tool("greet", False, name={"type": "string"}), _tool("slow_compute", True, label={"type": "string"}),
-         _tool("release", False, label={"type": "string"}), _tool("ask_job", True)]
+TOOLS = [_tool("greet", False, name={"type": "string"}),
+         _tool("slow_compute", True, label={"type": "string"}, seconds={"type": "number"}),
+         _tool("release", False, label={"type": "string"}), _tool("ask_job", True), _tool("failing_job", True),
+         _tool("protocol_error_job", True)]
+TASK_TOOLS = frozenset({"slow_compute", "ask_job", "failing_job", "protocol_error_job"})
 
 
 def _now() -> str:
@@ -107,16 +113,16 @@ class TaskUpstream:
 
     async def call_tool(self, ctx: ServerRequestContext, params: types.CallToolRequestParams) -> Any:
         args = params.arguments or {}
-        as_task = _declared(params.meta) and params.name in ("slow_compute", "ask_job")
+        as_task = _declared(params.meta) and params.name in TASK_TOOLS
         self.events.emit("call", tool=params.name, task=as_task, legacy_task=params.task is not None)
         if params.name == "greet":
             return types.CallToolResult(content=[types.TextContent(type="text", text=f"Hello, {args.get('name')}!")])
         if params.name == "release":
             self._release(str(args.get("label", ""))).set()
             return types.CallToolResult(content=[types.TextContent(type="text", text="released")])
-        if params.name not in ("slow_compute", "ask_job"):
+        if params.name not in TASK_TOOLS:
             raise MCPError(code=-32602, message=f"Unknown tool: {params.name}")
-        work = self._compute(str(args.get("label", ""))) if params.name == "slow_compute" else None
+        work = self._work(params.name, args)
         if not as_task:
             return await self._run_now(params.name, work)
         return self._start(params.name, work)
@@ -125,6 +131,29 @@ class TaskUpstream:
         if work is None:
             raise MCPError(code=-32602, message="ask_job runs only as a task")
         return types.CallToolResult.model_validate(await work)
+
+    def _work(self, name: str, args: dict[str, Any]) -> Any:
+        if name == "slow_compute" and isinstance(args.get("seconds"), int | float):
+            return self._sleep(float(args["seconds"]), str(args.get("label", "")))
+        if name == "slow_compute":
+            return self._compute(str(args.get("label", "")))
+        if name == "failing_job":
+            return self._failing()
+        if name == "protocol_error_job":
+            return self._broken()
+        return None
+
+    async def _sleep(self, seconds: float, label: str) -> dict[str, Any]:
+        await asyncio.sleep(seconds)
+        return {"content": [_text(f"computed {label} in {seconds:g} s")]}
+
+    async def _failing(self) -> dict[str, Any]:
+        await asyncio.sleep(0.2)
+        return {"content": [_text("the job failed")], "isError": True}
+
+    async def _broken(self) -> dict[str, Any]:
+        await asyncio.sleep(0.2)
+        raise RuntimeError("the job broke")
 
     def _release(self, label: str) -> asyncio.Event:
         return self.releases.setdefault(label, asyncio.Event())

@@ -118,6 +118,7 @@ def judge(req: Request, envelope: dict[str, Any], headers: Mapping[str, list[str
 
 def discover_result(capabilities: dict[str, Any]) -> dict[str, Any]:
     info = {"name": "omb-sidecar", "version": __version__}
+    capabilities = {k: v for k, v in capabilities.items() if k != "tasks"}  # 2026-07-28: the tasks extension's
     return {
         "supportedVersions": list(SUPPORTED),
         "capabilities": capabilities,
