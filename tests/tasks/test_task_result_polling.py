@@ -5,10 +5,12 @@ the engine gets no answer to the cancelled request."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from tests.conftest import wait_until
 from tests.harness import FakeServer, ScriptedCall, in_memory, tool
 
-TASKS = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+TASKS: dict[str, Any] = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
 TASK = {"taskId": "u-1", "status": "working", "createdAt": "2026-01-01T00:00:00Z",
         "lastUpdatedAt": "2026-01-01T00:00:00Z", "ttlMs": 60_000, "pollIntervalMs": 20}
 
