@@ -3,9 +3,11 @@
 Owns reading the set (`tests/retrieval/catalogs/*.json`, the captured `tools/list` of
 published MCP servers, and `tests/retrieval/real_queries.jsonl`), merging the catalogs as
 a user with all those servers would see them (one catalog, each tool under its server's
-prefix), and the figures: per slice R@1, R@3, R@10 ("in view": among the ten names an
-answer shows), MRR and the share marked unsure; for the queries no tool serves, the share
-marked unsure. An expected tool is written `server/tool`.
+prefix), and the figures: per slice R@1, R@3, R@10 (among the ten tools an answer shows
+with a description), "in view" (among every name the real `find_tool` answer shows: the
+ten, then the bare names its byte budget leaves room for), MRR and the share marked
+unsure; for the queries no tool serves, the share marked unsure. An expected tool is
+written `server/tool`.
 
     python -m bench.real_set              # words only
     python -m bench.real_set --semantic   # with the [semantic] extra
@@ -29,7 +31,7 @@ from typing import Any
 from bench.candidates import BENCH_DIR
 
 REAL_SET = BENCH_DIR.parent / "tests" / "retrieval"
-IN_VIEW = 10
+IN_VIEW = 10  # tools an answer shows with a description: three whole, seven by one line
 UNANSWERABLE = "unanswerable"
 
 
@@ -58,26 +60,58 @@ def merged_index(use_model: bool) -> Any:
     return index
 
 
+def answer_view(index: Any, query: str) -> list[Any]:
+    """The entries whose names the real `find_tool` answer over `index` shows for `query`
+    (tools whole, the short list, the bare names), in order: what "in view" counts. An
+    answer that found nothing lists the catalog's names in catalog order, not ranked: it
+    counts as showing none."""
+    from sidecar.catalog.answers import answer_meta
+    from sidecar.catalog.layouts import Listing, MetaTool
+    from sidecar.catalog.layouts.shown import shown_names
+
+    by_name = {e.exposed: e for e in index.entries}
+    listing = Listing((), "bridged", {"find_tool": MetaTool("find_tool", {n: n for n in by_name}, index)})
+    no_catalog: Any = None  # a search reads only the index; the catalog serves describe calls
+    answer = answer_meta(listing, no_catalog, "find_tool", {"query": query}, lambda _: True)
+    if not answer["structuredContent"].get("tools"):
+        return []
+    return [by_name[n] for n in shown_names(answer["structuredContent"]) if n in by_name]
+
+
 def _mean(values: Any) -> float:
     values = [float(v) for v in values]
     return round(sum(values) / len(values), 3) if values else 0.0
 
 
+FIGURES = ("r1", "r3", "r10", "in_view", "mrr", "unsure", "view_names")
+
+
+def judge(index: Any, query: str, expect: list[str], named: Any) -> tuple[float, ...]:
+    """One answerable query's row of `FIGURES`; `named(entry)` is how `expect` spells a tool."""
+    ranked = index.rank(query, IN_VIEW)
+    ranks = [i for i, e in enumerate(ranked.found) if named(e) in expect]
+    first = ranks[0] if ranks else IN_VIEW
+    view = answer_view(index, query)
+    in_view = any(named(e) in expect for e in view)
+    return (first == 0, first < 3, first < IN_VIEW, in_view, 1 / (first + 1) if ranks else 0.0, ranked.weak, len(view))
+
+
+def slice_figures(rows: list[tuple[float, ...]]) -> dict[str, float]:
+    return {"n": len(rows), **{name: _mean(r[i] for r in rows) for i, name in enumerate(FIGURES)}}
+
+
 def score(use_model: bool, index: Any = None) -> dict[str, dict[str, float]]:
-    """Figures per slice: `overall` and `kind=...` for the answerable queries (n, r1, r3,
-    r10, mrr, unsure), `unanswerable` and `unanswerable=<sub>` (n, unsure)."""
+    """Figures per slice: `overall` and `kind=...` for the answerable queries (n and
+    `FIGURES`), `unanswerable` and `unanswerable=<sub>` (n, unsure)."""
     index = index or merged_index(use_model)
     rows: dict[str, list[tuple[float, ...]]] = defaultdict(list)
     for q in queries():
-        ranked = index.rank(q["query"], IN_VIEW)
         if q["kind"] == UNANSWERABLE:
+            weak = index.rank(q["query"], IN_VIEW).weak
             for key in (UNANSWERABLE, f"{UNANSWERABLE}={q.get('sub', '')}"):
-                rows[key].append((ranked.weak,))
+                rows[key].append((weak,))
             continue
-        names = [f"{e.alias}/{e.name}" for e in ranked.found]
-        ranks = [i for i, n in enumerate(names) if n in q["expect"]]
-        first = ranks[0] if ranks else IN_VIEW
-        row = (first == 0, first < 3, first < IN_VIEW, 1 / (first + 1) if ranks else 0.0, ranked.weak)
+        row = judge(index, q["query"], q["expect"], lambda e: f"{e.alias}/{e.name}")
         for key in ("overall", f"kind={q['kind']}"):
             rows[key].append(row)
     result: dict[str, dict[str, float]] = {}
@@ -85,8 +119,7 @@ def score(use_model: bool, index: Any = None) -> dict[str, dict[str, float]]:
         if key.startswith(UNANSWERABLE):
             result[key] = {"n": len(found), "unsure": _mean(r[0] for r in found)}
         else:
-            result[key] = {"n": len(found), **{name: _mean(r[i] for r in found)
-                                               for i, name in enumerate(("r1", "r3", "r10", "mrr", "unsure"))}}
+            result[key] = slice_figures(found)
     return result
 
 
@@ -107,12 +140,12 @@ def latency(use_model: bool, index: Any = None) -> dict[str, float]:
 
 
 def render(figures: dict[str, dict[str, float]]) -> list[str]:
-    lines = ["| slice | n | R@1 | R@3 | R@10 | MRR | unsure |", "|---|---|---|---|---|---|---|"]
+    lines = ["| slice | n | R@1 | R@3 | R@10 | in view | MRR | unsure |", "|---|---|---|---|---|---|---|---|"]
     for key, row in figures.items():
         if key.startswith(UNANSWERABLE):
-            lines.append(f"| {key} (served by none) | {row['n']} | | | | | {row['unsure']:.3f} |")
+            lines.append(f"| {key} (served by none) | {row['n']} | | | | | | {row['unsure']:.3f} |")
         else:
-            cells = " | ".join(f"{row[k]:.3f}" for k in ("r1", "r3", "r10", "mrr", "unsure"))
+            cells = " | ".join(f"{row[k]:.3f}" for k in ("r1", "r3", "r10", "in_view", "mrr", "unsure"))
             lines.append(f"| {key} | {row['n']} | {cells} |")
     return lines
 

@@ -6,7 +6,9 @@ build time and memory, lexical and (with the `[semantic]` extra) blended.
 
 The development set is read from `OMB_RETRIEVAL_DEV`, else `../shared/retrieval-dev` beside
 the clone; the project's own set from real catalogs (`tests/retrieval/`, see `bench.real_set`)
-is scored beside it, by slice. Recall follows that set's scorer: R@1, R@3 and MRR (first hit within ten). Build
+is scored beside it, by slice. Recall follows that set's scorer: R@1, R@3 and MRR (first hit within ten), with R@10
+and "in view" (the right tool among every name the real answer shows, see
+`bench.real_set.answer_view`) beside them. Build
 and memory figures come from fresh subprocesses, so no cache of this process helps them.
 """
 
@@ -72,22 +74,17 @@ def _catalog_tools(dev: Path, name: str) -> list[dict[str, Any]]:
 
 
 def recall(dev: Path, use_model: bool) -> dict[str, dict[str, float]]:
-    """R@1, R@3, MRR, R@10 (the right tool among the names an answer shows), the share
-    marked unsure, and n per slice (overall, kind=..., catalog)."""
+    """R@1, R@3, R@10 (among the ten tools an answer shows with a description), in view
+    (among every name the real answer shows), MRR, the share marked unsure and the names
+    in view, with n, per slice (overall, kind=..., catalog)."""
     queries = _queries(dev)
     indexes = {name: _index(_tools(dev, name), use_model) for name in sorted({q["catalog"] for q in queries})}
-    found: dict[str, list[tuple[bool, bool, float, bool, bool]]] = defaultdict(list)
+    found: dict[str, list[tuple[float, ...]]] = defaultdict(list)
     for q in queries:
-        ranked = indexes[q["catalog"]].rank(q["query"], IN_VIEW)
-        names = [e.name for e in ranked.found]
-        ranks = [i for i, n in enumerate(names) if n in q["expect"]]
-        row = (bool(ranks) and ranks[0] == 0, bool(ranks) and ranks[0] < 3, 1 / (ranks[0] + 1) if ranks else 0.0,
-               bool(ranks), ranked.weak)
+        row = real_set.judge(indexes[q["catalog"]], q["query"], q["expect"], lambda e: e.name)
         for key in ("overall", f"kind={q['kind']}", q["catalog"]):
             found[key].append(row)
-    return {key: {"n": len(rows), "r1": _mean(r[0] for r in rows), "r3": _mean(r[1] for r in rows),
-                  "mrr": _mean(r[2] for r in rows), "r10": _mean(r[3] for r in rows),
-                  "unsure": _mean(r[4] for r in rows)} for key, rows in found.items()}
+    return {key: real_set.slice_figures(rows) for key, rows in found.items()}
 
 
 def unanswerable(dev: Path, use_model: bool) -> dict[str, dict[str, float]]:
@@ -219,15 +216,15 @@ def render(results: dict[str, Any]) -> list[str]:
         return [f"search: skipped ({results['skipped']})"]
     lines = [f"search, development set {results['dev_set']} (development figures)", ""]
     modes = list(results["modes"])
-    lines.append("| slice | n | " + " | ".join(f"{m} R@1 | {m} R@3 | {m} MRR | {m} R@10 | {m} unsure"
+    lines.append("| slice | n | " + " | ".join(f"{m} R@1 | {m} R@3 | {m} MRR | {m} R@10 | {m} in view | {m} unsure"
                                                 for m in modes) + " |")
-    lines.append("|---|---|" + "---|---|---|---|---|" * len(modes))
+    lines.append("|---|---|" + "---|---|---|---|---|---|" * len(modes))
     first = results["modes"][modes[0]]["recall"]
     for key in first:
         cells = []
         for mode in modes:
             row = results["modes"][mode]["recall"][key]
-            cells += [f"{row[k]:.3f}" for k in ("r1", "r3", "mrr", "r10", "unsure")]
+            cells += [f"{row[k]:.3f}" for k in ("r1", "r3", "mrr", "r10", "in_view", "unsure")]
         lines.append(f"| {key} | {first[key]['n']} | " + " | ".join(cells) + " |")
     lines += ["", "queries no tool serves (tests/retrieval/unanswerable.jsonl), share marked unsure:", "",
               "| slice | n | " + " | ".join(modes) + " |", "|---|---|" + "---|" * len(modes)]
@@ -263,39 +260,55 @@ def _render_real(results: dict[str, Any], modes: list[str]) -> list[str]:
     return lines
 
 
-def answer_sizes(dev: Path) -> dict[str, dict[str, float]]:
-    """The bytes of `find_tool`'s answer text (the real answer path, words only) for every
-    query of the set, per catalog, and of the real-catalog set (merged): mean, largest, and
-    the share cut to fit the budget."""
+def answer_sizes(dev: Path, use_model: bool = False) -> dict[str, dict[str, float]]:
+    """The bytes of `find_tool`'s answer text (the real answer path) for every query of the
+    set, per catalog, and of the real-catalog set (merged): mean, largest, the share cut to
+    fit the budget, and the mean count of tool names shown."""
     from sidecar.catalog import UpstreamListing, build_catalog
 
-    sizes: dict[str, list[tuple[int, bool]]] = defaultdict(list)
+    sizes: dict[str, list[tuple[int, bool, int]]] = defaultdict(list)
     queries = _queries(dev)
     for name in sorted({q["catalog"] for q in queries}):
         catalog = build_catalog([UpstreamListing("dev", _tools(dev, name))], 64, prefixed=False)
-        for row in _answers(catalog, [q["query"] for q in queries if q["catalog"] == name]):
+        for row in _answers(catalog, [q["query"] for q in queries if q["catalog"] == name], use_model):
             sizes[name].append(row)
             sizes["overall"].append(row)
     merged = build_catalog([UpstreamListing(a, t) for a, t in real_set.catalogs().items()], 64, prefixed=True)
-    sizes["real catalogs, merged"] = _answers(merged, [q["query"] for q in real_set.queries()])
-    return {key: {"n": len(rows), "mean_bytes": round(statistics.mean(b for b, _ in rows)),
-                  "max_bytes": max(b for b, _ in rows), "cut": _mean(c for _, c in rows)} for key, rows in sizes.items()}
+    sizes["real catalogs, merged"] = _answers(merged, [q["query"] for q in real_set.queries()], use_model)
+    return {key: {"n": len(rows), "mean_bytes": round(statistics.mean(b for b, _, _ in rows)),
+                  "max_bytes": max(b for b, _, _ in rows), "cut": _mean(c for _, c, _ in rows),
+                  "names": round(statistics.mean(n for _, _, n in rows), 1)} for key, rows in sizes.items()}
 
 
-def _answers(catalog: Any, texts: list[str]) -> list[tuple[int, bool]]:
-    """(bytes, cut to fit) of the `find_tool` answer to each text over `catalog`."""
+def _answers(catalog: Any, texts: list[str], use_model: bool = False) -> list[tuple[int, bool, int]]:
+    """(bytes, cut to fit, tool names shown) of the `find_tool` answer to each text over `catalog`."""
     from sidecar.catalog import SearchIndex
     from sidecar.catalog.answers import answer_meta
     from sidecar.catalog.layouts import Listing, MetaTool
+    from sidecar.catalog.layouts.shown import shown_names
 
-    index = SearchIndex(catalog.tools, use_model=False)
+    index = SearchIndex(catalog.tools, use_model=use_model)
+    if use_model and (index.semantic is None or not index.semantic.wait(900)):
+        raise SystemExit("the sentence model did not become ready")
     listing = Listing((), "bridged", {"find_tool": MetaTool("find_tool", {e.exposed: e.exposed for e in catalog.tools}, index)})
     found = []
     for text in texts:
         answer = answer_meta(listing, catalog, "find_tool", {"query": text}, lambda _: True)
-        body = answer["content"][0]["text"]
-        found.append((len(body.encode()), any(t.get("cut") for t in answer["structuredContent"].get("tools", []))))
+        body, shown = answer["content"][0]["text"], answer["structuredContent"]
+        found.append((len(body.encode()), any(t.get("cut") for t in shown.get("tools", [])),
+                      len(shown_names(shown)) if shown.get("tools") else 0))
     return found
+
+
+def all_answer_sizes(dev: Path) -> dict[str, dict[str, float]]:
+    """`answer_sizes` words only by catalog, and with the model (which ranks every tool, so
+    every answer carries its full count of bare names) overall and on the real set."""
+    sizes = answer_sizes(dev)
+    if model_installed():
+        with tempfile.TemporaryDirectory() as folder, _environment(OMB_SIDECAR_SEMANTIC="1", OMB_SIDECAR_CACHE_DIR=folder):
+            blended = answer_sizes(dev, use_model=True)
+        sizes.update({f"{key}, with the model": blended[key] for key in ("overall", "real catalogs, merged")})
+    return sizes
 
 
 def _compact_bytes(tools: list[dict[str, Any]]) -> tuple[int, int]:
@@ -356,9 +369,9 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(compact_table(dev_dir())))
         return 0
     if args.answers:
-        print("| catalog | queries | mean B | largest B | cut to fit |\n|---|---|---|---|---|")
-        for key, row in answer_sizes(dev_dir()).items():
-            print(f"| {key} | {row['n']} | {row['mean_bytes']} | {row['max_bytes']} | {row['cut']:.0%} |")
+        print("| catalog | queries | mean B | largest B | cut to fit | names shown |\n|---|---|---|---|---|---|")
+        for key, row in all_answer_sizes(dev_dir()).items():
+            print(f"| {key} | {row['n']} | {row['mean_bytes']} | {row['max_bytes']} | {row['cut']:.0%} | {row['names']} |")
         return 0
     if args.from_run is not None:
         results = json.loads(args.from_run.read_text())
@@ -372,7 +385,7 @@ def main(argv: list[str] | None = None) -> int:
 
         command = "python -m bench.search" + "".join(f" {a}" for a in (sys.argv[1:] if argv is None else argv))
         dev = dev_dir()
-        for path in search_docs.write(results, answer_sizes(dev), compact_figures(dev), command, args.docs):
+        for path in search_docs.write(results, all_answer_sizes(dev), compact_figures(dev), command, args.docs):
             print(f"docs: {path}")
     return 0
 

@@ -25,6 +25,7 @@ from sidecar.errors import ConfigError
 from sidecar.features import installed, log_missing, missing_module_words
 from sidecar.logs import setup_logging
 from sidecar.redact import Redactor
+from sidecar.settings import Settings, process_settings, use_settings
 
 if TYPE_CHECKING:
     from sidecar.front.gateway import WatchHealth
@@ -85,7 +86,8 @@ class _VersionAction(argparse.Action):
         parser.exit()
 
 
-def _serve_parser() -> argparse.ArgumentParser:
+def _serve_parser(settings: Settings | None = None) -> argparse.ArgumentParser:
+    settings = settings or process_settings()
     parser = _ServeParser(
         prog="omb-sidecar",
         usage="omb-sidecar [serve] --config PATH [--http HOST:PORT --token-file FILE]\n"
@@ -107,7 +109,7 @@ def _serve_parser() -> argparse.ArgumentParser:
     parser.add_argument("--allow-remote", action="store_true", help="allow a non-loopback HTTP bind address")
     parser.add_argument(
         "--log-level",
-        default=os.environ.get("OMB_LOG_LEVEL", "WARNING"),
+        default=settings.log_level,
         choices=["DEBUG", "INFO", "WARNING", "ERROR"],
         help="stderr log level (default WARNING, or $OMB_LOG_LEVEL)",
     )
@@ -126,31 +128,32 @@ def run_async(factory: Callable[[], Coroutine[Any, Any, None]]) -> None:
         uvloop.run(factory())
 
 
-def _load(path: str) -> SidecarConfig | None:
+def _load(path: str, settings: Settings) -> SidecarConfig | None:
     try:
-        return load_config(path)
+        return load_config(path, settings.environ)
     except ConfigError as exc:
         print(f"omb-sidecar: config error: {exc.message}", file=sys.stderr)
         return None
 
 
-def _examples() -> SidecarConfig:
+def _examples(settings: Settings) -> SidecarConfig:
     """The bundled example config, its servers' paths resolved inside the installed package;
     what it learns goes to the user's state folder, never beside the package."""
     from sidecar.config import parse_config, placed
     from sidecar.examples.demo import HERE, demo_config
 
-    return placed(parse_config(demo_config(), os.environ), str(HERE / "demo.json"))
+    return placed(parse_config(demo_config(), settings.environ), str(HERE / "demo.json"))
 
 
-def _demo_parser() -> argparse.ArgumentParser:
+def _demo_parser(settings: Settings | None = None) -> argparse.ArgumentParser:
+    settings = settings or process_settings()
     parser = argparse.ArgumentParser(
         prog="omb-sidecar demo", epilog=DEMO_EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Start the sidecar on the bundled example servers (standard library only) and play\n"
                     "an engine: what it sees, calls going through, a large result shaped and then queried.",
     )
     parser.add_argument("command", choices=["demo"], help=argparse.SUPPRESS)
-    parser.add_argument("--log-level", default=os.environ.get("OMB_LOG_LEVEL", "WARNING"),
+    parser.add_argument("--log-level", default=settings.log_level,
                         choices=["DEBUG", "INFO", "WARNING", "ERROR"], help="stderr log level")
     return parser
 
@@ -180,7 +183,7 @@ def _console(config: SidecarConfig) -> MountConsole | None:
     from sidecar_admin.console import mount_console
 
     return mount_console
-def _answer_waiting_initialize(upstreams: int) -> Early | None:
+def _answer_waiting_initialize(upstreams: int, tracing: bool) -> Early | None:
     """Answer the engine's `initialize` now if it is already waiting on stdin (a pipe or a
     socket), before the rest of the sidecar loads: an engine's start-up waits on that answer.
     None when nothing was read (the stdio front reads it all). Not with tracing on: the
@@ -188,9 +191,7 @@ def _answer_waiting_initialize(upstreams: int) -> Early | None:
     import select
     import stat
 
-    from sidecar.config import tracing_wanted
-
-    if tracing_wanted(os.environ) or sys.stdin is None:
+    if tracing or sys.stdin is None:
         return None
     try:
         fd = sys.stdin.fileno()
@@ -218,10 +219,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from sidecar_admin.commands import main as servers_main
 
         return servers_main(argv)
+    settings = use_settings(Settings.read())  # the environment, read once: everything below is given it
     if not argv and _stdin_is_a_terminal():
-        sys.stdout.write(_serve_parser().format_help())  # a person typed it: no engine will write to stdin
+        sys.stdout.write(_serve_parser(settings).format_help())  # a person typed it: no engine will write to stdin
         return 0
-    parser = _demo_parser() if argv and argv[0] == "demo" else _serve_parser()
+    parser = _demo_parser(settings) if argv and argv[0] == "demo" else _serve_parser(settings)
     args = parser.parse_args(argv)
     redactor = Redactor()
     setup_logging(args.log_level, redactor)
@@ -233,7 +235,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("omb-sidecar: --config PATH is required (or `--examples` to serve the bundled example servers, or "
               "`omb-sidecar demo`; `omb-sidecar --help` lists every command)", file=sys.stderr)
         return 2
-    config = _examples() if args.examples else _load(args.config)
+    config = _examples(settings) if args.examples else _load(args.config, settings)
     if config is None:
         return 2
     redactor.add(config.secrets())
@@ -253,7 +255,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             # their start-up overlaps the rest of ours; what the bot cannot reach never starts
             start_early(reached)
             # a command that could not start is no upstream "still starting" to the handshake
-            early = _answer_waiting_initialize(sum(s.type != "stdio" or started_early(s) for s in reached))
+            early = _answer_waiting_initialize(sum(s.type != "stdio" or started_early(s) for s in reached),
+                                               settings.tracing)
         from sidecar.mounts.health import record_start
         from sidecar.upstream.oauth import where
 
@@ -264,16 +267,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.http:
             from sidecar.app import run_http
 
-            settings = _http_settings(args)
+            front = _http_settings(args, settings)
             watch_health = _health_schedule(config)
-            settle_heap()
+            settle_heap(settings.malloc_tuned)
             console = _console(config)
-            run_async(lambda: run_http(config, settings, redactor, watch_health, console))
+            run_async(lambda: run_http(config, front, redactor, settings, watch_health, console))
         else:
             from sidecar.app import run_stdio
 
-            settle_heap()
-            run_async(lambda: run_stdio(config, redactor, early))
+            settle_heap(settings.malloc_tuned)
+            run_async(lambda: run_stdio(config, redactor, settings, early))
     except KeyboardInterrupt:
         pass
     except ModuleNotFoundError as exc:  # a broken install: one line, not a traceback
@@ -282,12 +285,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def _http_settings(args: argparse.Namespace) -> FrontSettings:
+def _http_settings(args: argparse.Namespace, settings: Settings) -> FrontSettings:
     """The HTTP front's settings from the command line; a refusal ends the process in words."""
     from sidecar.front.http.listener import FrontSettings, GuardError
 
     try:
         return FrontSettings.chosen(args.http, allow_remote=bool(args.allow_remote), token_file=args.token_file,
-                                    token_env=args.token_env)
+                                    token_env=args.token_env, settings=settings)
     except GuardError as exc:
         raise SystemExit(f"omb-sidecar: {exc}") from None

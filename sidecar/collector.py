@@ -24,8 +24,9 @@ few 425-tool listings. A mapped block is given back the moment it is freed. Not 
 from __future__ import annotations
 
 import gc
-import os
 import sys
+
+from sidecar.settings import process_settings
 
 __all__ = ["MMAP_THRESHOLD", "YOUNG_THRESHOLD", "settle_heap"]
 
@@ -34,18 +35,19 @@ MMAP_THRESHOLD = 128 * 1024  # bytes: larger blocks get their own mapping, retur
 _M_MMAP_THRESHOLD = -3  # mallopt's parameter number (malloc.h)
 
 
-def settle_heap() -> None:
+def settle_heap(malloc_tuned: bool | None = None) -> None:
     """Freeze what start-up made and widen the young generation; idempotent. No collection
-    first: start-up leaves no cyclic garbage to speak of, and one would cost tens of ms."""
+    first: start-up leaves no cyclic garbage to speak of, and one would cost tens of ms.
+    `malloc_tuned`: MALLOC_MMAP_THRESHOLD_ is set (`sidecar.settings`), glibc's own to keep."""
     gc.freeze()  # modules and config are permanent: no collection walks them again
     _, middle, old = gc.get_threshold()
     gc.set_threshold(YOUNG_THRESHOLD, middle, old)
-    _give_back_large_blocks()
+    _give_back_large_blocks(process_settings().malloc_tuned if malloc_tuned is None else malloc_tuned)
 
 
-def _give_back_large_blocks() -> bool:
+def _give_back_large_blocks(malloc_tuned: bool) -> bool:
     """Fix glibc's mmap threshold (see the module's words); False where it was not set."""
-    if not sys.platform.startswith("linux") or "MALLOC_MMAP_THRESHOLD_" in os.environ:
+    if not sys.platform.startswith("linux") or malloc_tuned:
         return False
     import ctypes
 

@@ -1,20 +1,21 @@
-"""Structured concurrency on asyncio itself, for the runtime path.
+"""Structured concurrency on asyncio itself: the runtime's one dialect.
 
-anyio costs about 35 ms of start-up (its package and its asyncio backend), and start-up
-sits in front of every engine turn, so the stdio path uses asyncio's own TaskGroup and
-timeouts. Owns the three things asyncio leaves to us: a task owner that is not a scope
-(`Jobs`), a timeout that moves on instead of raising (`move_on_after`), and cleanup that
-finishes even when its task is cancelled again (`finish`).
+Every front (stdio, HTTP, the gateway) and the upstream pool use asyncio's own
+`TaskGroup` for scopes, `asyncio.timeout` for deadlines and the loop's signal handlers;
+anyio is not on the runtime path (its asyncio backend adds to the start-up, which sits in
+front of every engine turn: `python -X importtime`; it stays in tests and the admin commands).
+Owns the two things asyncio leaves to us: a task owner that is not a scope, for tasks
+started from callbacks (`Jobs`: a TaskGroup can only be entered by the task that awaits
+it), and cleanup that finishes even when its task is cancelled again (`finish`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import AsyncIterator, Awaitable, Coroutine
+from collections.abc import Awaitable, Coroutine
 from typing import Any, TypeVar
 
-__all__ = ["Jobs", "finish", "move_on_after"]
+__all__ = ["Jobs", "finish"]
 
 T = TypeVar("T")
 
@@ -51,25 +52,18 @@ class Jobs:
     async def settle(self, seconds: float, interrupt: asyncio.Future[Any]) -> None:
         """Let what still runs finish on its own, for at most `seconds` or until
         `interrupt` is done; cancels nothing (`aclose` does that afterwards)."""
-        async with move_on_after(seconds):
-            while not interrupt.done():
-                left = [task for task in self._running if not task.done()]
-                if not left:
-                    return
-                await asyncio.wait([*left, interrupt], return_when=asyncio.FIRST_COMPLETED)
+        try:
+            async with asyncio.timeout(seconds):
+                while not interrupt.done():
+                    left = [task for task in self._running if not task.done()]
+                    if not left:
+                        return
+                    await asyncio.wait([*left, interrupt], return_when=asyncio.FIRST_COMPLETED)
+        except TimeoutError:
+            pass  # the time for settling is over: what still runs is left to `aclose`
 
     def __len__(self) -> int:
         return len(self._running)
-
-
-@contextlib.asynccontextmanager
-async def move_on_after(seconds: float) -> AsyncIterator[None]:
-    """Run the body for at most `seconds`; past that, go on without an error."""
-    try:
-        async with asyncio.timeout(seconds):
-            yield
-    except TimeoutError:
-        pass
 
 
 async def finish(cleanup: Awaitable[T]) -> T:

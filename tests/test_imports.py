@@ -27,6 +27,7 @@ HEAVY = ("mcp", "pydantic", "aiohttp", "jmespath", "cryptography", "numpy", "use
 # import each other. A part is a folder or module under `sidecar/` (`sidecar` itself is the
 # package's `__init__`), or a whole sibling package.
 LAYERS: tuple[frozenset[str], ...] = (
+    frozenset({"settings"}),  # the environment, read once (imports nothing of the sidecar)
     frozenset({"sidecar", "errors", "redact", "features", "concurrency", "collector", "private_files", "examples"}),
     frozenset({"config", "logs"}),
     frozenset({"wire"}),
@@ -36,7 +37,8 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"store"}),  # shares a gate's held results and trust with other replicas
     frozenset({"hub"}),  # the face: pool, catalog and gate for the engine sessions
     frozenset({"front"}),
-    frozenset({"app", "sidecar_admin"}),  # the composition root, and the admin commands beside it
+    frozenset({"root"}),  # the composition root: config + options -> a face, for every front
+    frozenset({"app", "sidecar_admin"}),  # the fronts' lives, and the admin commands beside them
     frozenset({"cli", "shims"}),
     frozenset({"__main__"}),
 )
@@ -235,7 +237,7 @@ def test_the_health_schedule_loads_the_admin_package_only_when_it_is_on() -> Non
 
 def test_nothing_imports_front_or_app_but_the_root() -> None:
     for module, arrows in graph().items():
-        if part_of(module) in ("front", "app", "cli", "__main__", "sidecar_admin"):
+        if part_of(module) in ("front", "root", "app", "cli", "__main__", "sidecar_admin"):
             continue
         assert not {part_of(a.target) for a in arrows} & {"front", "app"}, module
 

@@ -3,7 +3,8 @@
 `answer_meta` answers `find_tool`, a trio's search tool and a trio's describe tool with an
 MCP `CallToolResult`, showing only tools the bot may see (`allowed`, by engine-visible
 name). Every search tool answers in one shape (`search.shown`, within its byte budget): the
-best three in full under `tools`, the next seven by one line under `more`, and a verdict:
+best three in full under `tools`, the next seven by one line under `more`, further names
+alone under `names`, and a verdict:
 `match: "good"`, or `match: "weak"` with a hint on how to ask again and the area summary.
 A query that is exactly one tool's name answers that tool whole. `resolve_meta_call` turns a `use_tool` or trio call into the engine-visible name of
 the tool it runs and that tool's own arguments, or says in words why it cannot: the gate
@@ -23,7 +24,7 @@ from sidecar.catalog.layouts.full import Listing, MetaTool
 from sidecar.catalog.layouts.trio import areas
 from sidecar.catalog.merge import Catalog, CatalogEntry
 
-from sidecar.catalog.layouts.shown import FULL_SHOWN, SHORT_SHOWN, Shown, fit_answer
+from sidecar.catalog.layouts.shown import IN_VIEW, Shown, fit_answer
 
 if TYPE_CHECKING:  # the index comes built with the listing: search loads only when one is
     from sidecar.catalog.search.index import Ranked, SearchIndex
@@ -33,9 +34,10 @@ __all__ = ["answer_meta", "resolve_meta_call", "unknown_tool_text", "GOOD_NOTE",
 NAMES_SHOWN = 200  # a query that finds nothing lists at most this many names
 AREAS_SHOWN = 1200  # characters of area summary in a weak answer
 GOOD_NOTE = ("These fit the request. The best three are shown whole; look at the short list under "
-             "'more' before searching again.")
+             "'more' and the further names under 'names' before searching again (a query that is "
+             "exactly one tool's name shows that tool whole).")
 WEAK_NOTE = ("None of these fits the request well: they are only the closest. Look at the short list "
-             "under 'more' and the server's areas before searching again.")
+             "under 'more', the further names under 'names' and the server's areas before searching again.")
 RETRY_HINT = ("Ask again with the action and the object in English (e.g. 'delete snapshot'), "
               "plus any id or value you have; the areas and the closest names below may help.")
 
@@ -115,7 +117,7 @@ def _search(meta: MetaTool, query: str, allowed: Allowed) -> Result:
     exact = _exact(meta, query, allowed)
     if exact is not None:
         return exact
-    ranked = meta.index.rank(query, FULL_SHOWN + SHORT_SHOWN, allowed)
+    ranked = meta.index.rank(query, IN_VIEW, allowed)
     if not ranked.found:
         return _nothing_found(meta.index, query, allowed)
     return _result(fit_answer(_shown(ranked.found), _verdict(meta, ranked)))

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import base64
 import logging
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -26,6 +25,7 @@ import msgspec
 from sidecar.config import rules
 from sidecar.config.file import empty_config_words, missing_config_words, packaged_state_folder, read_config_bytes
 from sidecar.errors import ConfigError
+from sidecar.settings import process_settings
 
 __all__ = [
     "Audit",
@@ -59,7 +59,6 @@ __all__ = [
     "parse_config",
     "parse_server",
     "placed",
-    "tracing_wanted",
 ]
 
 log = logging.getLogger(__name__)
@@ -389,7 +388,7 @@ def load_config(path: str | Path, environ: Mapping[str, str] | None = None) -> S
         document = msgspec.json.decode(raw)
     except msgspec.DecodeError as exc:
         raise ConfigError("", f"config file is not valid JSON ({exc})") from None
-    config = parse_config(document, os.environ if environ is None else environ)
+    config = parse_config(document, process_settings().environ if environ is None else environ)
     return placed(config, str(path))
 
 
@@ -530,12 +529,3 @@ def model_is_local(url: str | None) -> bool:
     if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
         address = address.ipv4_mapped
     return address.is_loopback or address.is_private or address.is_link_local or address.is_unspecified
-
-
-def tracing_wanted(environ: Mapping[str, str]) -> bool:
-    """OpenTelemetry export configured the standard way (an OTLP endpoint), and not
-    switched off with `OTEL_SDK_DISABLED=true`. Read here so that nothing of
-    opentelemetry loads to answer it."""
-    if environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
-        return False
-    return bool(environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"))

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from sidecar.errors import ConfigError
+from sidecar.settings import Settings, process_settings
 
 __all__ = ["empty_config_words", "inside_a_package", "missing_config_words", "packaged_state_folder",
            "read_config_bytes", "user_state_folder"]
@@ -27,11 +28,9 @@ _OWN_PACKAGES = ("sidecar", "sidecar_admin", "shims")
 
 
 def user_state_folder(environ: Mapping[str, str] | None = None) -> Path:
-    """`$XDG_STATE_HOME/omb-sidecar`, else `~/.local/state/omb-sidecar` (the XDG default)."""
-    environ = os.environ if environ is None else environ
-    base = environ.get("XDG_STATE_HOME", "")
-    root = Path(base) if os.path.isabs(base) else Path(environ.get("HOME") or Path.home()) / ".local" / "state"
-    return root / "omb-sidecar"
+    """`$XDG_STATE_HOME/omb-sidecar`, else `~/.local/state/omb-sidecar` (the XDG default),
+    as `sidecar.settings` read it (from `environ` when given)."""
+    return (process_settings() if environ is None else Settings.read(environ)).state_dir
 
 
 def inside_a_package(path: str | Path) -> bool:

@@ -99,12 +99,17 @@ class FrontMetrics:
         self.registry.register(_FaceCollector(self.sources))
 
     def watch(self, source: MetricsSource) -> None:
-        """Count `source`'s calls from now on."""
+        """Count `source`'s calls from now on (a face built without `observer`'s)."""
+        self.show(source)
+        source.face.gate.observe(self.observer(source.label))
+
+    def show(self, source: MetricsSource) -> None:
+        """Show `source`'s face on /metrics; its gate was built with `observer(label)`."""
         if source not in self.sources:
             self.sources.append(source)
-        source.face.gate.observe(self._observer(source.label))
 
-    def _observer(self, face: str) -> Callable[[ToolCall], None]:
+    def observer(self, face: str) -> Callable[[ToolCall], None]:
+        """What counts the calls of the face labelled `face`, given to its gate at construction."""
         calls, duration, written = self.calls, self.duration, self.written
 
         def seen(call: ToolCall) -> None:

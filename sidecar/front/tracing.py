@@ -17,15 +17,14 @@ cardinality and free of what an engine typed). `mcp.session.id` is never set.
 
 Export is OTLP over HTTP, configured the standard way (`OTEL_EXPORTER_OTLP_ENDPOINT`,
 `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, `OTEL_SERVICE_NAME`, `OTEL_BSP_*`...). This module
-and opentelemetry load only when `sidecar.config.tracing_wanted` says so; otherwise
+and opentelemetry load only when `sidecar.settings.Settings.tracing` says so; otherwise
 nothing here runs.
 """
 
 from __future__ import annotations
 
-import os
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -45,7 +44,7 @@ from sidecar import __version__
 from sidecar.config import ServerConfig
 from sidecar.errors import CallCancelled, SidecarError
 from sidecar.front.labels import label_values
-from sidecar.gate import Gate, Next, ToolCall
+from sidecar.gate import Next, Observer, Stage, ToolCall
 
 __all__ = ["Tracing", "start_tracing"]
 
@@ -59,23 +58,21 @@ _METRIC_KEYS = ("mcp.method.name", "gen_ai.tool.name", "gen_ai.prompt.name", "mc
 Handler = Callable[[Any, Any], Awaitable[Any]]
 
 
-def start_tracing(faces: Iterable[Any], transport: str) -> Tracing | None:
-    """Traces for `faces` when the extra is installed; None (with one warning) when not."""
+def start_tracing(transport: str, service_named: bool = False) -> Tracing | None:
+    """Traces when the extra is installed; None when not. The composition root gives each
+    face's gate `gate_parts` and each face the tracing itself."""
     try:
-        tracing = Tracing(transport)
+        return Tracing(transport, service_named)
     except ImportError:  # pragma: no cover - the extra is part of the test install
         return None
-    for face in faces:
-        face.tracer = tracing
-        tracing.attach(face.gate)
-    return tracing
 
 
 class Tracing:
-    def __init__(self, transport: str) -> None:
-        """`transport`: `pipe` for the stdio front, `tcp` for HTTP."""
+    def __init__(self, transport: str, service_named: bool = False) -> None:
+        """`transport`: `pipe` for the stdio front, `tcp` for HTTP; `service_named`:
+        OTEL_SERVICE_NAME is set (`sidecar.settings`), so spans keep the operator's name."""
         self.transport = transport
-        resource = Resource.create({} if os.environ.get("OTEL_SERVICE_NAME") else {"service.name": "omb-sidecar"})
+        resource = Resource.create({} if service_named else {"service.name": "omb-sidecar"})
         self.spans = TracerProvider(resource=resource)
         self.spans.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
         self.tracer = self.spans.get_tracer("omb-sidecar", __version__)
@@ -89,9 +86,10 @@ class Tracing:
             "mcp.client.operation.duration", unit="s", description="MCP request duration as sent to an upstream")
         self.propagator = propagate.get_global_textmap()
 
-    def attach(self, gate: Gate) -> None:
-        gate.around_call(self._client_stage(gate))
-        gate.observe(_decision_on_span)
+    def gate_parts(self, servers: Callable[[], Mapping[str, ServerConfig]]) -> tuple[Stage, Observer]:
+        """A client span around each call upstream, and the gate's decision on the server
+        span: what a face's gate is built with. `servers`: the mounted servers, as now."""
+        return self._client_stage(servers), _decision_on_span
 
     def shutdown(self) -> None:
         self.spans.shutdown()
@@ -165,12 +163,12 @@ class Tracing:
             finally:
                 self.client_duration.record(time.perf_counter() - started, _metric_attributes(attributes))
 
-    def _client_stage(self, gate: Gate) -> Callable[[ToolCall, Next], Awaitable[ToolCall]]:
+    def _client_stage(self, servers: Callable[[], Mapping[str, ServerConfig]]) -> Stage:
         async def client_span(call: ToolCall, call_next: Next) -> ToolCall:
             target = call.target
             if target is None:
                 return await call_next(call)
-            attributes = _client_attributes(gate.servers.get(target.alias), target.name, "tools/call")
+            attributes = _client_attributes(servers().get(target.alias), target.name, "tools/call")
             started = time.perf_counter()
             with self.tracer.start_as_current_span(f"tools/call {target.name}", kind=SpanKind.CLIENT,
                                                    attributes=attributes, record_exception=False) as span:

@@ -28,6 +28,7 @@ from sidecar.gate.audit import AuditLog
 from sidecar.gate.call import StageFault, ToolCall
 from sidecar.gate.grants import Grant
 from sidecar.gate.held import HeldStore
+from sidecar.gate.parts import GateParts, SharedState
 from sidecar.gate.policy import PolicyEngine
 from sidecar.gate.query import QueryLimits
 from sidecar.gate.record import Observer, Recorder
@@ -41,7 +42,7 @@ from sidecar.gate.trust import Trust
 from sidecar.redact import Redactor
 from sidecar.upstream import Pool
 
-__all__ = ["Gate", "LARGE_RESULT", "Observer", "Stage", "Next", "QUERY_RESULT", "QUERY_RESULT_TOOL", "compose"]
+__all__ = ["Gate", "GateParts", "LARGE_RESULT", "Observer", "Stage", "Next", "QUERY_RESULT", "QUERY_RESULT_TOOL", "compose"]
 
 log = logging.getLogger(__name__)
 
@@ -87,30 +88,37 @@ def _bind(stage: Stage, following: Next) -> Next:
 
 
 class Gate:
-    """Owns the chain: builds the stages once from the config, runs each call through
+    """Owns the chain: builds the stages once from the config and the parts it is given
+    (`GateParts`: the catalog holder, the shared store, observers), runs each call through
     them and ends it. The catalog and listing are read from `live`, the one holder the hub
-    swaps them in (a gate alone gets an empty one); the held store is swapped in at start-up."""
+    swaps them in (a gate alone gets an empty one)."""
 
     def __init__(self, config: SidecarConfig, pool: Pool, audit: AuditLog | None = None,
-                 live: LiveCatalog | None = None) -> None:
+                 live: LiveCatalog | None = None, parts: GateParts = GateParts()) -> None:
         self.config = config
         self.pool = pool
+        live = live if live is not None else parts.live
         live = live if live is not None else LiveCatalog(facts_for(config, config.servers))
         self.redact: Redactor = LiveRedactor(live, "logs")  # the mounted servers' secrets, as they are now
         self.answers: Redactor = LiveRedactor(live, "answers")  # fit to hide in answers (redact.answer_secrets)
-        self.audit = audit or AuditLog(config.audit)
+        self.audit = audit or parts.audit or AuditLog(config.audit)
         self.grant = Grant(config.bot.selection, config.grants)  # per bot: the mounted set does not change it
-        self.trust = Trust(config.servers, self.audit, _pin_store(config, live), config.bot.id, config.face.name,
-                           live=live)
-        self.current = Current(HeldStore(config.budgets.held_bytes_per_server), live)
+        self.trust = Trust(config.servers, self.audit, _pin_store(config, live, parts.shared), config.bot.id,
+                           config.face.name, live=live)
+        self.current = Current(_held_store(config, parts.shared), live)
         self.recorder = Recorder(self.audit, config, self.redact)
+        self.recorder.observers.extend(parts.observers)
         self.resolve = Resolve(self.current, pool, self.trust, self.grant)
         self.check_grant = CheckGrant(self.grant)
-        self.check_policy = CheckPolicy(PolicyEngine(config.policy), config, self.current, self.redact)
+        spent = parts.shared.spent if parts.shared is not None else None
+        self.check_policy = CheckPolicy(PolicyEngine(config.policy), config, self.current, self.redact,
+                                        spent, parts.environ)
+        if parts.shared is not None:  # a shared spent store: the stage is made now to carry it
+            self.check_policy.confirm_stage()
         self.charge = ChargeResult(self.current, config.budgets)
         limits = QueryLimits(config.budgets.query_seconds, config.budgets.query_depth)
         self.call = RunCall(self.current, pool, self.grant, limits)
-        self._around_call: list[Stage] = []
+        self._around_call: list[Stage] = list(parts.around_call)
         self._build()
 
     @property
@@ -140,10 +148,6 @@ class Gate:
     def held(self) -> HeldStore | SharedHeldStore:
         return self.current.held
 
-    @held.setter
-    def held(self, held: HeldStore | SharedHeldStore) -> None:
-        self.current.held = held
-
     @property
     def policy(self) -> PolicyEngine:
         return self.check_policy.policy
@@ -153,9 +157,10 @@ class Gate:
         """The confirmation stage (`sidecar.gate.confirm.ConfirmStage`), once made."""
         return self.check_policy.confirm
 
-    @confirm.setter
-    def confirm(self, stage: Any) -> None:
-        self.check_policy.confirm = stage
+    def confirm_stage(self) -> Any:
+        """The confirmation stage, made now if no call needed it yet (the seal of a
+        stateless round uses the same one)."""
+        return self.check_policy.confirm_stage()
 
     @property
     def observers(self) -> list[Observer]:
@@ -222,10 +227,20 @@ def _stage_broke(call: ToolCall, exc: Exception) -> None:
         call.overrule(fault)
 
 
-def _pin_store(config: SidecarConfig, live: LiveCatalog) -> Any:
+def _pin_store(config: SidecarConfig, live: LiveCatalog, shared: SharedState | None) -> Any:
     """Pins live in the health file beside the config (none for a config never read from
-    disk). Made even when no server mounted now pins: one mounted later may."""
+    disk). Made even when no server mounted now pins: one mounted later may. With a shared
+    store, pins are shared too when a server mounted now pins."""
     from sidecar.mounts.health import HealthPins, health_file_for
 
     health = health_file_for(config)
-    return HealthPins(health, live) if health is not None else None
+    local = HealthPins(health, live) if health is not None else None
+    if shared is not None and any(policy != "off" for policy in live.facts.pinning.values()):
+        return shared.pins(local)
+    return local
+
+
+def _held_store(config: SidecarConfig, shared: SharedState | None) -> HeldStore | SharedHeldStore:
+    """Held results in this process; with a shared store, the stateless callers' in Redis."""
+    local = HeldStore(config.budgets.held_bytes_per_server)
+    return shared.held(local) if shared is not None else local

@@ -94,23 +94,23 @@ class ConfirmStage:
     """Puts consequential calls to the person; one per gate."""
 
     def __init__(self, policy: Any, bot: str, face: str, redact: Redactor,
-                 environ: Mapping[str, str] | None = None) -> None:
+                 environ: Mapping[str, str] | None = None, spent: Any = None) -> None:
         self.seconds = policy.confirm_seconds
         self.state_seconds = policy.confirm_state_seconds
         self.key_env = policy.confirm_key_env
         self.bot, self.face = bot, face
         self.redact = redact
         self.environ = environ
-        self.spent: Any = None  # where used state ids go (None: this process; see sidecar.gate.shared_trust)
+        self.spent: Any = spent  # where used state ids go (None: this process; see sidecar.gate.shared_trust)
         self._sealer: Any = None
 
     def sealer(self) -> Any:
         if self._sealer is None:
-            import os
-
             from sidecar.gate.sealed import Sealer, key_from
+            from sidecar.settings import process_settings
 
-            self._sealer = Sealer(key_from(self.environ if self.environ is not None else os.environ, self.key_env),
+            environ = self.environ if self.environ is not None else process_settings().environ
+            self._sealer = Sealer(key_from(environ, self.key_env),
                                   self.spent)
         return self._sealer
 

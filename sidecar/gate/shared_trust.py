@@ -18,7 +18,7 @@ answered, a listing judged), each call bounded by `store.timeoutSeconds`:
   reported under `warn`), never trusted on first sight. Such a fallback is judged again
   once Redis answers.
 
-The `redis` package (the `[store]` extra) loads with this module, which `share_held` imports
+The `redis` package (the `[store]` extra) loads with this module, which `sidecar.store.share` imports
 only when `store.url` is set.
 """
 
@@ -38,7 +38,7 @@ from sidecar.catalog.pins import Approval, Pin, PinsNotKept, PinStore
 from sidecar.config import Store
 from sidecar.gate.store import StoreUnavailable
 
-__all__ = ["RedisPins", "RedisSpent", "cli_pins", "share_trust", "sync_client"]
+__all__ = ["RedisPins", "RedisSpent", "SharedTrust", "cli_pins", "sync_client"]
 
 log = logging.getLogger(__name__)
 _UNREACHABLE = "the shared store did not answer"
@@ -151,13 +151,14 @@ def cli_pins(config: Any) -> RedisPins | None:
     return RedisPins(sync_client(config.store), config.store.prefix, f"{config.bot.id}/{config.face.name}")
 
 
-def share_trust(gate: Any, settings: Store, namespace: str) -> None:
-    """Give `gate` the shared spent states and pins of `namespace` (its bot and face)."""
-    from sidecar.gate.confirm import ConfirmStage
+class SharedTrust:
+    """The spent states and pins of `namespace` (a bot and face), shared in Redis; the
+    gate wraps its local pin store with `pins` (`sidecar.gate.parts.SharedState`)."""
 
-    client = sync_client(settings)
-    if gate.confirm is None:
-        gate.confirm = ConfirmStage(gate.config.policy, gate.config.bot.id, gate.config.face.name, gate.redact)
-    gate.confirm.spent = RedisSpent(client, settings.prefix)
-    if gate.trust.active:
-        gate.trust.store = RedisPins(client, settings.prefix, namespace, gate.trust.store)
+    def __init__(self, settings: Store, namespace: str) -> None:
+        self.client = sync_client(settings)
+        self.prefix, self.namespace = settings.prefix, namespace
+        self.spent = RedisSpent(self.client, settings.prefix)
+
+    def pins(self, local: PinStore | None) -> RedisPins:
+        return RedisPins(self.client, self.prefix, self.namespace, local)

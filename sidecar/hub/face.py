@@ -9,10 +9,9 @@ notifications and requests to the engine sessions, configured secrets hidden in 
 from __future__ import annotations
 
 import logging
-import os
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import msgspec
@@ -38,6 +37,7 @@ from sidecar.gate.route import scrub_answer
 from sidecar.hub.question_links import linked_session
 from sidecar.hub.session import CAPABILITY_OF_REQUEST, EngineSession
 from sidecar.hub.tasks import RELATED_TASK, TaskTable
+from sidecar.settings import process_settings
 from sidecar.upstream import Connection, Pool, Upstream, lifecycle
 from sidecar.wire import UpstreamFrame
 
@@ -62,13 +62,14 @@ class Face(ReadsLive):
     """The hub of one face. It is given its pool, gate and catalog holder (built together
     by `sidecar.hub.assemble.build_face`) and listens to the pool from here on."""
 
-    def __init__(self, config: SidecarConfig, pool: Pool, gate: Gate, live: LiveCatalog) -> None:
+    def __init__(self, config: SidecarConfig, pool: Pool, gate: Gate, live: LiveCatalog,
+                 environ: Mapping[str, str] | None = None, tracer: Any = None) -> None:
         self.config = config
         self.name = config.face.name
         self.sessions: list[EngineSession] = []
         self.pool, self.gate, self.live = pool, gate, live
         pool.listen(self, self._upstream_changed, gate.trust.prepare)  # a big listing's trust work, in slices
-        self.plan = choose_layout(config, os.environ)
+        self.plan = choose_layout(config, process_settings().environ if environ is None else environ)
         self.traits = [
             UpstreamTraits(s.alias, s.type, s.builtin, tuple(s.always_listed), tuple(s.direct_only))
             for s in config.servers
@@ -80,10 +81,14 @@ class Face(ReadsLive):
         self.closing = False  # set at shutdown: no more notifications to the engine
         self.stateless_scope = object()  # held results of 2026-07-28 requests live here
         self.watchers: list[Callable[[Upstream], None]] = []  # told of every upstream change (health schedule)
-        self.tracer: Any = None  # a sidecar.front.tracing.Tracing when traces are on
+        self.tracer: Any = tracer  # a sidecar.front.tracing.Tracing when traces are on
         self.tasks = TaskTable()  # the tasks engine sessions made, by the upstream that owns each
         self._started = time.monotonic()
         self.rebuild()
+
+    def close(self) -> None:
+        """The sidecar is stopping: no more notifications or rebuilds for the engines."""
+        self.closing = True
 
     # -- servers joining and leaving (the health schedule) ----------------------------
 

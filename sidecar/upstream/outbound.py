@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
-import os
 import re
 import socket
 import ssl
@@ -40,6 +39,7 @@ import aiohttp
 from aiohttp.abc import AbstractResolver, ResolveResult
 
 from sidecar.errors import UpstreamUnavailable
+from sidecar.settings import process_settings
 from sidecar.upstream.proxying import choose_proxy, is_loopback_host
 from sidecar.upstream.redirects import next_hop, origin_of
 
@@ -230,7 +230,7 @@ class Outbound:
                  trust: ssl.SSLContext | None = None) -> None:
         self.gate = OutboundGate(server_url, resolve)
         self._trust: ssl.SSLContext | bool = trust if trust is not None else True  # True: the system's roots
-        self._environ = dict(os.environ if environ is None else environ)
+        self._environ = dict(process_settings().environ if environ is None else environ)
         self._seconds = seconds
         self._resolver: _PinnedResolver | None = None
         self._session: aiohttp.ClientSession | None = None

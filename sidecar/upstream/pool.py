@@ -13,7 +13,6 @@ import asyncio
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from sidecar.concurrency import move_on_after
 from sidecar.config import ServerConfig
 from sidecar.errors import METHOD_NOT_FOUND
 from sidecar.upstream import lifecycle
@@ -99,9 +98,12 @@ class Pool:
         events = [self._first_start[alias]] if alias is not None else list(self._first_start.values())
         if limit is None:
             limit = max((u.start_timeout for u in self.upstreams.values()), default=0.0)
-        async with move_on_after(limit):
-            for event in events:
-                await event.wait()
+        try:
+            async with asyncio.timeout(limit):
+                for event in events:
+                    await event.wait()
+        except TimeoutError:
+            pass  # past `limit`, the listing goes on with what has started
 
     async def run(self) -> None:
         """Supervise every upstream until cancelled; on cancel, every child is stopped."""

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
-import os
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Protocol
@@ -22,6 +21,7 @@ import aiohttp
 from sidecar.config import ServerConfig
 from sidecar.errors import UpstreamUnavailable
 from sidecar.redact import Redactor
+from sidecar.settings import process_settings
 from sidecar.upstream.proxying import choose_proxy
 from sidecar.upstream.redirects import (
     MAX_REDIRECTS,
@@ -139,7 +139,7 @@ class WebClient:
         self.url = server.url
         self.header_names = sorted(server.headers)
         self._headers = dict(server.headers)
-        self._environ = dict(os.environ if environ is None else environ)
+        self._environ = dict(process_settings().environ if environ is None else environ)
         self._secrets = scrubber_for(server)
         self._credentials = credential_scrubber(server)
         self._address = _AddressScrubber(server.url)

@@ -1,6 +1,6 @@
 """Every search path through the real sidecar on stdio: `find_tool` (bridged), a big
 server's own search (trio) and the shared trio under a cap. Each answer has one shape
-(three whole, up to seven more by one line, a verdict), stays inside the published byte
+(three whole, up to seven more by one line, further names bare, a verdict), stays inside the published byte
 budget even over a catalog of long tools, and says when nothing fits."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from bench.catalogs import GITHUB, PLATFORM
-from sidecar.catalog.layouts.shown import ANSWER_BYTES, FULL_SHOWN, LINE_CHARS, SHORT_SHOWN
+from sidecar.catalog.layouts.shown import ANSWER_BYTES, FULL_SHOWN, IN_VIEW, LINE_CHARS, SHORT_SHOWN, shown_names
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 
@@ -49,7 +49,9 @@ def check_shape(answer: dict[str, Any], text: bytes) -> None:
     assert 1 <= len(answer["tools"]) <= FULL_SHOWN and len(answer["more"]) <= SHORT_SHOWN
     assert all({"name", "description", "inputSchema"} <= set(t) for t in answer["tools"])
     assert all(set(t) == {"name", "about"} and len(t["about"]) <= LINE_CHARS + 1 for t in answer["more"])
-    assert answer["match"] in ("good", "weak") and "more" in answer["note"]
+    assert answer["match"] in ("good", "weak") and "more" in answer["note"] and "names" in answer["note"]
+    names = shown_names(answer)
+    assert len(names) == len(set(names)) <= IN_VIEW and all(isinstance(n, str) for n in answer.get("names", []))
 
 
 async def search_both(sc: Any, tool: str, query: str) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -71,6 +73,7 @@ async def test_find_tool_answers_three_whole_seven_by_line_and_says_when_nothing
         await sc.wait_for_tools(["find_tool", "use_tool"])
         sure, _ = await search_both(sc, "find_tool", "read the history of a room")
         assert sure["match"] == "good" and len(sure["more"]) == SHORT_SHOWN
+        assert len(sure["names"]) >= 20  # most of the 37 hidden tools share a word of the request
         shown = [t["name"] for t in sure["tools"] + sure["more"]]
         assert "agents__get_room_history" in shown
         short = sure["more"][0]["name"]  # a short-listed tool, read whole by its exact name

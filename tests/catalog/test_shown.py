@@ -1,5 +1,6 @@
 """What a search answer shows, over generated tools of every size: within the byte
-budget, the short list always there, the order kept, cuts marked."""
+budget, the short list always there, the bare names after it within their own bytes, the
+order kept, cuts marked."""
 
 from __future__ import annotations
 
@@ -9,7 +10,17 @@ import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sidecar.catalog.layouts.shown import ANSWER_BYTES, FULL_SHOWN, LINE_CHARS, SHORT_SHOWN, fit_answer, one_line
+from sidecar.catalog.layouts.shown import (
+    ANSWER_BYTES,
+    FULL_SHOWN,
+    IN_VIEW,
+    LINE_CHARS,
+    NAMES_BYTES,
+    SHORT_SHOWN,
+    fit_answer,
+    one_line,
+    shown_names,
+)
 
 WORDS = st.text(alphabet="abcdefghij klmnop. ", min_size=0, max_size=40)
 
@@ -26,13 +37,15 @@ def tools(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(tools(), min_size=1, max_size=10, unique_by=lambda t: t[0]))
+@given(st.lists(tools(), min_size=1, max_size=IN_VIEW + 5, unique_by=lambda t: t[0]))
 def test_an_answer_fits_its_budget_and_keeps_every_name_in_order(found: list[tuple[str, dict[str, Any]]]) -> None:
     answer = fit_answer(found, {"match": "good"})
     size = len(msgspec.json.encode(answer))
     shown = [t["name"] for t in answer["tools"]] + [t["name"] for t in answer["more"]]
     assert shown == [name for name, _ in found][: FULL_SHOWN + SHORT_SHOWN]
-    assert size <= ANSWER_BYTES or len(answer["tools"]) == 1
+    assert shown_names(answer) == [name for name, _ in found][: len(shown_names(answer))]
+    assert len(msgspec.json.encode(answer.get("names", []))) <= NAMES_BYTES
+    assert size <= ANSWER_BYTES or (len(answer["tools"]) == 1 and "names" not in answer)
     assert all(len(t["about"]) <= LINE_CHARS + 1 for t in answer["more"])
     for tool in answer["tools"]:
         whole = dict(found)[tool["name"]]
@@ -47,6 +60,18 @@ def test_small_answers_are_shown_whole() -> None:
     answer = fit_answer(found, {})
     assert len(answer["tools"]) == 3 and len(answer["more"]) == 7
     assert not any(t.get("cut") for t in answer["tools"]) and answer["more"][0]["about"] == "Does one thing."
+
+
+def test_the_names_after_the_short_list_come_bare_in_rank_order_within_their_bytes() -> None:
+    found = [(f"tool_{i}", {"name": f"tool_{i}", "description": "Does one thing.", "inputSchema": {"type": "object"}})
+             for i in range(IN_VIEW + 10)]
+    answer = fit_answer(found, {})
+    assert answer["names"] == [f"tool_{i}" for i in range(FULL_SHOWN + SHORT_SHOWN, IN_VIEW)]
+    long_names = [(f"{'x' * 60}_{i}", spec) for i, (_, spec) in enumerate(found)]
+    bounded = fit_answer(long_names, {})["names"]
+    assert 0 < len(bounded) < IN_VIEW - FULL_SHOWN - SHORT_SHOWN
+    assert len(msgspec.json.encode(bounded)) <= NAMES_BYTES
+    assert "names" not in fit_answer(found[: FULL_SHOWN + SHORT_SHOWN], {})
 
 
 def test_one_line_is_the_first_sentence_or_line() -> None:

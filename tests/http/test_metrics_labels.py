@@ -88,7 +88,7 @@ async def test_a_huge_upstream_name_keeps_metrics_small_and_series_leave_with_th
                 max_size=6), st.text(max_size=300))
 def test_no_label_is_longer_than_the_cap_whatever_the_names(pairs: list[tuple[str, str]], face: str) -> None:
     metrics = FrontMetrics()
-    seen = metrics._observer(face)
+    seen = metrics.observer(face)
     for alias, exposed in pairs:
         call = ToolCall(name=exposed, arguments={}, target=CatalogEntry(exposed, alias, "x" * 5000, {}))
         call.outcome = "completed"

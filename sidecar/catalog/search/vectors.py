@@ -19,20 +19,17 @@ from pathlib import Path
 
 import msgspec
 
+from sidecar.settings import process_settings
+
 __all__ = ["MAX_VECTORS", "VectorCache", "cache_dir", "tool_key"]
 
 MAX_VECTORS = 50_000
-_ENV = "OMB_SIDECAR_CACHE_DIR"
 
 
 def cache_dir() -> Path:
-    """The sidecar's cache folder (configurable with OMB_SIDECAR_CACHE_DIR)."""
-    chosen = os.environ.get(_ENV)
-    if chosen:
-        return Path(chosen)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".cache"
-    return base / "omb-sidecar"
+    """The sidecar's cache folder (configurable with OMB_SIDECAR_CACHE_DIR; read once, by
+    `sidecar.settings`)."""
+    return process_settings().cache_dir
 
 
 def tool_key(model_version: str, text: str) -> str:

@@ -26,11 +26,11 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+from sidecar.concurrency import Jobs
 from sidecar.errors import INTERNAL_ERROR, INVALID_PARAMS
 from sidecar.front.dispatcher import Dispatcher
 from sidecar.front.eras.asking import EngineAnswer
 from sidecar.front.http.sessions import Exchange
-from sidecar.front.jobs import Jobs
 from sidecar.gate.held import CallerScope
 from sidecar.hub.face import Face
 from sidecar.hub.session import EngineSession

@@ -22,8 +22,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from sidecar.concurrency import Jobs
 from sidecar.front.eras.held import HeldCall, Round
-from sidecar.front.jobs import Jobs
 from sidecar.front.shutdown import shutdown_words
 from sidecar.gate.confirm import ConfirmStage
 from sidecar.hub.face import Face
@@ -147,10 +147,7 @@ class HeldCalls:
     # -- the seal -----------------------------------------------------------------------------
 
     def _confirm_stage(self) -> ConfirmStage:
-        gate = self.face.gate
-        if gate.confirm is None:  # the same stage the gate makes on its first confirmation
-            gate.confirm = ConfirmStage(gate.config.policy, gate.config.bot.id, gate.config.face.name, gate.redact)
-        stage: ConfirmStage = gate.confirm
+        stage: ConfirmStage = self.face.gate.confirm_stage()  # the one the gate makes on its first confirmation
         return stage
 
     def _sealer(self) -> Any:

@@ -12,16 +12,17 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import os
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import NamedTuple
 from urllib.parse import urlsplit
 
 from sidecar.private_files import warn_if_shared
+from sidecar.settings import process_settings
 from sidecar.upstream.proxying import is_loopback_host
 
-__all__ = ["GuardError", "HostRule", "bearer_matches", "caller_identity", "check_bind", "load_token", "load_tokens",
+__all__ = ["OPEN", "GuardError", "HostRule", "Refusal", "admit", "bearer_matches", "caller_identity", "check_bind", "load_token", "load_tokens",
            "split_bind"]
 
 MIN_TOKEN_CHARS = 16
@@ -36,7 +37,7 @@ def load_tokens(token_file: str | None, token_env: str | None,
                 environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
     """The bearer tokens from `--token-file` (one a line; each is its own caller identity)
     or the one token in the variable `--token-env` names."""
-    environ = os.environ if environ is None else environ
+    environ = process_settings().environ if environ is None else environ
     if token_file and token_env:
         raise GuardError("give either --token-file or --token-env, not both")
     if token_file:
@@ -94,6 +95,35 @@ def split_bind(value: str) -> tuple[str, int]:
 def check_bind(host: str, allow_remote: bool) -> None:
     if not is_loopback_host(host) and not allow_remote:
         raise GuardError(f"{host} is not a loopback address: pass --allow-remote to listen there")
+
+
+class Refusal(NamedTuple):
+    """A request turned away before any handler: its status, words and headers."""
+
+    status: int
+    words: str
+    headers: Mapping[str, str] | None = None
+
+
+OPEN = ""  # `admit`'s answer for a path anyone may reach: admitted, no caller
+
+
+def admit(rule: HostRule, tokens: Iterable[str], host: str | None, origin: str | None,
+          authorization: str | None, open_path: bool) -> Refusal | str:
+    """The one admission of an HTTP request (the single front's and the gateway's): a
+    `Host` we serve, an `Origin` of ours or none, then a valid bearer token unless the
+    path is open (`/health`, the console's own pages). The caller identity, `OPEN`, or
+    the refusal."""
+    if not rule.host_allowed(host):
+        return Refusal(403, "Forbidden: this Host is not served here")
+    if not rule.origin_allowed(origin):
+        return Refusal(403, "Forbidden: this Origin is not allowed")
+    if open_path:
+        return OPEN
+    caller = caller_identity(authorization, tokens)
+    if caller is None:
+        return Refusal(401, "Unauthorized: a valid bearer token is required", {"WWW-Authenticate": "Bearer"})
+    return caller
 
 
 class HostRule:

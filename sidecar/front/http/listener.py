@@ -12,29 +12,21 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import socket
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from aiohttp import web
 from aiohttp.web_protocol import RequestHandler
 
+from sidecar.concurrency import finish
 from sidecar.front.http.admission import GuardError, check_bind, load_tokens, split_bind
+from sidecar.settings import Settings, process_settings
 
-__all__ = ["FrontSettings", "Listener", "GuardError"]
+__all__ = ["FrontSettings", "GuardError", "Listener", "Served", "serve_listening"]
 
 log = logging.getLogger(__name__)
-
-
-def _number(environ: Mapping[str, str], name: str, default: float) -> float:
-    raw = environ.get(name, "")
-    try:
-        value = float(raw) if raw else default
-    except ValueError:
-        log.warning("%s ignored: it must be a number", name)
-        return default
-    return value if value > 0 else default
 
 
 @dataclass(frozen=True)
@@ -65,22 +57,26 @@ class FrontSettings:
 
     @classmethod
     def chosen(cls, bind: str, *, allow_remote: bool = False, token_file: str | None = None,
-               token_env: str | None = None, environ: Mapping[str, str] | None = None) -> FrontSettings:
+               token_env: str | None = None, settings: Settings | None = None) -> FrontSettings:
         """From what the operator chose (`--http`, `--allow-remote`, `--token-file`,
-        `--token-env`); OMB_HTTP_* variables tune the limits. GuardError on refusal."""
-        environ = os.environ if environ is None else environ
+        `--token-env`); the OMB_HTTP_* variables (`sidecar.settings`) tune the limits.
+        GuardError on refusal."""
+        settings = process_settings() if settings is None else settings
         host, port = split_bind(bind)
         check_bind(host, allow_remote)
-        token, *more = load_tokens(token_file, token_env, environ)
+        token, *more = load_tokens(token_file, token_env, settings.environ)
+        tuning = settings.http
+        for note in tuning.notes:
+            log.warning("%s", note)
         return cls(
             host, port, token, allow_remote, more_tokens=tuple(more),
-            body_cap=int(_number(environ, "OMB_HTTP_BODY_BYTES", cls.body_cap)),
-            max_sessions=int(_number(environ, "OMB_HTTP_MAX_SESSIONS", cls.max_sessions)),
-            idle_seconds=_number(environ, "OMB_HTTP_SESSION_IDLE_SECONDS", cls.idle_seconds),
-            header_seconds=_number(environ, "OMB_HTTP_HEADER_SECONDS", cls.header_seconds),
-            body_seconds=_number(environ, "OMB_HTTP_BODY_SECONDS", cls.body_seconds),
-            drain_seconds=_number(environ, "OMB_HTTP_DRAIN_SECONDS", cls.drain_seconds),
-            allowed_hosts=tuple(h for h in environ.get("OMB_HTTP_ALLOWED_HOSTS", "").split(",") if h.strip()),
+            body_cap=int(tuning.body_bytes or cls.body_cap),
+            max_sessions=int(tuning.max_sessions or cls.max_sessions),
+            idle_seconds=tuning.idle_seconds or cls.idle_seconds,
+            header_seconds=tuning.header_seconds or cls.header_seconds,
+            body_seconds=tuning.body_seconds or cls.body_seconds,
+            drain_seconds=tuning.drain_seconds or cls.drain_seconds,
+            allowed_hosts=tuning.allowed_hosts,
         )
 
 
@@ -146,3 +142,39 @@ def _close_if_no_request(handler: RequestHandler) -> None:
     # aiohttp counts a request once its headers are parsed; it has no header timeout itself.
     if getattr(handler, "_request_count", 1) == 0 and handler.transport is not None:
         handler.transport.close()
+
+
+class Served(Protocol):
+    """What one listener serves (the HTTP fronts of `sidecar.front.gateway.Fronts`)."""
+
+    async def run(self) -> None:
+        """Their background work (pools, idle expiry, health), until cancelled."""
+
+    async def drain(self, why: str) -> None:
+        """Let the calls in flight finish (at most the drain time), refusing new ones."""
+
+    async def close(self) -> None:
+        """Close every session; the faces stop talking to engines."""
+
+
+async def serve_listening(app: web.Application, served: Served, settings: FrontSettings, banner: str,
+                          until: Callable[[], Awaitable[str]]) -> None:
+    """The one listener start-up, for the single front and the gateway alike: listen on
+    `settings.address` (refused in words, before anything runs, when the address cannot
+    be had), log `banner` with the port, run `served` until `until` returns why it
+    stops (a signal), then drain, close and stop listening, even if cancelled meanwhile."""
+    listener = Listener(app, settings)
+    try:
+        port = await listener.start()
+    except OSError as exc:
+        await listener.close()
+        raise SystemExit(f"omb-sidecar: cannot listen on {settings.address}: {exc.strerror}") from None
+    log.info(banner, settings.host, port)
+    async with asyncio.TaskGroup() as group:
+        running = group.create_task(served.run(), name="served fronts")
+        try:
+            await served.drain(await until())
+        finally:
+            await finish(served.close())
+            await finish(listener.close())
+            running.cancel()

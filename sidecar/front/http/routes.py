@@ -28,7 +28,7 @@ from aiohttp import web
 from sidecar.errors import INVALID_PARAMS, INVALID_REQUEST
 from sidecar.front.eras.held import Round
 from sidecar.front.eras.rounds import HeldCalls, takes_rounds
-from sidecar.front.http.admission import HostRule, caller_identity
+from sidecar.front.http.admission import OPEN, HostRule, Refusal, admit
 from sidecar.front.http.console_door import ConsoleSite, is_console_path
 from sidecar.front.http.listener import FrontSettings
 from sidecar.front.http.sessions import Exchange, HttpSession, SessionTable
@@ -79,13 +79,22 @@ def _refuse(status: int, words: str, headers: dict[str, str] | None = None) -> w
     return _rpc_error(None, INVALID_REQUEST, words, status, headers=headers)
 
 
+def admitted(request: web.Request, rule: HostRule, tokens: tuple[str, ...], open_path: bool) -> str | web.Response:
+    """`admission.admit` on an aiohttp request: the caller (or `OPEN`), else the refusal."""
+    headers = request.headers
+    caller = admit(rule, tokens, headers.get("Host"), headers.get("Origin"), headers.get("Authorization"), open_path)
+    if isinstance(caller, Refusal):
+        return _refuse(caller.status, caller.words, dict(caller.headers) if caller.headers else None)
+    return caller
+
+
 def _event(frame: bytes) -> bytes:
     return b"event: message\ndata: " + frame.rstrip(b"\n") + b"\n\n"
 
 
 class HttpFront:
     def __init__(self, face: Face, redactor: Redactor, settings: FrontSettings,
-                 console: ConsoleSite | None = None) -> None:
+                 console: ConsoleSite | None = None, metrics: Any = None) -> None:
         self.face = face
         self.console = console  # the operator's page, when `console.enabled` (it admits by its own cookie)
         self.settings = settings
@@ -96,7 +105,7 @@ class HttpFront:
         self.posts = 0  # POSTs being served right now, for the drain
         self.listens: set[Listen] = set()
         self.owners: weakref.WeakKeyDictionary[HttpSession, str] = weakref.WeakKeyDictionary()
-        self.metrics: Any = None  # a FrontMetrics when metrics are on (sidecar.front.metrics)
+        self.metrics: Any = metrics  # a FrontMetrics when metrics are on (sidecar.front.metrics)
 
     def app(self) -> web.Application:
         app = web.Application(middlewares=[self._admit], client_max_size=self.settings.body_cap)
@@ -115,15 +124,12 @@ class HttpFront:
 
     @web.middleware
     async def _admit(self, request: web.Request, handler: Any) -> web.StreamResponse:
-        if not self.rule.host_allowed(request.headers.get("Host")):
-            return _refuse(403, "Forbidden: this Host is not served here")
-        if not self.rule.origin_allowed(request.headers.get("Origin")):
-            return _refuse(403, "Forbidden: this Origin is not allowed")
-        if request.path == "/health" or (self.console is not None and is_console_path(request.path)):
+        open_path = request.path == "/health" or (self.console is not None and is_console_path(request.path))
+        caller = admitted(request, self.rule, self.settings.tokens, open_path)
+        if isinstance(caller, web.Response):
+            return caller
+        if caller == OPEN:
             return await handler(request)  # type: ignore[no-any-return]
-        caller = caller_identity(request.headers.get("Authorization"), self.settings.tokens)
-        if caller is None:
-            return _refuse(401, "Unauthorized: a valid bearer token is required", {"WWW-Authenticate": "Bearer"})
         request[CALLER] = caller
         face = request.match_info.get("face")
         if face is not None and face != self.face.name:

@@ -24,8 +24,8 @@ import time
 import weakref
 from collections.abc import Callable
 
+from sidecar.concurrency import Jobs
 from sidecar.front.dispatcher import Dispatcher
-from sidecar.front.jobs import Jobs
 from sidecar.front.shutdown import answer_in_flight
 from sidecar.hub.face import Face
 from sidecar.hub.session import EngineSession

@@ -11,6 +11,7 @@ question itself completes the call. Both pass on everything they have no rule fo
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import msgspec
@@ -39,12 +40,23 @@ class CheckGrant:
 
 
 class CheckPolicy:
-    def __init__(self, policy: PolicyEngine, config: SidecarConfig, current: Current, redact: Redactor) -> None:
+    def __init__(self, policy: PolicyEngine, config: SidecarConfig, current: Current, redact: Redactor,
+                 spent: Any = None, environ: Mapping[str, str] | None = None) -> None:
         self.policy = policy
         self.config = config
         self.current = current  # the servers' consequential lists, read per call from the snapshot
         self.redact = redact
+        self.spent, self.environ = spent, environ  # for the confirmation stage, when it is made
         self.confirm: Any = None  # the confirmation stage, made on the first call that needs it
+
+    def confirm_stage(self) -> Any:
+        """The confirmation stage, made once (its module loads only now)."""
+        if self.confirm is None:
+            from sidecar.gate.confirm import ConfirmStage
+
+            self.confirm = ConfirmStage(self.config.policy, self.config.bot.id, self.config.face.name, self.redact,
+                                        self.environ, self.spent)
+        return self.confirm
 
     async def __call__(self, call: ToolCall, call_next: Next) -> ToolCall:
         target = call.target
@@ -72,11 +84,7 @@ class CheckPolicy:
         person when the engine can ask."""
         if call.confirmer is None or not self.policy.wants_confirmation(view, match):
             return await self.policy.decide(view, match=match)
-        if self.confirm is None:
-            from sidecar.gate.confirm import ConfirmStage
-
-            self.confirm = ConfirmStage(self.config.policy, self.config.bot.id, self.config.face.name, self.redact)
-        settled = await self.confirm.settle(call.confirmer, call.ran, view.upstream, call.arguments,
+        settled = await self.confirm_stage().settle(call.confirmer, call.ran, view.upstream, call.arguments,
                                             match.reason if match is not None else "")
         call.decide("confirm", settled.outcome, settled.reason)
         if settled.outcome == "ask":

@@ -25,6 +25,7 @@ from typing import Any
 from sidecar.config import SidecarConfig
 from sidecar.errors import SidecarError
 from sidecar.private_files import warn_if_shared
+from sidecar.settings import process_settings
 
 __all__ = ["TOKEN_FILE", "KEY_FILE", "TokenFile", "TokenFileError", "token_file_for", "entry_secrets"]
 
@@ -50,7 +51,7 @@ class TokenFile:
         self.path = path
         self.key_file = key_file
         self.key_env = key_env
-        self._environ = os.environ if environ is None else environ
+        self._environ = process_settings().environ if environ is None else environ
 
     # -- the key ---------------------------------------------------------------------
 

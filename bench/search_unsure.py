@@ -1,0 +1,172 @@
+"""The verdict study: can a calibrated rule over several features tell "nothing fits" better
+than the shipped one, on catalogs it was not fitted on?
+
+    python -m bench.search_unsure                  # prints the table
+    python -m bench.search_unsure --docs DIR       # and writes search-unsure-cv.json/.md (bench.doc_files)
+
+Owns the features of one ranked request (the best word score, the second's share of it,
+the share of the request's terms the best word match covers, the number of terms, and
+with the model the best cosine similarity and its gap to the fifth), a logistic rule fitted
+on them, and its test: leave one catalog out. The answerable and unanswerable queries of
+both development sets are pooled; each fold fits the rule on every other catalog (the five
+shared catalogs, the npm reference servers' lists, the merged real catalogs), sets its
+threshold so that at most 10% of the training folds' answerable queries are marked
+unsure, and marks the held-out catalog's queries. The shipped rule
+(`sidecar.catalog.search.index`) is scored on the same queries beside it. Needs numpy (the
+`[semantic]` extra brings it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import tempfile
+from collections.abc import Callable
+from typing import Any
+
+from bench import real_set
+from bench import search as bench_search
+
+WRITER = "bench.search_unsure"
+ANSWERABLE_UNSURE = 0.10  # the most answerable queries a threshold may mark unsure (training folds)
+WORD_FEATURES = ("best word score", "second's share", "terms covered", "terms")
+MODEL_FEATURES = ("best similarity", "gap to the fifth")
+
+
+def features(index: Any, query: str) -> tuple[list[float], bool]:
+    """(the request's features, the shipped rule's verdict)."""
+    from sidecar.catalog.search.lexical import parse_query
+    from sidecar.catalog.search.text import query_terms
+
+    words = index.lexical.evidence(parse_query(query))
+    ranked = index.rank(query, 10)
+    scores = sorted(words.scores.values(), reverse=True) + [0.0, 0.0]
+    best = max(words.scores, key=lambda i: words.scores[i]) if words.scores else None
+    row = [math.log1p(scores[0]), scores[1] / scores[0] if scores[0] else 1.0,
+           words.coverage.get(best, 0.0) if best is not None else 0.0, math.log(len(query_terms(query)) + 1)]
+    similar = index.semantic.scores(query) if index.semantic is not None else None
+    if similar is not None:
+        top = sorted(similar, reverse=True)
+        row += [top[0], top[0] - top[min(4, len(top) - 1)]]
+    return row, ranked.weak
+
+
+def collect(use_model: bool) -> list[dict[str, Any]]:
+    """Every query of both sets: its set, its catalog (the fold), answerable or not, features."""
+    dev = bench_search.dev_dir()
+    shared = bench_search._queries(dev)
+    none_fits = [json.loads(line) for line in (bench_search.OWN_SET / "unanswerable.jsonl").read_text().splitlines()
+                 if line.strip()]
+    rows: list[dict[str, Any]] = []
+    for name in sorted({q["catalog"] for q in shared + none_fits}):
+        index = bench_search._index(bench_search._catalog_tools(dev, name), use_model)
+        fold = "npm" if name.startswith("npm:") else name.removesuffix(".json")
+        for q in (q for q in shared + none_fits if q["catalog"] == name):
+            row, weak = features(index, q["query"])
+            rows.append({"set": "shared", "fold": fold, "answerable": bool(q["expect"]), "x": row, "shipped": weak})
+    index = real_set.merged_index(use_model)
+    for q in real_set.queries():
+        row, weak = features(index, q["query"])
+        rows.append({"set": "real", "fold": "real", "answerable": bool(q["expect"]), "x": row, "shipped": weak})
+    return rows
+
+
+def _fit(x: Any, y: Any, steps: int = 3000, rate: float = 0.5, l2: float = 0.01) -> Any:
+    """Logistic regression by gradient descent, the classes weighted equal."""
+    import numpy as np
+
+    x = np.hstack([x, np.ones((len(x), 1))])
+    weight = np.where(y == 1, (1 - y).sum() / max(y.sum(), 1), 1.0)
+    beta = np.zeros(x.shape[1])
+    for _ in range(steps):
+        p = 1 / (1 + np.exp(-x @ beta))
+        beta -= rate * (x.T @ ((p - y) * weight) / weight.sum() + l2 * np.r_[beta[:-1], 0])
+    return beta
+
+
+def _probability(beta: Any, x: Any) -> Any:
+    import numpy as np
+
+    return 1 / (1 + np.exp(-(np.hstack([x, np.ones((len(x), 1))]) @ beta)))
+
+
+def cross_validate(rows: list[dict[str, Any]], columns: int) -> list[bool]:
+    """Each query's held-out verdict (True: unsure) from the rule fitted on the other folds."""
+    import numpy as np
+
+    x = np.array([r["x"][:columns] for r in rows])
+    x = (x - x.mean(0)) / (x.std(0) + 1e-9)
+    y = np.array([0.0 if r["answerable"] else 1.0 for r in rows])
+    marked = np.zeros(len(rows), bool)
+    for fold in sorted({r["fold"] for r in rows}):
+        train = np.array([r["fold"] != fold for r in rows])
+        beta = _fit(x[train], y[train])
+        answerable = np.sort(_probability(beta, x[train][y[train] == 0]))
+        threshold = answerable[math.ceil((1 - ANSWERABLE_UNSURE) * len(answerable)) - 1]
+        marked[~train] = _probability(beta, x[~train]) > threshold
+    return [bool(m) for m in marked]
+
+
+def _rates(rows: list[dict[str, Any]], marked: list[bool]) -> dict[str, dict[str, float]]:
+    found: dict[str, dict[str, float]] = {}
+    for part in ("shared", "real"):
+        for answerable, key in ((True, "answerable"), (False, "none_fits")):
+            picked = [m for r, m in zip(rows, marked) if r["set"] == part and r["answerable"] is answerable]
+            found.setdefault(part, {})[key] = round(sum(picked) / len(picked), 3) if picked else 0.0
+            found[part][f"{key}_n"] = len(picked)
+    return found
+
+
+def study(progress: Callable[[str], None] = lambda line: None) -> dict[str, Any]:
+    modes = [("lexical", False)] + ([("semantic", True)] if bench_search.model_installed() else [])
+    result: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as folder:
+        os.environ.setdefault("OMB_SIDECAR_CACHE_DIR", folder)
+        for mode, use_model in modes:
+            progress(f"search_unsure: {mode}")
+            rows = collect(use_model)
+            columns = len(WORD_FEATURES) + (len(MODEL_FEATURES) if use_model else 0)
+            fitted = "fitted, words and model" if use_model else "fitted, words"
+            rules = {"shipped": _rates(rows, [r["shipped"] for r in rows]), fitted: _rates(rows, cross_validate(rows, columns))}
+            result[mode] = rules
+    return result
+
+
+def _lines(result: dict[str, Any]) -> list[str]:
+    from bench import doc_files
+
+    said = {"lexical": "words only", "semantic": "with the model"}
+    rows = []
+    for mode, rules in result.items():
+        for rule, rates in rules.items():
+            rows.append([said.get(mode, mode), rule, *(f"{rates[p][k]:.3f}" for p in ("shared", "real")
+                                                       for k in ("answerable", "none_fits"))])
+    return doc_files.table(["mode", "rule", "shared: answerable unsure", "shared: none fits, unsure",
+                            "real: answerable unsure", "real: none fits, unsure"], rows)
+
+
+def render_docs(figures: dict[str, Any]) -> dict[str, str]:
+    from bench import doc_files
+
+    return {"search-unsure-cv.md": doc_files.page(WRITER, _lines(figures["result"]), figures["measured"])}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.search_unsure", description=__doc__.splitlines()[0])
+    parser.add_argument("--docs", metavar="DIR", help="also write search-unsure-cv.json and .md into DIR")
+    args = parser.parse_args(argv)
+    result = study(lambda line: print(line, file=sys.stderr, flush=True))
+    print("\n".join(_lines(result)))
+    if args.docs is not None:
+        from bench import doc_files
+
+        for path in doc_files.publish(WRITER, "search-unsure-cv", result, sys.argv[1:] if argv is None else argv):
+            print(f"docs: {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
