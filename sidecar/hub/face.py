@@ -299,7 +299,7 @@ class Face(ReadsLive):
         if capability is None:
             conn.respond_error(frame.id, METHOD_NOT_FOUND, f"the sidecar does not relay {frame.method}")
             return
-        session = self._asker_for(conn, capability, frame.params)
+        session = linked_session(conn, frame.params, self.sessions, capability) or self._asker_for(conn, capability)
         if session is None:
             conn.respond_error(frame.id, METHOD_NOT_FOUND, f"the client did not declare the {capability} capability")
             return
@@ -319,15 +319,11 @@ class Face(ReadsLive):
         except msgspec.DecodeError:
             return params
 
-    def _asker_for(self, conn: Connection, capability: str, params: msgspec.Raw) -> EngineSession | None:
-        """The session to relay an upstream's request to: the one whose call the request
-        names in its `_meta` (`_linked`), else one with a call in flight on that connection
-        (the call that asked, as far as stdio lets us know), else any that declared the
-        capability."""
+    def _asker_for(self, conn: Connection, capability: str) -> EngineSession | None:
+        """The session to relay an upstream's request to: one with a call in flight on that
+        connection (the call that asked, as far as stdio lets us know), else any that
+        declared the capability."""
         able = [s for s in self.sessions if s.declared(capability)]
-        linked = linked_session(conn, params, able)
-        if linked is not None:
-            return linked
         waiting = [s for s in able if any(sent is not None and sent[0] is conn for sent in s.in_flight.values())]
         # A call already waiting on an answer to this upstream's question is blocked there;
         # the new question is another call's (stdio links no server request to its call).

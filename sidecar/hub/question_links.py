@@ -35,11 +35,13 @@ class _Linking(msgspec.Struct):
 _linking = msgspec.json.Decoder(_Linking)
 
 
-def linked_session(conn: Connection, params: msgspec.Raw, able: list[EngineSession]) -> EngineSession | None:
+def linked_session(conn: Connection, params: msgspec.Raw, sessions: list[EngineSession],
+                   capability: str) -> EngineSession | None:
     """The session whose call a server's request names: by the id the sidecar sent that
     call under (`_meta["io.modelcontextprotocol/related-request"].requestId`), or by the
     progress token it was sent with (`_meta.progressToken`). None when it names none
-    (stdio carries no link of its own) or one no able session has in flight."""
+    (stdio carries no link of its own), or a call no session that declared `capability`
+    has in flight (the face's own rule then decides)."""
     try:
         link = _linking.decode(params).meta if params else None
     except (msgspec.DecodeError, msgspec.ValidationError):
@@ -50,5 +52,5 @@ def linked_session(conn: Connection, params: msgspec.Raw, able: list[EngineSessi
     ident = related if type(related) is int else conn.request_of_token(link.progressToken)
     if ident is None:
         return None
-    return next((s for s in able if any(sent is not None and sent[0] is conn and sent[1] == ident
-                                        for sent in s.in_flight.values())), None)
+    return next((s for s in sessions if s.declared(capability) and any(
+        sent is not None and sent[0] is conn and sent[1] == ident for sent in s.in_flight.values())), None)
