@@ -57,6 +57,7 @@ VARIABLES: tuple[tuple[str, str, str, str], ...] = (
     ("OMB_HTTP_BODY_SECONDS", "positive number", "30", "a request body must arrive within this"),
     ("OMB_HTTP_DRAIN_SECONDS", "positive number", "10", "calls in flight may finish for this long at SIGTERM"),
     ("OMB_HTTP_ALLOWED_HOSTS", "comma list", "(none)", "more Host names the HTTP front accepts"),
+    ("OMB_RELIST_SECONDS", "positive number", "60", "a 2026-07-28 server without subscriptions/listen is re-listed this often"),
     ("OTEL_EXPORTER_OTLP_ENDPOINT", "URL", "(unset)", "set (or the _TRACES_ one): traces are exported"),
     ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "URL", "(unset)", "as above, for traces only"),
     ("OTEL_SDK_DISABLED", "true", "(unset)", "true turns trace export off"),

@@ -16,6 +16,7 @@ from sidecar.catalog.apps import ui_extension
 from sidecar.errors import INVALID_PARAMS, EngineInputError
 from sidecar.front.confirming import confirmer_for
 from sidecar.front.eras.asking import engine_asker
+from sidecar.front.eras.listen_resources import watched_on_stateless
 from sidecar.front.handling import Handler, Handling, Result
 from sidecar.front.task_methods import TASK_METHODS
 from sidecar.gate import ToolCall
@@ -126,6 +127,15 @@ async def by_uri(d: Handling, req: Request) -> Result:
     return await d.forward(req, await d.face.upstream_for_resource(text_param(req, "uri")))
 
 
+async def resource_subscription(d: Handling, req: Request) -> Result:
+    """Passed on to a session-era upstream; a 2026-07-28 one hears of it on the sidecar's listen stream."""
+    uri = text_param(req, "uri")
+    upstream = await d.face.upstream_for_resource(uri)
+    if watched_on_stateless(upstream, uri, req.method == "resources/subscribe"):
+        return {}
+    return await d.forward(req, upstream)
+
+
 async def prompts_list(d: Handling, req: Request) -> Result:
     return {"prompts": [entry.spec for entry in d.face.catalog.prompts]}
 
@@ -168,8 +178,8 @@ METHODS: dict[str, Handler] = {
     "resources/list": resources_list,
     "resources/templates/list": resource_templates_list,
     "resources/read": by_uri,
-    "resources/subscribe": by_uri,
-    "resources/unsubscribe": by_uri,
+    "resources/subscribe": resource_subscription,
+    "resources/unsubscribe": resource_subscription,
     "prompts/list": prompts_list,
     "prompts/get": prompts_get,
     "completion/complete": completion_complete,

@@ -37,6 +37,7 @@ from sidecar.gate.route import scrub_answer
 from sidecar.hub.question_links import linked_session
 from sidecar.hub.session import CAPABILITY_OF_REQUEST, EngineSession
 from sidecar.hub.tasks import RELATED_TASK, TaskTable
+from sidecar.hub.url_elicitations import COMPLETE, UrlElicitations
 from sidecar.settings import process_settings
 from sidecar.upstream import Connection, Pool, Upstream, lifecycle
 from sidecar.wire import UpstreamFrame
@@ -83,6 +84,7 @@ class Face(ReadsLive):
         self.watchers: list[Callable[[Upstream], None]] = []  # told of every upstream change (health schedule)
         self.tracer: Any = tracer  # a sidecar.front.tracing.Tracing when traces are on
         self.tasks = TaskTable()  # the tasks engine sessions made, by the upstream that owns each
+        self.url_elicitations = UrlElicitations()  # who was asked each URL-mode question, for its completion
         self._started = time.monotonic()
         self.rebuild()
 
@@ -255,6 +257,14 @@ class Face(ReadsLive):
             self._cancel_relayed(conn, frame)
         elif method == "notifications/tasks/status":
             self._relay_task_status(conn, frame)
+        elif method == COMPLETE:
+            self._relay_url_completed(conn, frame)
+
+    def _relay_url_completed(self, conn: Connection, frame: UpstreamFrame) -> None:
+        """A URL-mode elicitation finished: told to the session that was asked it, only."""
+        found = self.url_elicitations.completed(conn.alias, frame.params)
+        if found is not None and found[0] in self.sessions:
+            found[0].notify(COMPLETE, self._clean(found[1]))
 
     def _relay_task_status(self, conn: Connection, frame: UpstreamFrame) -> None:
         """A task's status, to the session that made it only, under the engine's id."""
@@ -310,6 +320,8 @@ class Face(ReadsLive):
         params = scrub_answer(frame.params, scrub) if scrub and frame.params else frame.params
         if params and len(self.tasks) and _RELATED_BYTES in bytes(params):
             params = self._task_question(conn.alias, params)
+        if frame.method == "elicitation/create":
+            self.url_elicitations.asked(conn.alias, frame.params, session)  # its completion notice goes there
         session.relay_request(conn, frame.id, frame.method, params)
 
     def _task_question(self, alias: str, params: msgspec.Raw) -> msgspec.Raw:

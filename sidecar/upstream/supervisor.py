@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Any
 
 import msgspec
@@ -23,6 +24,7 @@ from sidecar.upstream.channel import Channel, ChannelOpener
 from sidecar.upstream.connection import Connection, PeerHandler
 from sidecar.upstream.handshake import (
     BIG_START_SECONDS,
+    MODERN_VERSION,
     Handshake,
     Listing,
     handshake,
@@ -30,6 +32,7 @@ from sidecar.upstream.handshake import (
     read_listing,
 )
 from sidecar.upstream.lifecycle import UpstreamState
+from sidecar.upstream.listening import WatchedUris, follow_changes
 from sidecar.upstream.transports import open_channel
 from sidecar.wire import UpstreamFrame
 from sidecar.wire.salvage import DroppedFrame
@@ -106,6 +109,7 @@ class Upstream:
         self._refresh: Jobs | None = None  # re-reads of lists while a connection lives
         self._lines_to: Connection | None = None  # the connection of the current child
         self._was_ready = False  # once ready, a failed start is a restart still to come
+        self.watched_uris = WatchedUris()  # resources engines want updates of, when it speaks 2026-07-28
 
     @property
     def state(self) -> UpstreamState:
@@ -162,6 +166,9 @@ class Upstream:
             self._was_ready = True
             self._set_state("ready")
             log.info("upstream '%s' ready: %d tools", self.alias, len(self.listing.tools))
+            if self.info is not None and self.info.protocol_version == MODERN_VERSION:  # no session to hear changes on
+                self._refresh.spawn(follow_changes(conn, self.info.capabilities, partial(self._reread, conn),
+                                                   self.watched_uris))
             await child.gone
             self._fail(child.describe_end(), restarting=True)
         except TimeoutError:

@@ -101,6 +101,6 @@ async def test_the_shared_trio_answers_in_the_same_shape(raw_sidecar, write_conf
         await sc.initialize()
         listed = await sc.wait_for_tools(["mcp_search_tools", "mcp_call_tool"])
         search = next(t for t in listed if t["name"] == "mcp_search_tools")
-        assert "short list" in search["description"]
+        assert "before searching again" in search["description"] and "names" in search["description"]
         sure, _ = await search_both(sc, "mcp_search_tools", "echo the arguments back as text")
         assert any(t["name"] == "gh__echo" for t in sure["tools"])

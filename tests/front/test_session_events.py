@@ -14,6 +14,7 @@ from hypothesis import given, strategies as st
 
 from sidecar.config import parse_config
 from sidecar.front.dispatcher import Dispatcher
+from sidecar.front.http.caching import cache_fields
 from sidecar.front.http.sessions import HttpSession
 from sidecar.front.http.stateless import stamp_answer
 from sidecar.front.stdio import EngineStdout
@@ -103,12 +104,12 @@ stamp_keys = st.sampled_from(["resultType", "ttlMs", "cacheScope", "other"])
 
 
 def _reencoded(method: str, result: dict[str, Any]) -> dict[str, Any]:
-    """What the stamp meant when it decoded the whole answer: setdefault, then encode."""
+    """What the stamp meant when it decoded the whole answer: setdefault, then encode; a
+    cacheable result's hints made safe (always private, a bounded ttl: issue 24)."""
     stamped = dict(result)
     stamped.setdefault("resultType", "complete")
     if method in ("tools/list", "resources/read"):
-        stamped.setdefault("ttlMs", 0)
-        stamped.setdefault("cacheScope", "private")
+        stamped.update(cache_fields(method, result.get("ttlMs")))
     return stamped
 
 

@@ -29,8 +29,8 @@ def find_tool_spec() -> dict[str, Any]:
         "description": (
             "Look up this server's other tools, to run with use_tool. Use it when no tool in your "
             "list fits the task. Answers the best three matches in full (name, description, input "
-            "schema) and the next seven under 'more', one line each: look at that short list before "
-            "searching again, and search a tool's exact name to see it whole. When nothing fits "
+            "schema), the next seven under 'more', one line each, and further names under 'names': look "
+            "at those lists before searching again, and search a tool's exact name to see it whole. When nothing fits "
             "well the answer says so (match: weak) and lists the server's areas."
         ),
         "inputSchema": schema(

@@ -125,8 +125,8 @@ def _search_spec(name: str, about: str, names: TrioNames) -> dict[str, Any]:
         "name": name,
         "description": (
             f"{about} Answers the best three matches in full (name, description, input schema) and "
-            f"the next seven under 'more', one line each: look at that short list before searching "
-            f"again. Read any tool whole with {names[1]} and run it with {names[2]}. When nothing "
+            f"the next seven under 'more', one line each, and further names under 'names': look at "
+            f"those lists before searching again. Read any tool whole with {names[1]} and run it with {names[2]}. When nothing "
             "fits well the answer says so (match: weak)."
         ),
         "inputSchema": schema(

@@ -27,6 +27,7 @@ from aiohttp import web
 
 from sidecar.errors import INVALID_PARAMS, INVALID_REQUEST
 from sidecar.front.eras.held import Round
+from sidecar.front.eras.listen_resources import ResourceSubscriptions
 from sidecar.front.eras.rounds import HeldCalls, takes_rounds
 from sidecar.front.http.admission import OPEN, HostRule, Refusal, admit
 from sidecar.front.http.console_door import ConsoleSite, is_console_path
@@ -104,6 +105,7 @@ class HttpFront:
         self.draining = False
         self.posts = 0  # POSTs being served right now, for the drain
         self.listens: set[Listen] = set()
+        self.resource_subscriptions = ResourceSubscriptions(face)  # held upstream for the listens' resources
         self.owners: weakref.WeakKeyDictionary[HttpSession, str] = weakref.WeakKeyDictionary()
         self.metrics: Any = metrics  # a FrontMetrics when metrics are on (sidecar.front.metrics)
 
@@ -294,8 +296,8 @@ class HttpFront:
     async def _listen(self, request: web.Request, listen: Listen) -> web.StreamResponse:
         """A 2026-07-28 subscription: change notifications until the engine or we end it."""
         self.listens.add(listen)
-        listen.open()
         try:
+            await listen.start(self.resource_subscriptions)
             response = web.StreamResponse(status=200, headers=_SSE_HEADERS)
             await response.prepare(request)
             while (frame := await _next_or_ping(listen.frames, response)) is not None:

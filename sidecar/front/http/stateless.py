@@ -10,8 +10,10 @@ Owns `subscriptions/listen` too: how a stateless engine hears that the face's to
 prompts or resources changed, on one long-lived answer stream. The listener is an engine
 session registered with the face that keeps only the kinds the engine asked for, tags each
 with the subscription id, and opens the stream with
-`notifications/subscriptions/acknowledged` naming what is honoured. Refuses (by leaving it
-out of the acknowledgement) what it cannot honour: per-resource updates.
+`notifications/subscriptions/acknowledged` naming what is honoured. Per-resource updates
+(`resourceSubscriptions`) are honoured for the URIs the sidecar could subscribe to upstream
+(`sidecar.front.eras.listen_resources`, before the stream opens); the others are left out
+of the acknowledgement, as the revision asks of what a server cannot honour.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ import msgspec
 
 from sidecar import __version__
 from sidecar.errors import INVALID_PARAMS, METHOD_NOT_FOUND
+from sidecar.front.eras.listen_resources import ResourceSubscriptions, asked_uris
+from sidecar.front.http.caching import acceptable, hinted, rehinted_bytes
 from sidecar.hub.face import Face
 from sidecar.hub.session import EngineSession
 from sidecar.wire import Answer, Event, Notice, Request, RequestId, encode_notification, encode_result
@@ -148,19 +152,29 @@ _stamp_keys = msgspec.json.Decoder(_StampKeys)
 
 def stamp_answer(method: str, answer: Answer) -> bytes:
     """The answer's frame with `resultType` (and caching hints where cacheable) in its
-    result, unless the result has them already. A result the sidecar built is a dict;
-    one an upstream sent stays bytes: its top-level keys are read (every value skipped,
-    nothing built) and the missing fields spliced in before its last brace."""
-    stamps = _CACHE_STAMP if method in CACHEABLE else _STAMP
+    result. `resultType` is kept when the result has one; caching hints are made safe
+    (`sidecar.front.http.caching`: always `private`, a bounded ttl). A result the sidecar
+    built is a dict; one an upstream sent stays bytes: its top-level keys are read (every
+    value skipped, nothing built) and the missing fields spliced in before its last
+    brace, or, when it carries hints of its own the sidecar must narrow, rebuilt."""
+    cacheable = method in CACHEABLE
     if isinstance(answer.result, dict):
-        return encode_result(answer.id, {**answer.result, **{k: v for k, v in stamps.items() if k not in answer.result}})
-    return _spliced(answer.id, answer.result, stamps)
+        if cacheable:
+            return encode_result(answer.id, hinted(method, answer.result))
+        return encode_result(answer.id, {**answer.result, **{k: v for k, v in _STAMP.items() if k not in answer.result}})
+    return _spliced(answer.id, answer.result, _CACHE_STAMP if cacheable else _STAMP, method if cacheable else None)
 
 
-def _spliced(ident: RequestId, result: bytes | msgspec.Raw, stamps: dict[str, Any]) -> bytes:
+def _spliced(ident: RequestId, result: bytes | msgspec.Raw, stamps: dict[str, Any], cached: str | None) -> bytes:
     raw = memoryview(result)
-    missing = _missing(raw, stamps)
-    if not missing:  # stamped already, or not an object: passed as it came
+    present = _present(raw)
+    if present is None:  # not an object: passed as it came
+        return encode_result(ident, result)
+    if cached is not None and not _safe_hints(cached, present):
+        rebuilt = rehinted_bytes(cached, raw)
+        return encode_result(ident, msgspec.Raw(rebuilt) if rebuilt is not None else result)
+    missing = {key: value for key, value in stamps.items() if getattr(present, key) is msgspec.UNSET}
+    if not missing:  # stamped already
         return encode_result(ident, result)
     end = len(raw)
     while raw[end - 1] in _BLANK:
@@ -174,14 +188,19 @@ def _spliced(ident: RequestId, result: bytes | msgspec.Raw, stamps: dict[str, An
                      raw[:end - 1], comma, members, b"}}\n"))
 
 
-def _missing(raw: memoryview, stamps: dict[str, Any]) -> dict[str, Any]:
-    """The stamps the result does not carry at its top level; none for a result that is
-    not an object."""
+def _present(raw: memoryview) -> _StampKeys | None:
+    """What the result says of the stamped fields at its top level; None when it is not an object."""
     try:
-        present = _stamp_keys.decode(raw)
+        return _stamp_keys.decode(raw)
     except msgspec.DecodeError:  # ValidationError too: not an object
-        return {}
-    return {key: value for key, value in stamps.items() if getattr(present, key) is msgspec.UNSET}
+        return None
+
+
+def _safe_hints(method: str, present: _StampKeys) -> bool:
+    """No hints at all (the stamp adds safe ones), or hints already as the sidecar sets them."""
+    if present.ttlMs is msgspec.UNSET and present.cacheScope is msgspec.UNSET:
+        return True
+    return acceptable(method, present.ttlMs, present.cacheScope)
 
 
 def answer_status(error_code: int | None) -> int:
@@ -198,6 +217,7 @@ KINDS = {
     "promptsListChanged": "notifications/prompts/list_changed",
     "resourcesListChanged": "notifications/resources/list_changed",
 }
+UPDATED = "notifications/resources/updated"
 
 
 class Listen:
@@ -206,13 +226,25 @@ class Listen:
     def __init__(self, face: Face, ident: RequestId, wanted: object) -> None:
         self.face = face
         self.ident = ident
-        asked = wanted if isinstance(wanted, dict) else {}
-        self.honoured = {key: True for key in KINDS if asked.get(key) is True}
+        asked = self.asked = wanted if isinstance(wanted, dict) else {}
+        self.honoured: dict[str, Any] = {key: True for key in KINDS if asked.get(key) is True}
         self.allowed = frozenset(KINDS[key] for key in self.honoured)
         self.frames = FrameQueue(Shedding("a subscriptions/listen stream"))
         self.session = EngineSession(emit=self._take)
         self.session.announced = True
-        self._pending: dict[str, bytes] = {}  # kind -> its frame waiting in `frames`, not yet written
+        self.uris: frozenset[str] = frozenset()  # the resources whose updates were honoured
+        self._resources: ResourceSubscriptions | None = None
+        self._taken: list[str] = []  # the URIs held upstream for this stream
+        self._pending: dict[str, bytes] = {}  # kind (or updated URI) -> its frame in `frames`, not yet written
+
+    async def start(self, resources: ResourceSubscriptions) -> None:
+        """Subscribe upstream to the resources asked for, then `open` acknowledging those honoured."""
+        self._resources, self._taken = resources, []
+        await resources.take(asked_uris(self.asked), self._taken)  # filled as it goes: a hang-up releases what it held
+        self.uris = frozenset(self._taken)
+        if self._taken:
+            self.honoured["resourceSubscriptions"] = list(self._taken)
+        self.open()
 
     def open(self) -> None:
         self.frames.put(encode_notification("notifications/subscriptions/acknowledged", {
@@ -220,7 +252,10 @@ class Listen:
         self.face.sessions.append(self.session)
 
     def close(self) -> None:
-        """Leave the face; a graceful end gets the closing result."""
+        """Leave the face, and the upstream subscriptions held for it; a graceful end gets the closing result."""
+        if self._resources is not None:
+            self._resources.release(self._taken)
+            self._resources = None
         if self.session in self.face.sessions:
             self.face.sessions.remove(self.session)
             self.frames.put(encode_result(self.ident, {"_meta": self._meta(), "resultType": "complete"}))
@@ -239,8 +274,20 @@ class Listen:
         if type(event) is not Notice:
             return
         method = event.method
-        if method in self.allowed and method not in self._pending:
+        if method == UPDATED:
+            self._updated(event.params)
+        elif method in self.allowed and method not in self._pending:
             # A change not yet written says all another would: one of each kind waits.
             frame = encode_notification(method, {"_meta": self._meta()})
             self._pending[method] = frame
             self.frames.offer(frame, method)
+
+    def _updated(self, params: Any) -> None:
+        """A resource changed: news for this stream only when it was honoured that URI."""
+        uri = params.get("uri") if isinstance(params, dict) else None
+        if not isinstance(uri, str) or uri not in self.uris or uri in self._pending:
+            return
+        frame = encode_notification(UPDATED, {"uri": uri, "_meta": self._meta()})
+        self._pending[uri] = frame
+        if not self.frames.offer(frame, UPDATED):
+            del self._pending[uri]  # shed: a later update is news again
