@@ -28,6 +28,7 @@ from bench.cases import Settings, percentile
 from bench.catalogs import TINY, CatalogSpec
 from bench.client import ConnectionFailed
 from bench.http_client import HttpConnection, free_port, wait_port
+from bench.probes import cpu_seconds
 
 __all__ = ["HTTP_CANDIDATES", "measure_http"]
 
@@ -104,9 +105,9 @@ def _sidecar_config(spec: CatalogSpec, workdir: Path) -> Path:
 def _direct(spec: CatalogSpec, s: Settings, workdir: Path, log: Path) -> Figures:
     port = free_port()
     argv = [PYTHON, str(BENCH_DIR / "fast_upstream.py"), *spec.argv(), "--http", str(port)]
-    with _server(argv, port, log, s.timeout_s), HttpConnection(port, timeout=s.timeout_s) as conn:
+    with _server(argv, port, log, s.timeout_s) as child, HttpConnection(port, timeout=s.timeout_s) as conn:
         conn.request(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": _HANDSHAKE}).encode())
-        return _percentiles(_phase(conn, _echo_body("echo"), {}, s), "http_call")
+        return _timed_phase(child.pid, conn, _echo_body("echo"), {}, s, "http_call")
 
 
 def _sidecar(spec: CatalogSpec, s: Settings, workdir: Path, log: Path) -> Figures:
@@ -114,11 +115,11 @@ def _sidecar(spec: CatalogSpec, s: Settings, workdir: Path, log: Path) -> Figure
     argv = [PYTHON, "-m", "sidecar", "--config", str(_sidecar_config(spec, workdir)),
             "--http", f"127.0.0.1:{port}", "--token-env", "OMB_BENCH_HTTP_TOKEN"]
     auth = {"Authorization": f"Bearer {TOKEN}"}
-    with _server(argv, port, log, s.timeout_s), HttpConnection(port, auth, s.timeout_s) as conn:
+    with _server(argv, port, log, s.timeout_s) as child, HttpConnection(port, auth, s.timeout_s) as conn:
         session = _open_session(conn)
-        figures = _percentiles(_phase(conn, _echo_body("fast__echo"), session, s), "http_session")
+        figures = _timed_phase(child.pid, conn, _echo_body("fast__echo"), session, s, "http_session")
         stateless = {"MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/call", "Mcp-Name": "fast__echo"}
-        figures |= _percentiles(_phase(conn, _echo_body("fast__echo", _ENVELOPE), stateless, s), "http_stateless")
+        figures |= _timed_phase(child.pid, conn, _echo_body("fast__echo", _ENVELOPE), stateless, s, "http_stateless")
         return figures
 
 
@@ -139,6 +140,19 @@ def _open_session(conn: HttpConnection) -> dict[str, str]:
 
 def _phase(conn: HttpConnection, body: Body, headers: dict[str, str], s: Settings) -> list[float]:
     return _sequential(conn, body, headers, s.seq_calls, s.warmup_calls, s.phase_cap_s, s.min_calls)
+
+
+def _timed_phase(pid: int, conn: HttpConnection, body: Body, headers: dict[str, str], s: Settings,
+                 prefix: str) -> Figures:
+    """A phase's percentiles and the server process's own CPU per call in it (robust where
+    wall time is not: on a loaded machine the round trip waits for a core, the CPU does not)."""
+    before = cpu_seconds(pid)
+    times = _phase(conn, body, headers, s)
+    after = cpu_seconds(pid)
+    figures = _percentiles(times, prefix)
+    if before is not None and after is not None and times:
+        figures[f"{prefix}_cpu_us"] = (after - before) / (len(times) + s.warmup_calls) * 1e6
+    return figures
 
 
 def measure_http(candidate: Candidate, s: Settings, workdir: Path, log: Path) -> Figures:

@@ -105,6 +105,9 @@ def _http_added(results: Results) -> None:
         sidecar[f"http_{mode}_added_p50_us"] = p50 - direct
         if (ratio := _ratio(p50 - direct, stdio)) is not None:
             sidecar[f"http_{mode}_added_vs_stdio"] = ratio
+        cpu = _ratio(sidecar.get(f"http_{mode}_cpu_us"), _median(results, "session", "sidecar", "cpu_us_per_call"))
+        if cpu is not None:  # the sidecar's own CPU per HTTP call over its CPU per stdio call
+            sidecar[f"http_{mode}_cpu_vs_stdio"] = cpu
 
 
 def _ratios(results: Results) -> dict[str, Any]:
@@ -175,7 +178,12 @@ def _merge_after_arrival(r: Results) -> float | None:
 TARGETS = (
     Target("added p50 <= 2x the relay's added (1.3x worth chasing)",
            _sidecar("session", "added_vs_relay"), 2.0, True),
+    Target("added p50 <= 1.3x py-floor's added", _relative("session", "added_p50_us", "py-floor"), 1.3, True),
     Target("fastmcp's added p50 >= 10x the sidecar's", _fastmcp_over_sidecar, 10.0, False),
+    Target("HTTP session added p50 <= 1.5x stdio's added", _sidecar("http", "http_session_added_vs_stdio"),
+           1.5, True),
+    Target("HTTP stateless added p50 <= 1.5x stdio's added", _sidecar("http", "http_stateless_added_vs_stdio"),
+           1.5, True),
     Target("calls/s at 64 in flight >= 0.75x the relay's",
            _relative("session", "calls_per_s_64", "relay"), 0.75, False),
     Target("start -> initialize <= direct + 30 ms (sidecar minus direct)", _over_direct("session", "init_ms"),

@@ -22,7 +22,8 @@ general (a kind of instruction, in several languages), and each finding names it
   shadowing         name another upstream's tool (its own name or its `alias__tool` name)
 
 Refuses nothing itself: the caller decides what a finding means (the pinning policy).
-Cost: a rule's regexes run only on text holding one of its anchor words.
+Cost: each text is read once for every rule's anchor words (field by field, a field
+repeated across a listing read once); a rule's regexes run only on text holding its anchors.
 """
 
 from __future__ import annotations
@@ -65,19 +66,42 @@ class Finding(msgspec.Struct, frozen=True):
 
 _WINDOW = 320  # characters either side of an anchor a match may reach (patterns are shorter)
 
+# Every anchor of every rule (and of the credential paths). Read once per text into the set
+# of those it holds (`_anchors_held`); every rule is then judged on that set, not by a
+# substring search of its own per anchor. The fields are joined by one space and hold no
+# other whitespace, so an anchor without a space lies inside one field: those are found per
+# field, and a field repeated across a listing (boilerplate) is read once. Only anchors
+# with a space can run across two fields: those are looked for in the joined text.
+_ANCHORS = frozenset({a for rule in RULES for groups, _ in rule.patterns for group in groups for a in group}
+                     | set(CREDENTIAL_ANCHORS))
+_ACROSS = tuple(sorted(a for a in _ANCHORS if " " in a))
+_WITHIN = tuple(sorted(a for a in _ANCHORS if " " not in a))
+
+
+@functools.lru_cache(maxsize=8192)
+def _held_within(field: str) -> frozenset[str]:
+    return frozenset([a for a in _WITHIN if a in field])
+
+
+def _anchors_held(text: str, fields: list[str]) -> frozenset[str]:
+    """The anchors `text` (the `fields` joined by single spaces) holds, exactly."""
+    held = [a for a in _ACROSS if a in text]
+    for field in fields:
+        held.extend(_held_within(field))
+    return frozenset(held)
+
 
 def _search(groups: tuple[tuple[str, ...], ...], pattern: LazyPattern, text: str,
-            present: dict[tuple[str, ...], bool]) -> tuple[int, int] | None:
+            held: frozenset[str]) -> tuple[int, int] | None:
     """The pattern's first match near an occurrence of its first group's anchors, when
-    every group has an anchor in the text: the regex runs on windows, not on the whole.
-    `present` remembers, for this text, which anchor groups it holds (rules share groups)."""
+    every group has an anchor in the text (`held`: the anchors the text holds): the regex
+    runs on windows, not on the whole."""
     for group in groups:
-        held = present.get(group)
-        if held is None:
-            held = present[group] = any(map(text.__contains__, group))
-        if not held:
+        if held.isdisjoint(group):
             return None
     for anchor in groups[0]:
+        if anchor not in held:
+            continue
         at = text.find(anchor)
         while at != -1:
             low, high = max(0, at - _WINDOW), at + len(anchor) + _WINDOW
@@ -95,8 +119,8 @@ def _window_search(pattern: LazyPattern, window: str) -> tuple[int, int] | None:
 
 
 
-def _credential_path(text: str, starts: list[tuple[int, str]]) -> Finding | None:
-    if not any(map(text.__contains__, CREDENTIAL_ANCHORS)):
+def _credential_path(text: str, starts: list[tuple[int, str]], held: frozenset[str]) -> Finding | None:
+    if held.isdisjoint(CREDENTIAL_ANCHORS):
         return None
     for match in CREDENTIAL_PATH.finditer(text):
         field = _field_at(starts, match.start())
@@ -235,6 +259,12 @@ def _folded(text: str) -> str:
 def _joined(pieces: list[tuple[str, str]], fold: bool = False) -> tuple[str, list[tuple[int, str]]]:
     """One text (fields joined by a space, so a sentence may run across them) and where
     each field starts in it; `fold`: with look-alike letters read as Latin ones."""
+    text, starts, _ = _joined_fields(pieces, fold)
+    return text, starts
+
+
+def _joined_fields(pieces: list[tuple[str, str]], fold: bool = False) -> tuple[str, list[tuple[int, str]], list[str]]:
+    """`_joined`, and the read fields it joined."""
     read = _folded if fold else _normal
     starts: list[tuple[int, str]] = []
     parts: list[str] = []
@@ -246,7 +276,7 @@ def _joined(pieces: list[tuple[str, str]], fold: bool = False) -> tuple[str, lis
         starts.append((at, field))
         parts.append(normal)
         at += len(normal) + 1
-    return " ".join(parts), starts
+    return " ".join(parts), starts, parts
 
 
 def _field_at(starts: list[tuple[int, str]], offset: int) -> str:
@@ -282,8 +312,28 @@ def shadowing(tool: Mapping[str, Any], words: frozenset[str], foreign: Mapping[s
     return _shadowing(text, starts, foreign)
 
 
-_ASCII_LIVE = [(rule.name, pattern) for rule in RULES for pattern in rule.ascii_patterns]
-_ALL_LIVE = [(rule.name, pattern) for rule in RULES for pattern in rule.patterns]
+class _Live(list[tuple[str, Anchored]]):
+    """Rule patterns in rule order, and which of them each anchor of their first group can
+    start: a text is tried only on the patterns an anchor it holds can start."""
+
+    def __init__(self, patterns: Iterable[tuple[str, Anchored]]) -> None:
+        super().__init__(patterns)
+        starting: dict[str, list[int]] = {}
+        for index, (_, (groups, _)) in enumerate(self):
+            for anchor in groups[0]:
+                starting.setdefault(anchor, []).append(index)
+        self.starting = {anchor: tuple(indices) for anchor, indices in starting.items()}
+
+    def candidates(self, held: frozenset[str]) -> list[tuple[str, Anchored]]:
+        """The patterns whose first group `held` meets, in rule order."""
+        found: set[int] = set()
+        for anchor in held:
+            found.update(self.starting.get(anchor, ()))
+        return [self[index] for index in sorted(found)]
+
+
+_ASCII_LIVE = _Live((rule.name, pattern) for rule in RULES for pattern in rule.ascii_patterns)
+_ALL_LIVE = _Live((rule.name, pattern) for rule in RULES for pattern in rule.patterns)
 
 
 def scan_tools(tools: Sequence[Mapping[str, Any]]) -> list[tuple[Finding, ...]]:
@@ -294,32 +344,33 @@ def scan_tools(tools: Sequence[Mapping[str, Any]]) -> list[tuple[Finding, ...]]:
 def _scan_pieces(pieces: list[tuple[str, str]]) -> tuple[Finding, ...]:
     """The rules on the text as written, then, when other scripts' look-alike letters are in
     it, on the folded text too (the rules a first pass did not fire)."""
-    text, starts = _joined(pieces)
+    text, starts, fields = _joined_fields(pieces)
     if text.isascii():
-        return _scan_one(text, starts, _ASCII_LIVE)
-    found = _scan_one(text, starts, _ALL_LIVE)
-    folded, folded_starts = _joined(pieces, fold=True)
+        return _scan_one(text, starts, _ASCII_LIVE, _anchors_held(text, fields))
+    found = _scan_one(text, starts, _ALL_LIVE, _anchors_held(text, fields))
+    folded, folded_starts, folded_fields = _joined_fields(pieces, fold=True)
     if folded == text:
         return found
     fired = {f.rule for f in found}
-    again = _scan_one(folded, folded_starts, _ASCII_LIVE if folded.isascii() else _ALL_LIVE)
+    again = _scan_one(folded, folded_starts, _ASCII_LIVE if folded.isascii() else _ALL_LIVE,
+                      _anchors_held(folded, folded_fields))
     return found + tuple(f for f in again if f.rule not in fired)
 
 
-def _scan_one(text: str, starts: list[tuple[int, str]], live: list[tuple[str, Anchored]]) -> tuple[Finding, ...]:
-    if not text:
+def _scan_one(text: str, starts: list[tuple[int, str]], live: _Live,
+              held: frozenset[str]) -> tuple[Finding, ...]:
+    if not text or not held:  # no anchor of any rule: nothing can fire
         return ()
     findings: list[Finding] = []
     done: set[str] = set()
-    present: dict[tuple[str, ...], bool] = {}
-    for rule, (anchors, pattern) in live:
+    for rule, (anchors, pattern) in live.candidates(held):
         if rule in done:
             continue
-        span = _search(anchors, pattern, text, present)
+        span = _search(anchors, pattern, text, held)
         if span is not None:
             findings.append(Finding(rule, _field_at(starts, span[0]), text[span[0]:span[1]][:80]))
             done.add(rule)
-    credential = _credential_path(text, starts)
+    credential = _credential_path(text, starts, held)
     if credential is not None:
         findings.append(credential)
     return tuple(findings)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from types import FunctionType
 from typing import Any
 
@@ -81,8 +81,8 @@ def compose(stages: Sequence[Stage]) -> Next:
 def _bind(stage: Stage, following: Next) -> Next:
     step: Stage = stage if isinstance(stage, FunctionType) else getattr(stage, "__call__")  # once, not per call
 
-    async def bound(call: ToolCall) -> ToolCall:
-        return await step(call, following)
+    def bound(call: ToolCall) -> Awaitable[ToolCall]:  # plain: the stage's own coroutine, no frame around it
+        return step(call, following)
 
     return bound
 

@@ -68,6 +68,7 @@ async def prepare_listing(tools: list[dict[str, Any]], memo: Memo, *, first_sigh
                 memo.words[digest] = identifiers(listed_tool)
         await slices.tick()
     if not first_sight:
+        await asyncio.sleep(0)
         return None
     pins: dict[str, Pin] = {}
     for tool in tools:
@@ -75,4 +76,5 @@ async def prepare_listing(tools: list[dict[str, Any]], memo: Memo, *, first_sigh
         if isinstance(name, str) and name:
             pins[name] = definition_of(tool, False, memo.findings)
         await slices.tick()
+    await asyncio.sleep(0)  # what follows (the screen, the first pins' write) starts a slice of its own
     return FirstSight(tools, pins)

@@ -66,24 +66,26 @@ def tool_error(text: str) -> msgspec.Raw:
 
 
 async def route_upstream(call: ToolCall, pool: Pool, deadline: float | None, scrub: Redactor | None = None) -> ToolCall:
+    """Run `call` upstream; it comes back ended: completed with the answer, or failed with
+    the error the route met (the terminal stage hands this coroutine on, no frame around it)."""
     assert call.target is not None
-    upstream = pool.get(call.target.alias)
-    if upstream is None:
-        raise UpstreamUnavailable(f"upstream '{call.target.alias}' is not configured")
-    conn = upstream.ready_connection()
-    params: dict[str, Any] = {"name": call.target.name, "arguments": call.arguments}
-    if call.meta:
-        rest = {k: v for k, v in without_envelope(call.meta).items() if k != "progressToken"}
-        if rest:
-            params["_meta"] = rest
-    if call.task is not None:  # the answer is then a CreateTaskResult (the front records the task)
-        params["task"] = call.task
-
-    def send(again: dict[str, Any]) -> Any:
-        return conn.request("tools/call", again, call.progress, call.on_sent, deadline)
-
-    ask_for_task(params, call, upstream)
     try:
+        upstream = pool.get(call.target.alias)
+        if upstream is None:
+            raise UpstreamUnavailable(f"upstream '{call.target.alias}' is not configured")
+        conn = upstream.ready_connection()
+        params: dict[str, Any] = {"name": call.target.name, "arguments": call.arguments}
+        if call.meta:
+            rest = {k: v for k, v in without_envelope(call.meta).items() if k != "progressToken"}
+            if rest:
+                params["_meta"] = rest
+        if call.task is not None:  # the answer is then a CreateTaskResult (the front records the task)
+            params["task"] = call.task
+
+        def send(again: dict[str, Any]) -> Any:
+            return conn.request("tools/call", again, call.progress, call.on_sent, deadline)
+
+        ask_for_task(params, call, upstream)
         answer = await send(params)
         if ASKS.search(answer) is not None:  # a 2026-07-28 server's questions (sidecar.gate.asked)
             from sidecar.gate.asked import answer_rounds
@@ -92,7 +94,9 @@ async def route_upstream(call: ToolCall, pool: Pool, deadline: float | None, scr
     except UpstreamError as exc:
         if scrub and exc.raw is not None:  # the upstream's error object, as redacted as its results
             exc.raw = scrub.json(exc.raw)
-        raise
+        return call.fail(exc)
+    except SidecarError as exc:
+        return call.fail(exc)
     if scrub and len(answer) > SCRUB_IN_THREAD:
         return call.complete(await asyncio.to_thread(scrub_answer, answer, scrub))
     return call.complete(scrub_answer(answer, scrub) if scrub else answer)

@@ -140,7 +140,8 @@ class HealthFile:
         with lock_beside(self.path):
             records = self.load()
             yield records
-            write_private(self.path, msgspec.json.format(msgspec.json.encode(records), indent=2) + b"\n")
+            raw = msgspec.json.encode(records)  # indented for a person only while small: a big one is a loop stall
+            write_private(self.path, (msgspec.json.format(raw, indent=2) if len(raw) < 256 << 10 else raw) + b"\n")
 
     def record(self, server: ServerConfig, result: CheckResult, now: float | None = None,
                approval: Approval | None = None) -> HealthRecord:

@@ -42,10 +42,8 @@ class LineFramer:
 
     def feed(self, data: bytes) -> list[bytes]:
         """Return every line completed by `data`, in order."""
-        if not self._buffer and not self._discarding and data.endswith(b"\n"):
-            if data.count(b"\n") == 1 and len(data) <= self.max_line + 1:
-                line = data.rstrip(b"\r\n")
-                return [line] if line.strip() else []
+        if not self._buffer and not self._discarding and len(data) <= self.max_line:
+            return self._whole_lines(data)
         self._buffer += data
         lines: list[bytes] = []
         while True:
@@ -73,6 +71,21 @@ class LineFramer:
             line = line.rstrip(b"\r")
             if line.strip():
                 lines.append(line)
+
+    def _whole_lines(self, data: bytes) -> list[bytes]:
+        """Nothing is buffered and `data` fits the cap, so no line in it can be over the
+        cap: split once (a pipelined burst of many frames costs one pass, not one buffer
+        shift per line) and keep only the unfinished tail."""
+        end = data.rfind(b"\n")
+        if end < 0:
+            self._buffer += data
+            self._scanned = len(data)
+            return []
+        if end + 1 < len(data):
+            self._buffer += data[end + 1:]
+            self._scanned = len(self._buffer)
+        lines = data[:end].split(b"\n")
+        return [line.rstrip(b"\r") for line in lines if line.strip()]
 
     def _drop_if_oversized(self) -> None:
         if len(self._buffer) > self.max_line:

@@ -23,7 +23,7 @@ if str(REPO) not in sys.path:  # `bench` is a top-level package beside `sidecar`
 
 from bench import catalogs
 from bench.__main__ import main as bench_main
-from bench.candidates import Candidate, all_candidates
+from bench.candidates import REPO_ROOT, Candidate, all_candidates
 from bench.cases import Settings, measure_catalog, measure_session, percentile
 from bench.fast_upstream import FastUpstream
 from bench.http_calls import HTTP_CANDIDATES, measure_http
@@ -129,6 +129,7 @@ def test_http_benchmark_runs(name: str, tmp_path: Path) -> None:
     for mode in modes:
         assert figures[f"http_{mode}_p50_us"] > 0 and figures[f"http_{mode}_p99_us"] > 0, mode
         assert figures[f"http_{mode}_calls"] >= TINY.min_calls, mode
+        assert figures[f"http_{mode}_cpu_us"] > 0, mode  # the server process's own CPU per call
 
 
 def test_http_added_latency_is_derived_and_rendered() -> None:
@@ -139,12 +140,12 @@ def test_http_added_latency_is_derived_and_rendered() -> None:
     results = {
         "candidates": ["direct", "relay", "py-floor", "sidecar"],
         "cases": {
-            "session": case(direct={"call_p50_us": 40.0}, sidecar={"call_p50_us": 140.0},
+            "session": case(direct={"call_p50_us": 40.0}, sidecar={"call_p50_us": 140.0, "cpu_us_per_call": 20.0},
                             relay={"call_p50_us": 60.0, "calls_per_s_64": 40_000.0},
                             **{"py-floor": {"call_p50_us": 100.0, "calls_per_s_64": 20_000.0}}),
             "http": case(direct={"http_call_p50_us": 300.0, "http_call_p90_us": 350.0, "http_call_p99_us": 400.0},
-                         sidecar={f"http_{m}_p{q}_us": v for m, v in (("session", 450.0), ("stateless", 500.0))
-                                  for q in (50, 90, 99)}),
+                         sidecar={**{f"http_{m}_p{q}_us": v for m, v in (("session", 450.0), ("stateless", 500.0))
+                                     for q in (50, 90, 99)}, "http_session_cpu_us": 50.0}),
             "many": case(), "three": case(),
         },
         "machine": {"cpu": "x", "cores": 2, "implementation": "CPython", "python": "3.11", "kernel": "6"},
@@ -154,6 +155,13 @@ def test_http_added_latency_is_derived_and_rendered() -> None:
     sidecar = results["cases"]["http"]["results"]["sidecar"]["median"]  # type: ignore[index]
     assert sidecar["http_session_added_p50_us"] == 150.0 and sidecar["http_stateless_added_p50_us"] == 200.0
     assert sidecar["http_session_added_vs_stdio"] == 1.5
+    assert sidecar["http_session_cpu_vs_stdio"] == 2.5  # 50 us of CPU per HTTP call against 20 on stdio
+    targets = results["targets"]
+    assert isinstance(targets, list)
+    verdicts = {v["target"]: v for v in targets}
+    assert verdicts["HTTP session added p50 <= 1.5x stdio's added"]["status"] == "pass"
+    assert verdicts["HTTP stateless added p50 <= 1.5x stdio's added"]["status"] == "miss"  # 200 / 100
+    assert verdicts["added p50 <= 1.3x py-floor's added"]["status"] == "miss"  # 100 / 60
     text = "\n".join(render(results))
     assert "sidecar, Mcp-Session-Id session: 450 / 450 / 450; added p50 150.0 (1.50x" in text
     assert "sidecar, stateless 2026-07-28: 500 / 500 / 500; added p50 200.0" in text
@@ -212,4 +220,13 @@ def test_gate_benchmark_runs() -> None:
     assert "error" not in figures, figures.get("error")
     for key in ("gate_route_only_us", "gate_default_us", "gate_full_us", "shape_1mb_ms", "shape_20mb_ms", "query_20mb_ms",
                 "gate_with_secrets_us", "redact_1mb_ms"):
-        assert figures[key] > 0, key
+        assert float(figures[key]) > 0, key
+
+
+def test_the_call_profile_harness_reads_cpu_per_call(tmp_path: Path) -> None:
+    """`python -m bench.profile_calls --plain`: a real sidecar driven with calls in flight."""
+    _available("sidecar")
+    from bench.profile_calls import drive
+
+    rate, cpu = drive([sys.executable, "-m", "sidecar"], REPO_ROOT, 300, 16)
+    assert rate > 0 and cpu > 0

@@ -42,3 +42,22 @@ def test_any_chunking_gives_the_same_lines(lines: list[bytes], cuts: list[int]) 
         position += step
         turn += 1
     assert out == [line.rstrip(b"\r") for line in lines if line.rstrip(b"\r").strip()]
+
+
+@given(st.lists(st.binary(max_size=30).filter(lambda b: b"\n" not in b), max_size=20),
+       st.lists(st.integers(min_value=1, max_value=40), min_size=1, max_size=10))
+def test_any_chunking_drops_exactly_the_lines_over_the_cap(lines: list[bytes], cuts: list[int]) -> None:
+    """Bursts of whole lines (split at once) and buffered pieces keep the same lines."""
+    cap = 12
+    stream = b"".join(line + b"\n" for line in lines)
+    framer = LineFramer(cap)
+    out: list[bytes] = []
+    position, turn = 0, 0
+    while position < len(stream):
+        step = cuts[turn % len(cuts)]
+        out += framer.feed(stream[position : position + step])
+        position += step
+        turn += 1
+    kept = [line.rstrip(b"\r") for line in lines if len(line) <= cap]
+    assert out == [line for line in kept if line.strip()]
+    assert framer.oversized == sum(len(line) > cap for line in lines)

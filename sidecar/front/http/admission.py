@@ -10,6 +10,7 @@ rebinding defence) and any `Origin` that is not one of the accepted hosts.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import re
@@ -81,7 +82,13 @@ def caller_identity(authorization: str | None, tokens: Iterable[str]) -> str | N
             matched = token
     if matched is None:
         return None
-    return "token:" + hashlib.sha256(matched.encode()).hexdigest()[:32]
+    return _identity_of(matched)
+
+
+@functools.lru_cache(maxsize=64)
+def _identity_of(token: str) -> str:
+    """A token's caller identity, hashed once per token, not once per request."""
+    return "token:" + hashlib.sha256(token.encode()).hexdigest()[:32]
 
 
 def split_bind(value: str) -> tuple[str, int]:
@@ -135,9 +142,19 @@ class HostRule:
             names.add(bind_host.lower())
         names.update(name.strip().lower().strip("[]") for name in extra if name.strip())
         self._names = frozenset(names)
+        self._judged: dict[str, bool] = {}  # a client sends the same Host on every request
 
     def host_allowed(self, host_header: str | None) -> bool:
-        found = _HOST.match(host_header or "")
+        header = host_header or ""
+        known = self._judged.get(header)
+        if known is None:
+            known = self._judge_host(header)
+            if len(self._judged) < 64:  # bounded: a caller inventing Host values gains nothing
+                self._judged[header] = known
+        return known
+
+    def _judge_host(self, host_header: str) -> bool:
+        found = _HOST.match(host_header)
         if found is None:
             return False
         name = (found.group("name") or found.group("v6") or "").lower()

@@ -150,6 +150,9 @@ class HttpFront:
         cap = self.settings.body_cap
         if request.content_length is not None and request.content_length > cap:
             return _refuse(413, f"Payload Too Large: at most {cap} bytes")
+        content = request.content
+        if content.is_eof() and content.total_bytes <= cap:  # all of it came with the headers: no wait, no timer
+            return content.read_nowait()
         chunks: list[bytes] = []
         size = 0
         try:

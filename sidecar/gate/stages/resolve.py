@@ -13,6 +13,8 @@ is taken off `meta` here whatever the call names.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
+
 from sidecar.catalog import CatalogEntry
 from sidecar.catalog.apps import runs_for, take_app_marker
 from sidecar.gate.call import ToolCall
@@ -35,27 +37,39 @@ class Resolve:
         self.trust = trust
         self.grant = grant
 
-    async def __call__(self, call: ToolCall, call_next: Next) -> ToolCall:
+    def __call__(self, call: ToolCall, call_next: Next) -> Awaitable[ToolCall]:
+        """Plain, not a coroutine: a call to a listed tool hands on the next stage's own
+        awaitable, so no frame of this stage waits while the call is upstream."""
         call.asked_for = call.name
         call.meta, from_app = take_app_marker(call.meta)  # the marker is the sidecar's: never sent on
         if call.name == QUERY_RESULT:
             call.local = "query_result"
-            return await call_next(call)
+            return call_next(call)
         meta = self.current.listing.meta.get(call.name)
         if meta is None:
-            entry = self.current.catalog.tool(call.name) or await self._after_first_start(call.name)
-            if entry is None or not runs_for(entry, from_app):  # an app-only tool: as unknown to a model
-                return self._held_or_unknown(call, call.name)
-            call.target = entry
-            misfit = self._compact_misfit(call, entry)
-            if misfit:  # listed by signature only: the model gets the real schema to retry
-                call.decide("resolve", "refuse", misfit)
-                return call.complete(tool_error(misfit))
-            return await call_next(call)
+            entry = self.current.catalog.tool(call.name)
+            if entry is None:
+                return self._direct_after_first_start(call, call_next, from_app)
+            return self._direct(call, call_next, entry, from_app)
         if meta.kind not in _META_CALLS:
             call.local = meta.kind  # type: ignore[assignment]
-            return await call_next(call)
-        return await self._resolve_through(call, call_next)
+            return call_next(call)
+        return self._resolve_through(call, call_next)
+
+    def _direct(self, call: ToolCall, call_next: Next, entry: CatalogEntry | None,
+                from_app: bool) -> Awaitable[ToolCall]:
+        """A call naming a tool directly (`entry`: the catalog's, None when there is none)."""
+        if entry is None or not runs_for(entry, from_app):  # an app-only tool: as unknown to a model
+            return _ended(self._held_or_unknown(call, call.name))
+        call.target = entry
+        misfit = self._compact_misfit(call, entry)
+        if misfit:  # listed by signature only: the model gets the real schema to retry
+            call.decide("resolve", "refuse", misfit)
+            return _ended(call.complete(tool_error(misfit)))
+        return call_next(call)
+
+    async def _direct_after_first_start(self, call: ToolCall, call_next: Next, from_app: bool) -> ToolCall:
+        return await self._direct(call, call_next, await self._after_first_start(call.name), from_app)
 
     def _compact_misfit(self, call: ToolCall, entry: CatalogEntry) -> str | None:
         if entry.exposed not in self.current.listing.compact:
@@ -119,3 +133,8 @@ class Resolve:
         if self.grant.servers is not None and alias not in self.grant.servers:
             return ""
         return f"upstream '{alias}' needs sign-in: a person runs `omb-sidecar signin {alias}`"
+
+
+async def _ended(call: ToolCall) -> ToolCall:
+    """An awaitable of a call this stage ended itself (refused, unknown, held)."""
+    return call

@@ -9,6 +9,8 @@ raised (an upstream's own JSON-RPC error keeps its error object, redacted, for t
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
+
 from sidecar.errors import SidecarError
 from sidecar.gate.call import ToolCall
 from sidecar.gate.grants import Grant
@@ -27,11 +29,16 @@ class RunCall:
         self.grant = grant
         self.limits = limits
 
-    async def __call__(self, call: ToolCall, call_next: Next) -> ToolCall:
+    def __call__(self, call: ToolCall, call_next: Next) -> Awaitable[ToolCall]:
+        """Plain, not a coroutine: an upstream call is the route's own coroutine (which ends
+        the call whatever happens), so no frame of this stage waits on it."""
+        if call.target is not None:  # the deadline and the secrets of the snapshot of the moment
+            facts = self.current.facts
+            return route_upstream(call, self.pool, facts.deadline_of(call.target.alias), facts.answers)
+        return self._locally(call)
+
+    async def _locally(self, call: ToolCall) -> ToolCall:
         try:
-            if call.target is not None:  # the deadline and the secrets of the snapshot of the moment
-                facts = self.current.facts
-                return await route_upstream(call, self.pool, facts.deadline_of(call.target.alias), facts.answers)
             current = self.current
             return await answer_locally(call, current.catalog, current.listing, current.held, self.allowed,
                                         self.limits)

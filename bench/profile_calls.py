@@ -1,0 +1,99 @@
+"""Where the sidecar's CPU goes under pipelined pass-through `tools/call`s.
+
+Owns a bench-only profile run: the sidecar is started under cProfile (a small
+wrapper, never the product's own start), driven with `window` calls in flight
+by the bench client, and its profile is dumped when its stdin closes. Prints
+the top functions by own time and by cumulative time.
+
+    python -m bench.profile_calls --calls 20000 --window 64 [--out prof.pstats]
+    python -m bench.profile_calls --plain --tree /work/main --tree .   # A/B, CPU per call
+
+`--plain` runs without the profiler and prints, per tree and interleaved over
+`--rounds`, the sidecar's own CPU per call (from /proc, robust on a loaded
+machine) and the calls per second.
+"""
+
+from __future__ import annotations
+
+import argparse
+import pstats
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+from bench.candidates import PYTHON, REPO_ROOT, Upstream, write_config
+from bench.catalogs import GITHUB
+from bench.client import Connection, echo_request, find_tool
+from bench.probes import cpu_seconds
+
+_WRAPPER = """
+import cProfile, sys, atexit, time
+profile, out = cProfile.Profile(time.process_time), sys.argv.pop(1)  # CPU, not wall: the machine is shared
+atexit.register(lambda: profile.dump_stats(out))
+from sidecar.cli import main
+sys.argv[0] = "sidecar"
+profile.enable()
+try:
+    main()
+finally:
+    profile.disable()
+"""
+
+
+def drive(argv: list[str], cwd: Path, calls: int, window: int) -> tuple[float, float]:
+    """`calls` echo calls, `window` in flight; returns (calls/s, CPU us per call)."""
+    work = Path(tempfile.mkdtemp(prefix="omb-prof-"))
+    config = write_config([Upstream("gh", GITHUB)], work)
+    with Connection([*argv, "--config", str(config)], cwd=str(cwd), stderr_path=work / "stderr") as conn:
+        conn.initialize(60)
+        names = conn.list_tools_until(GITHUB.tools, 60)
+        build = echo_request(find_tool(names, "echo", "gh"))
+        conn.sequential(build, 200)
+        before = cpu_seconds(conn.pid) or 0.0
+        done, elapsed = conn.pipelined(build, calls, window)
+        cpu = (cpu_seconds(conn.pid) or 0.0) - before
+    return done / elapsed, cpu / done * 1e6
+
+
+def profile_calls(calls: int, window: int, out: Path) -> pstats.Stats:
+    """Run `calls` echo calls, `window` in flight, through a profiled sidecar."""
+    rate, _ = drive([PYTHON, "-c", _WRAPPER, str(out)], REPO_ROOT, calls, window)
+    print(f"{rate:,.0f} calls/s under the profiler", file=sys.stderr)
+    return pstats.Stats(str(out))
+
+
+def compare(trees: list[Path], calls: int, window: int, rounds: int) -> None:
+    """Interleaved plain runs of each tree's sidecar: A B A B ..."""
+    seen: dict[Path, list[tuple[float, float]]] = {tree: [] for tree in trees}
+    for _ in range(rounds):
+        for tree in trees:
+            seen[tree].append(drive([PYTHON, "-m", "sidecar"], tree, calls, window))
+    for tree, runs in seen.items():
+        rates = sorted(r for r, _ in runs)
+        cpus = sorted(c for _, c in runs)
+        print(f"{tree}: calls/s {rates[0]:,.0f}-{rates[-1]:,.0f} (median {statistics.median(rates):,.0f}); "
+              f"CPU us/call {cpus[0]:.2f}-{cpus[-1]:.2f} (median {statistics.median(cpus):.2f})")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.profile_calls")
+    parser.add_argument("--calls", type=int, default=20000)
+    parser.add_argument("--window", type=int, default=64)
+    parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "sidecar-calls.pstats")
+    parser.add_argument("--top", type=int, default=45)
+    parser.add_argument("--plain", action="store_true", help="no profiler: CPU per call of each --tree")
+    parser.add_argument("--tree", type=Path, action="append", help="a checkout whose sidecar runs (--plain)")
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args(argv)
+    if args.plain:
+        compare([t.resolve() for t in args.tree or [REPO_ROOT]], args.calls, args.window, args.rounds)
+        return 0
+    stats = profile_calls(args.calls, args.window, args.out)
+    stats.sort_stats("tottime").print_stats(args.top)
+    stats.sort_stats("cumulative").print_stats(args.top)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
