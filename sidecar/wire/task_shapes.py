@@ -19,13 +19,16 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["CLIENT_CAPABILITIES", "MISSING_CAPABILITY", "TASKS_EXTENSION", "TERMINAL", "CreatedTask",
+__all__ = ["CLIENT_CAPABILITIES", "LEGACY_TASK_STATUS", "MISSING_CAPABILITY", "TASKS_EXTENSION", "TASK_STATUS",
+           "TERMINAL", "CreatedTask",
            "as_legacy", "as_modern", "created_task", "declares_tasks", "extension_meta", "offers_extension"]
 
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 MISSING_CAPABILITY = -32021  # a request needing a capability its sender did not declare (2026-07-28)
 TERMINAL = frozenset({"completed", "failed", "cancelled"})
+TASK_STATUS = "notifications/tasks"  # the extension's status notification
+LEGACY_TASK_STATUS = "notifications/tasks/status"  # 2025-11-25's
 _BASE = ("taskId", "status", "statusMessage", "createdAt", "lastUpdatedAt")
 _RENAMED = (("ttl", "ttlMs"), ("pollInterval", "pollIntervalMs"))  # legacy name, modern name
 

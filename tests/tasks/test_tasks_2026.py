@@ -13,11 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import anyio
 import pytest
 
 from tests.conftest import read_event_file
 from tests.http.http_support import HttpSidecar, http_sidecar  # noqa: F401 - fixture
-from tests.tasks.modern_tasks import T26, TASKS, modern_requester, open_tasks_server, settled
+from tests.apps.session_peer import ENVELOPE
+from tests.tasks.modern_tasks import DECLARED, T26, TASKS, modern_requester, open_tasks_server, settled
 from tests.tasks.task_story import EV, RESEARCH, unknown
 from tests.tasks.test_tasks_url import everything_over_http
 
@@ -155,3 +157,41 @@ async def test_a_2026_engine_and_a_2025_streamable_http_server(http_sidecar: Any
             made = _created(await request("tools/call", {"name": RESEARCH, "arguments": {"topic": "reefs"}}), EV)
             done = await settled(request, made)
             assert done["status"] == "completed" and "Research Report: reefs" in done["result"]["content"][0]["text"]
+
+
+async def test_a_2026_engine_hears_its_tasks_status_on_its_listen_stream(http_sidecar: Any, npm: Any,
+                                                                       write_config: Any) -> None:
+    """server-everything's status notifications reach the caller's `subscriptions/listen`
+    stream as the extension's `notifications/tasks`, for the tasks it asked for and owns."""
+    config = write_config({EV: npm.everything_entry()}, face={"listWaitSeconds": 30})
+    async with http_sidecar(config, more_tokens=(OTHER,)) as sc, aiohttp.ClientSession(timeout=WAIT) as client:
+        request = modern_requester(sc, client)
+        made = _created(await request("tools/call", {"name": RESEARCH, "arguments": {"topic": "lagoons"}}), EV)
+        stranger = HttpSidecar(sc.base, OTHER, sc.process, sc.stderr_path, sc.port)
+        assert await _listen(stranger, client, [made]) == []  # another caller's task is not honoured
+        heard = await _listen(sc, client, [made, f"{EV}~forged"], until="completed")
+    ack, statuses = heard[0], heard[1:]
+    assert ack["params"]["notifications"] == {"taskIds": [made]}
+    assert statuses and all(s["method"] == "notifications/tasks" and s["params"]["taskId"] == made for s in statuses)
+    assert statuses[-1]["params"]["status"] == "completed" and "ttlMs" in statuses[-1]["params"]
+
+
+async def _listen(sc: HttpSidecar, client: aiohttp.ClientSession, task_ids: list[str],
+                  until: str | None = None) -> list[dict[str, Any]]:
+    """A listen stream asking for `task_ids`: its frames until a status `until` (None: the
+    acknowledgement alone, then [] when it honoured none)."""
+    body = {"jsonrpc": "2.0", "id": "sub-1", "method": "subscriptions/listen", "params": {
+        "notifications": {"taskIds": task_ids}, "_meta": {**ENVELOPE, **DECLARED}}}
+    headers = sc.headers(**{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "subscriptions/listen"})
+    frames: list[dict[str, Any]] = []
+    async with client.post(sc.url, json=body, headers=headers) as response:
+        with anyio.fail_after(30):
+            async for line in response.content:
+                if not line.startswith(b"data: "):
+                    continue
+                frames.append(json.loads(line[6:]))
+                if until is None:
+                    return frames if frames[0]["params"]["notifications"] else []
+                if frames[-1]["method"] == "notifications/tasks" and frames[-1]["params"]["status"] == until:
+                    return frames
+    return frames
