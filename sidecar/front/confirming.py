@@ -21,6 +21,7 @@ from typing import Any, cast
 
 from sidecar.gate.confirm import Asker, Confirmer
 from sidecar.gate.held import CallerScope
+from sidecar.gate.sealed import StateClaim
 from sidecar.hub.session import EngineSession
 from sidecar.wire import Relayed, Request
 from sidecar.wire.versions import MODERN_VERSION
@@ -77,10 +78,14 @@ def caller_of(session: EngineSession) -> str:
     return name
 
 
-def confirmer_for(session: EngineSession, req: Request) -> Confirmer | None:
+def confirmer_for(session: EngineSession, req: Request, relayed: StateClaim | None = None) -> Confirmer | None:
+    """`relayed`: the claim of a relayed round's state (sidecar.front.eras.relayed), which
+    says whether the person already allowed this call."""
     if session.protocol_version == MODERN_VERSION:
         if not session.declared("elicitation"):
             return None
+        if relayed is not None:
+            return Confirmer(stateless=True, caller=caller_of(session), confirmed=relayed.confirmed)
         return Confirmer(stateless=True, state=req.params.get("requestState"),
                          responses=req.params.get("inputResponses"), caller=caller_of(session))
     if session.declared("elicitation"):

@@ -33,7 +33,7 @@ from sidecar.hub.face import Face
 from sidecar.hub.session import EngineSession
 from sidecar.redact import Redactor
 from sidecar.upstream import Upstream
-from sidecar.wire.versions import without_envelope
+from sidecar.wire.versions import MODERN_VERSION, without_envelope
 from sidecar.wire import (
     Answer,
     EngineMessage,
@@ -173,6 +173,9 @@ class Dispatcher:
         """Send `req` to one upstream under a fresh id; cancellation and progress follow it;
         configured secrets are redacted from the answer."""
         body = _without_envelope(req.params if params is None else params)
+        relay = self._relay(req, upstream)
+        if relay is not None:  # a 2026-07-28 engine and server: their rounds pass through (sidecar.front.eras)
+            body = relay.params(body, *relay.round)
         conn = upstream.ready_connection()
         if self.face.tracer is not None:  # a client span, its context in the _meta sent on
             def send(traced: dict[str, Any]) -> Awaitable[msgspec.Raw]:
@@ -183,11 +186,25 @@ class Dispatcher:
             answer = await conn.request(req.method, body or None, self.progress_sink(req), self.mark_sent(req))
         scrub = self.face.gate.answers
         if ASKS.search(answer) is not None:  # a 2026-07-28 server's questions (sidecar.gate.asked)
-            answer = await self._answer_questions(req, upstream, body, answer)
+            answer = await self._answer_questions(req, upstream, body, answer, relay)
         return scrub_answer(answer, scrub) if scrub else answer
 
+    def _relay(self, req: Request, upstream: Upstream) -> Any:
+        """The relay of a 2026-07-28 engine's prompt or resource read from a 2026-07-28
+        server (with the round it brings back as `round`), else None."""
+        if req.method not in ("prompts/get", "resources/read") or upstream.info is None \
+                or upstream.info.protocol_version != MODERN_VERSION:
+            return None
+        from sidecar.front.confirming import caller_of
+        from sidecar.front.eras.relayed import relayed_round
+
+        relay, claim, answers = relayed_round(self.face, self.session, caller_of(self.session), req.params, req.method)
+        if relay is not None:
+            relay.round = (claim, answers)
+        return relay
+
     async def _answer_questions(self, req: Request, upstream: Upstream, body: dict[str, Any],
-                                answer: msgspec.Raw) -> msgspec.Raw:
+                                answer: msgspec.Raw, relay: Any = None) -> msgspec.Raw:
         from sidecar.front.eras.asking import engine_asker
         from sidecar.gate.asked import answer_rounds
 
@@ -197,7 +214,9 @@ class Dispatcher:
             return conn.request(req.method, again, self.progress_sink(req), self.mark_sent(req))
 
         ask = engine_asker(self.session, self.face.config.policy.confirm_seconds)
-        return await answer_rounds(answer, body, send, ask, upstream.alias, self.face.gate.answers, tool=False)
+        wrap = (lambda asked: relay.wrap(asked, False)) if relay is not None else None
+        return await answer_rounds(answer, body, send, ask, upstream.alias, self.face.gate.answers, tool=False,
+                                   relay=wrap)
 
 
 def _without_envelope(params: dict[str, Any]) -> dict[str, Any]:

@@ -14,9 +14,10 @@ from typing import Any
 
 from sidecar.catalog.apps import ui_extension
 from sidecar.errors import INVALID_PARAMS, EngineInputError
-from sidecar.front.confirming import confirmer_for
+from sidecar.front.confirming import caller_of, confirmer_for
 from sidecar.front.eras.asking import engine_asker
 from sidecar.front.eras.listen_resources import watched_on_stateless
+from sidecar.front.eras.relayed import relayed_round
 from sidecar.front.handling import Handler, Handling, Result
 from sidecar.front.task_methods import TASK_METHODS
 from sidecar.gate import ToolCall
@@ -96,6 +97,7 @@ async def tools_call(d: Handling, req: Request) -> Result:
         raise EngineInputError("params.arguments must be an object")
     meta, task = params.get("_meta"), params.get("task")
     session = d.session
+    relay, relayed, answers = relayed_round(d.face, session, caller_of(session), params, req.method)
     call = ToolCall(
         name=name,
         arguments=arguments,
@@ -104,8 +106,11 @@ async def tools_call(d: Handling, req: Request) -> Result:
         session=session.held_scope,
         progress=d.progress_sink(req) if meta is not None else None,
         on_sent=d.mark_sent(req),
-        confirmer=confirmer_for(session, req),
+        confirmer=confirmer_for(session, req, relayed),
         ask_engine=engine_asker(session, d.face.config.policy.confirm_seconds),
+        relay=relay,
+        answers=answers,
+        upstream_state=relayed.inner if relayed is not None else None,
     )
     await d.face.gate.run(call)
     answer = call_answer(call, d.redact)

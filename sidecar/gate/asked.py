@@ -18,32 +18,41 @@ import msgspec
 from sidecar.errors import UpstreamError
 from sidecar.gate.budget import text_result
 from sidecar.redact import Redactor
-from sidecar.upstream.input_required import read_input_required
+from sidecar.upstream.input_required import InputRequired, read_input_required
 
 __all__ = ["EngineAsker", "InputRefused", "MAX_INPUT_ROUNDS", "answer_rounds"]
 
 MAX_INPUT_ROUNDS = 10  # the SDKs' own default for a client driving these rounds
 EngineAsker = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]  # (method, params) -> the engine's result
 Send = Callable[[dict[str, Any]], Awaitable[msgspec.Raw]]  # the call again, with these params
+Relay = Callable[[InputRequired], msgspec.Raw]  # the questions as the engine's own input-required result
 
 
 class InputRefused(Exception):
     """The engine could not or did not answer a question; `words` say which and why."""
 
-    def __init__(self, words: str) -> None:
+    def __init__(self, words: str, method: str = "") -> None:
         super().__init__(words)
-        self.words = words
+        self.words, self.method = words, method
 
 
 async def answer_rounds(answer: msgspec.Raw, params: dict[str, Any], send: Send, ask: EngineAsker | None,
-                        server: str, scrub: Redactor | None, tool: bool = True) -> msgspec.Raw:
+                        server: str, scrub: Redactor | None, tool: bool = True,
+                        relay: Relay | None = None) -> msgspec.Raw:
     """The server's final answer to the call, its questions answered on the way; when the
     engine cannot answer or the server asks past the bound, a tool error (`tool`), or
-    else (a prompt, a resource) an `UpstreamError` with the same words."""
+    else (a prompt, a resource) an `UpstreamError` with the same words. With `relay` (an
+    engine that speaks these rounds itself) the first questions go back to the engine as
+    they are, and the engine's next round continues the call (sidecar.front.eras.relayed)."""
     for _ in range(MAX_INPUT_ROUNDS):
         asked = read_input_required(answer)
         if asked is None:
             return answer
+        if relay is not None:
+            try:
+                return relay(asked)
+            except InputRefused as refused:
+                return _refused(server, refused.method, refused.words, tool)
         responses: dict[str, Any] = {}
         for key, question in asked.questions.items():
             if ask is None:

@@ -60,6 +60,9 @@ class ToolCall(msgspec.Struct, kw_only=True):
     on_sent: Callable[[Any, int], None] | None = None  # (connection, upstream id)
     confirmer: Any = None  # how the person can be asked (a `sidecar.gate.confirm.Confirmer`), set by the front
     ask_engine: Any = None  # how a 2026-07-28 server's questions reach the engine (`sidecar.gate.asked`), by the front
+    relay: Any = None  # or, for a 2026-07-28 engine, how they are relayed to it (`sidecar.front.eras.relayed`)
+    answers: dict[str, Any] | None = None  # a relayed round's `inputResponses`, for the server
+    upstream_state: str | None = None  # a relayed round's server state, opened from the engine's
 
     def complete(self, result: msgspec.Raw) -> ToolCall:
         self.result = result

@@ -39,8 +39,9 @@ class Confirmer:
     identity held results are bound to), which a sealed state is bound to as well."""
 
     def __init__(self, ask: Asker | None = None, *, stateless: bool = False, state: object = None,
-                 responses: object = None, caller: str = "") -> None:
+                 responses: object = None, caller: str = "", confirmed: bool = False) -> None:
         self.ask = ask
+        self.confirmed = confirmed  # a later round of a call the person already allowed (a relayed state's claim)
         self.caller = caller
         self.stateless = stateless
         self.state = state
@@ -116,6 +117,8 @@ class ConfirmStage:
 
     async def settle(self, confirmer: Confirmer, tool: str, upstream: str, arguments: Mapping[str, Any],
                      reason: str = "") -> Confirmation:
+        if confirmer.confirmed:
+            return Confirmation("allow", "the person allowed this call before its server asked for input")
         form = confirmation_form(tool, upstream, arguments, self.redact, reason)
         if confirmer.stateless:
             return self._stateless(confirmer, tool, arguments, form)

@@ -31,7 +31,7 @@ from sidecar.gate.query import QueryLimits, answer_query
 from sidecar.gate.store import SharedHeldStore
 from sidecar.redact import Redactor
 from sidecar.upstream import Pool
-from sidecar.wire.versions import without_envelope
+from sidecar.wire.versions import CAPABILITIES_KEY, MODERN_VERSION, without_envelope
 
 __all__ = ["ASKS", "route_upstream", "answer_locally", "scrub_answer", "SEARCH_SECONDS", "tool_error"]
 
@@ -43,7 +43,8 @@ SCRUB_IN_THREAD = 1 << 20  # answers larger than this are redacted in a worker t
 def ask_for_task(params: dict[str, Any], call: ToolCall, upstream: Upstream) -> None:
     """A call whose engine asked for a task asks its upstream in the upstream's own way
     (the answer is then a task the front records): a server that speaks the 2026 tasks
-    extension is told the client declares it (and gets no `params.task`); a 2025-11-25 one
+    extension is told the client declares it, among the capabilities it is sent anyway (and
+    gets no `params.task`); a 2025-11-25 one
     gets `params.task`, which for an engine that declared the extension goes only to a
     tool that may run as a task."""
     modern_engine = call.task is None and declares_tasks(call.meta)
@@ -51,7 +52,9 @@ def ask_for_task(params: dict[str, Any], call: ToolCall, upstream: Upstream) -> 
         return
     if offers_extension(upstream.capabilities):
         params.pop("task", None)
-        params["_meta"] = {**params.get("_meta", {}), **extension_meta(MODERN_CLIENT_CAPABILITIES)}
+        meta = params.get("_meta", {})
+        relayed = meta.get(CAPABILITIES_KEY)  # a relayed call's own engine's (`_relaying`), else the sidecar's
+        params["_meta"] = {**meta, **extension_meta(relayed if isinstance(relayed, dict) else MODERN_CLIENT_CAPABILITIES)}
     elif modern_engine and call.target is not None and _may_run_as_task(call.target.spec):
         params["task"] = {}
 
@@ -81,6 +84,8 @@ async def route_upstream(call: ToolCall, pool: Pool, deadline: float | None, scr
                 params["_meta"] = rest
         if call.task is not None:  # the answer is then a CreateTaskResult (the front records the task)
             params["task"] = call.task
+        modern = call.relay is not None and upstream.info is not None and upstream.info.protocol_version == MODERN_VERSION
+        relay = _relaying(call, params) if modern else None
 
         def send(again: dict[str, Any]) -> Any:
             return conn.request("tools/call", again, call.progress, call.on_sent, deadline)
@@ -90,7 +95,7 @@ async def route_upstream(call: ToolCall, pool: Pool, deadline: float | None, scr
         if ASKS.search(answer) is not None:  # a 2026-07-28 server's questions (sidecar.gate.asked)
             from sidecar.gate.asked import answer_rounds
 
-            answer = await answer_rounds(answer, params, send, call.ask_engine, call.target.alias, scrub)
+            answer = await answer_rounds(answer, params, send, call.ask_engine, call.target.alias, scrub, relay=relay)
     except UpstreamError as exc:
         if scrub and exc.raw is not None:  # the upstream's error object, as redacted as its results
             exc.raw = scrub.json(exc.raw)
@@ -100,6 +105,20 @@ async def route_upstream(call: ToolCall, pool: Pool, deadline: float | None, scr
     if scrub and len(answer) > SCRUB_IN_THREAD:
         return call.complete(await asyncio.to_thread(scrub_answer, answer, scrub))
     return call.complete(scrub_answer(answer, scrub) if scrub else answer)
+
+
+def _relaying(call: ToolCall, params: dict[str, Any]) -> Any:
+    """For a 2026-07-28 engine and server: the engine's capabilities, answers and the
+    server's state go into `params`; the server's questions go back as they are."""
+    if call.relay is None:
+        return None
+    params["_meta"] = {**params.get("_meta", {}), CAPABILITIES_KEY: call.relay.capabilities()}
+    if call.answers is not None:
+        params["inputResponses"] = call.answers
+    if call.upstream_state is not None:
+        params["requestState"] = call.upstream_state
+    confirmed = any(stage == "confirm" and action == "allow" for stage, action, _ in call.decisions)
+    return lambda asked: call.relay.wrap(asked, confirmed)
 
 
 def scrub_answer(answer: msgspec.Raw, scrub: Redactor) -> msgspec.Raw:
@@ -137,8 +156,8 @@ async def answer_locally(
 async def _query(call: ToolCall, held: HeldStore | SharedHeldStore, limits: QueryLimits) -> msgspec.Raw:
     handle = call.arguments.get("handle")
     expression = call.arguments.get("query")
-    if not isinstance(expression, str):
-        raise EngineInputError("query_result needs `query`, a JMESPath expression, at params.arguments.query")
+    if not isinstance(expression, str):  # a tool execution error the model can correct, as for find_tool
+        return tool_error("query_result needs `query`, a JMESPath expression, at params.arguments.query")
     found = await held.fetch(call.session, handle)
     if found is None:
         return tool_error(f"no held result has the handle {str(handle)[:64]!r} (results are held for this session only, oldest dropped first)")

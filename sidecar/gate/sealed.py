@@ -26,6 +26,7 @@ __all__ = ["SpentStates", "MemorySpent", "Sealer", "StateClaim", "arguments_dige
 
 _AAD = b"omb-sidecar/confirm/1"
 _NONCE = 12
+MAX_TOKEN = 65536  # a relayed round's state carries the upstream's own inside it
 _encode = msgspec.json.Encoder(order="sorted").encode
 
 
@@ -39,6 +40,8 @@ class StateClaim(msgspec.Struct, frozen=True):
     arguments: str  # digest
     expires: float
     id: str
+    inner: str | None = None  # a relayed round's: the upstream's own state (sidecar.front.eras.relayed)
+    confirmed: bool = False  # a relayed round's: the person allowed the call before the upstream asked
 
 
 _claim = msgspec.json.Decoder(StateClaim)
@@ -110,7 +113,7 @@ class Sealer:
 
     def open(self, token: object, purpose: bytes = _AAD) -> StateClaim | None:
         """The claim of a state this sealer made, or None (altered, foreign, not a state)."""
-        if not isinstance(token, str) or not 16 < len(token) < 4096:
+        if not isinstance(token, str) or not 16 < len(token) < MAX_TOKEN:
             return None
         try:
             raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
@@ -135,6 +138,6 @@ class Sealer:
         return claim if self.spent.spend(claim.id, claim.expires) else None
 
     def new_claim(self, *, bot: str, face: str, tool: str, arguments: Mapping[str, Any], seconds: float,
-                  caller: str = "") -> StateClaim:
+                  caller: str = "", inner: str | None = None, confirmed: bool = False) -> StateClaim:
         return StateClaim(bot=bot, face=face, caller=caller_digest(caller), tool=tool, arguments=arguments_digest(arguments),
-                          expires=time.time() + seconds, id=os.urandom(16).hex())
+                          expires=time.time() + seconds, id=os.urandom(16).hex(), inner=inner, confirmed=confirmed)

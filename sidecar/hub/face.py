@@ -335,12 +335,16 @@ class Face(ReadsLive):
         """The session to relay an upstream's request to: one with a call in flight on that
         connection (the call that asked, as far as stdio lets us know), else any that
         declared the capability."""
-        able = [s for s in self.sessions if s.declared(capability)]
-        waiting = [s for s in able if any(sent is not None and sent[0] is conn for sent in s.in_flight.values())]
+        calling = [s for s in self.sessions
+                   if any(sent is not None and sent[0] is conn for sent in s.in_flight.values())]
         # A call already waiting on an answer to this upstream's question is blocked there;
         # the new question is another call's (stdio links no server request to its call).
-        free = [s for s in waiting if not any(owner is conn for _, (owner, _) in s.relayed.items())]
-        chosen = free or waiting or [s for s in able if not s.call_bound]
+        free = [s for s in calling if not any(owner is conn for _, (owner, _) in s.relayed.items())]
+        if free and not any(s.declared(capability) for s in free):
+            return None  # the calls that can be asking did not declare it: refused, not queued behind another call
+        able = [s for s in self.sessions if s.declared(capability)]
+        waiting = [s for s in able if s in calling]
+        chosen = [s for s in free if s.declared(capability)] or waiting or [s for s in able if not s.call_bound]
         return chosen[0] if chosen else None
 
     def _cancel_relayed(self, conn: Connection, frame: UpstreamFrame) -> None:

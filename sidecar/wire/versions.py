@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["ENVELOPE_KEYS", "HANDSHAKE_VERSIONS", "MODERN_VERSION", "without_envelope"]
+__all__ = ["CAPABILITIES_KEY", "ENVELOPE_KEYS", "HANDSHAKE_VERSIONS", "MODERN_VERSION", "without_envelope"]
 
 HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 # The stateless revision: no initialize, every request carries its own envelope.
@@ -17,7 +17,8 @@ MODERN_VERSION = "2026-07-28"
 # What a 2026-07-28 request's `_meta` says of its sender (its revision, capabilities, name,
 # log level): about the engine and the sidecar, never passed on to an upstream, which gets
 # the sidecar's own (a session-era server refuses a request that carries them).
-ENVELOPE_KEYS = frozenset({"io.modelcontextprotocol/protocolVersion", "io.modelcontextprotocol/clientCapabilities",
+CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"  # the sender's capabilities, in that envelope
+ENVELOPE_KEYS = frozenset({"io.modelcontextprotocol/protocolVersion", CAPABILITIES_KEY,
                            "io.modelcontextprotocol/clientInfo", "io.modelcontextprotocol/logLevel"})
 
 

@@ -174,3 +174,23 @@ async def test_two_held_calls_on_one_stdio_upstream_get_their_own_questions_and_
                                              state=first["requestState"], responses=answer)
     assert json.loads(done_second["result"]["content"][0]["text"])["content"] == {"name": "two"}
     assert json.loads(done_first["result"]["content"][0]["text"])["content"] == {"name": "one"}
+
+
+async def test_a_question_the_asking_engine_did_not_declare_is_not_queued_behind_another_call(
+        write_config, tmp_path: Path) -> None:
+    """One held call waits on its engine; another caller's call, whose engine declared
+    sampling only, makes the same upstream ask a form. It is that call's question (the
+    first is blocked on its own), so it is refused naming the capability, at once, rather
+    than queued behind the first call until that one's engine comes back."""
+    events = tmp_path / "events.jsonl"
+    config = write_config({"era": era_entry(events)})
+    async with open_http_sidecar(config, tmp_path, log_level="INFO") as sc, aiohttp.ClientSession() as http:
+        await wait_for_tools(http, sc.url, sc.token)
+        _asked((await stateless_call(http, sc.url, sc.token, "era__form", {"message": "first"}))[1])
+        with anyio.fail_after(10):
+            status, message = await stateless_call(http, sc.url, sc.token, "era__form", {"message": "second"},
+                                                   capabilities={"sampling": {}})
+        refused = await await_event(events, lambda e: e["event"] == "refused", timeout=10)
+    assert "did not declare the elicitation capability" in refused["message"]
+    # the upstream ended its call with that error; the engine reads it as the upstream sent it
+    assert "did not declare the elicitation capability" in json.dumps(message), (status, message)

@@ -1,7 +1,8 @@
 """Item 2 of issue 24: a 2026-07-28-only server (the mcp SDK's low-level server, its
 `initialize` refused) answers a call with input-required results; the sidecar puts each
 question to the engine of the call (a request on a session-era engine's session, on
-stdio or HTTP; an input-required round of a stateless engine's held call), sends the
+stdio or HTTP; for a stateless engine, the server's own round relayed, as
+test_relayed_rounds shows), sends the
 call again with the answers and the server's state, for as many rounds as the server
 needs, within a bound; an engine that did not declare what a question needs gets a
 clear error naming the capability."""

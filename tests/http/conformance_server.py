@@ -1,7 +1,13 @@
 """An MCP server offering what the official conformance suite's server scenarios ask
 for, served over Streamable HTTP (or legacy SSE) on loopback with the mcp SDK.
 
-    python tests/http/conformance_server.py [--transport http|sse] [--port N]
+    python tests/http/conformance_server.py [--transport http|sse] [--port N] [--era both|session|stateless]
+
+`--era both` (the default) serves 2025-11-25 sessions and the stateless 2026-07-28
+wire; `--era session` refuses 2026-07-28 requests, as a server of the session
+revisions only does, and its asking tools ask their client mid-call instead;
+`--era stateless` refuses `initialize`, as a 2026-07-28-only server does (both by
+`conformance_era`).
 
 It binds 127.0.0.1 (port 0 picks a free one), then prints `PORT <n>` on stdout. The
 Streamable HTTP endpoint is `/mcp`; in SSE mode the stream is `/sse`.
@@ -13,7 +19,8 @@ The names are the suite's: tools `test_simple_text`, `test_image_content`,
 `test_elicitation_sep1330_enums`, `json_schema_2020_12_tool`; resources
 `test://static-text`, `test://static-binary`, `test://watched-resource`, the template
 `test://template/{id}/data`; prompts `test_simple_prompt`, `test_prompt_with_arguments`,
-`test_prompt_with_embedded_resource`, `test_prompt_with_image`; completion; logging.
+`test_prompt_with_embedded_resource`, `test_prompt_with_image`; completion; logging;
+the input-required tools and prompt of `conformance_asks`.
 """
 
 from __future__ import annotations
@@ -35,8 +42,13 @@ import mcp_types as types  # noqa: E402
 import uvicorn  # noqa: E402
 from mcp.server.context import ServerRequestContext  # noqa: E402
 from mcp.server.lowlevel import Server  # noqa: E402
+from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity  # noqa: E402
 from mcp.server.transport_security import TransportSecuritySettings  # noqa: E402
 from mcp.shared.exceptions import MCPError  # noqa: E402
+
+from conformance_asks import (ASKING_PROMPTS, ASKING_TOOLS, DIAGNOSTIC_TOOLS, PREFIX, asked_in_session,  # noqa: E402
+                              asking_prompt, asking_tool, diagnostic_in_session, diagnostic_tool)
+from conformance_era import ERA, one_era  # noqa: E402
 
 
 def _png() -> str:
@@ -84,11 +96,18 @@ def empty_schema() -> dict[str, Any]:
     return {"type": "object", "properties": {}}
 
 
-SCHEMA_2020_12 = {
+SCHEMA_2020_12 = {  # the 2020-12 vocabulary the suite looks for: $anchor, composition, conditionals
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "type": "object",
-    "$defs": {"address": {"type": "object", "properties": {"street": {"type": "string"}, "city": {"type": "string"}}}},
-    "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+    "$defs": {"address": {"$anchor": "addressDef", "type": "object",
+                          "properties": {"street": {"type": "string"}, "city": {"type": "string"}}}},
+    "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"},
+                   "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+                   "phone": {"type": "string"}, "email": {"type": "string"}},
+    "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+    "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+    "then": {"required": ["phone"]},
+    "else": {"required": ["email"]},
     "additionalProperties": False,
 }
 
@@ -115,6 +134,8 @@ TOOLS: list[dict[str, Any]] = [
      "inputSchema": empty_schema()},
     {"name": "json_schema_2020_12_tool", "description": "Has a JSON Schema 2020-12 input schema",
      "inputSchema": SCHEMA_2020_12},
+    *ASKING_TOOLS,
+    *DIAGNOSTIC_TOOLS,
 ]
 
 DEFAULTS_FORM = {
@@ -193,6 +214,15 @@ async def _sampling(ctx: ServerRequestContext, args: dict[str, Any]) -> dict[str
 
 async def call_tool(ctx: ServerRequestContext, params: types.CallToolRequestParams) -> dict[str, Any]:
     name, args = params.name, params.arguments or {}
+    if name in {tool["name"] for tool in DIAGNOSTIC_TOOLS} and ERA["name"] == "session":
+        return await diagnostic_in_session(ctx, params, lambda method, asked: _ask(ctx, method, asked))
+    if name in {tool["name"] for tool in DIAGNOSTIC_TOOLS}:
+        return diagnostic_tool(ctx, params).model_dump(mode="json", by_alias=True, exclude_none=True)
+    if name.startswith(PREFIX) and ERA["name"] == "session":
+        return await asked_in_session(params, lambda again: asking_tool(ctx, again),
+                                      lambda method, asked: _ask(ctx, method, asked))
+    if name.startswith(PREFIX):
+        return asking_tool(ctx, params).model_dump(mode="json", by_alias=True, exclude_none=True)
     simple: dict[str, list[dict[str, Any]]] = {
         "test_simple_text": [text("This is a simple text response for testing.")],
         "test_image_content": [{"type": "image", "data": IMAGE, "mimeType": "image/png"}],
@@ -282,6 +312,7 @@ PROMPTS = [
      "description": "Embeds a resource",
      "arguments": [{"name": "resourceUri", "description": "URI to embed", "required": True}]},
     {"name": "test_prompt_with_image", "title": "Prompt With Image", "description": "Has an image"},
+    *ASKING_PROMPTS,
 ]
 
 
@@ -292,6 +323,10 @@ async def list_prompts(ctx: ServerRequestContext, params: Any) -> dict[str, Any]
 async def get_prompt(ctx: ServerRequestContext, params: types.GetPromptRequestParams) -> dict[str, Any]:
     args = params.arguments or {}
     user = "user"
+    if params.name.startswith(PREFIX) and ERA["name"] == "session":
+        return await asked_in_session(params, asking_prompt, lambda method, asked: _ask(ctx, method, asked))
+    if params.name.startswith(PREFIX):
+        return asking_prompt(params).model_dump(mode="json", by_alias=True, exclude_none=True)
     if params.name == "test_simple_prompt":
         return {"messages": [{"role": user, "content": text("This is a simple prompt for testing.")}]}
     if params.name == "test_prompt_with_arguments":
@@ -324,7 +359,7 @@ def _stamping(handler: Any) -> Any:
 
 
 def build() -> Server:
-    return Server(
+    server = Server(
         "mcp-conformance-fixture",
         version="1.0.0",
         on_list_tools=_stamping(list_tools),
@@ -339,6 +374,10 @@ def build() -> Server:
         on_completion=_stamping(complete),
         on_set_logging_level=set_level,
     )
+    # seals every input-required state and refuses an altered one before a handler runs
+    security = RequestStateSecurity.ephemeral()
+    server.middleware.append(RequestStateBoundary(security, default_audience="mcp-conformance-fixture"))
+    return server
 
 
 def _security() -> TransportSecuritySettings:
@@ -351,6 +390,8 @@ def _security() -> TransportSecuritySettings:
 
 def app(transport: str) -> Any:
     server = build()
+    if transport == "http" and ERA["name"] != "both":
+        return one_era(server.streamable_http_app(transport_security=_security()))
     if transport == "sse":
         from mcp.server.mcpserver import MCPServer
 
@@ -364,7 +405,9 @@ async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--transport", choices=["http", "sse"], default="http")
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--era", choices=["both", "session", "stateless"], default="both")
     options = parser.parse_args()
+    ERA["name"] = options.era
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", options.port))

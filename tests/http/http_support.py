@@ -73,8 +73,8 @@ async def _stop(process: anyio.abc.Process, sig: int = signal.SIGTERM, grace: fl
 
 
 @asynccontextmanager
-async def open_fixture(transport: str = "http") -> AsyncIterator[str]:
-    argv = [sys.executable, str(FIXTURE), "--transport", transport]
+async def open_fixture(transport: str = "http", *options: str) -> AsyncIterator[str]:
+    argv = [sys.executable, str(FIXTURE), "--transport", transport, *options]
     process = await anyio.open_process(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                        env=child_env(), cwd=str(REPO), start_new_session=True)
     try:

@@ -2,7 +2,9 @@
 
 Owns the decision for each stateless `tools/call`, `prompts/get` or `resources/read`: a
 new call (held, so a question can wait for the engine's next round), the next round of
-a held call (its `requestState` a question state this process sealed), or a refusal.
+a held call (its `requestState` a question state this process sealed), or a refusal. A
+relayed state (a 2026-07-28 server's round passed through, `sidecar.front.eras.relayed`)
+starts the call again; the call opens it.
 Owns the question states too: sealed with the key, binding and spent-set of the gate's
 confirmation states (`sidecar.gate.sealed`), under a purpose of their own so a question
 state never opens as a confirmation and the other way round; bound to the bot, face,
@@ -24,6 +26,7 @@ from typing import Any
 
 from sidecar.concurrency import Jobs
 from sidecar.front.eras.held import HeldCall, Round
+from sidecar.front.eras.relayed import is_relayed
 from sidecar.front.shutdown import shutdown_words
 from sidecar.gate.confirm import ConfirmStage
 from sidecar.hub.face import Face
@@ -66,6 +69,9 @@ class HeldCalls:
     def round(self, req: Request, caller: str, capabilities: dict[str, Any], this: Round) -> None:
         state = req.params.get("requestState")
         if state is None:
+            self._start(req, caller, capabilities, this)
+            return
+        if is_relayed(state):  # a 2026-07-28 server's round passed through: the call opens it (relayed)
             self._start(req, caller, capabilities, this)
             return
         sealer = self._sealer()

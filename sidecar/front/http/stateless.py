@@ -36,7 +36,7 @@ from sidecar.hub.session import EngineSession
 from sidecar.wire import Answer, Event, Notice, Request, RequestId, encode_notification, encode_result
 from sidecar.wire.outbox import FrameQueue, Shedding
 from sidecar.wire.task_shapes import LEGACY_TASK_STATUS, TASK_STATUS, as_modern
-from sidecar.wire.versions import MODERN_VERSION
+from sidecar.wire.versions import CAPABILITIES_KEY, MODERN_VERSION
 
 __all__ = [
     "HEADER_MISMATCH",
@@ -55,7 +55,7 @@ HEADER_MISMATCH = -32020
 UNSUPPORTED_VERSION = -32022
 SUPPORTED = (MODERN_VERSION,)
 VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
-CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
+
 SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
 NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 # Gone at this revision: the handshake, ping, the log level, subscriptions by resource.
