@@ -41,18 +41,16 @@ class _EchoChannel:
 
     def __init__(self, on_line: Any) -> None:
         self._on_line = on_line
-        self._decode = msgspec.json.Decoder(dict[str, Any])
         self._loop = asyncio.get_running_loop()
         self.gone: asyncio.Future[None] = self._loop.create_future()
 
     @classmethod
-    async def open(cls, server: Any, on_line: Any, on_dropped: Any = None) -> _EchoChannel:
-        return cls(on_line)
+    async def open(cls, server: Any, inbox: Any) -> _EchoChannel:
+        return cls(inbox.feed)
 
-    def write(self, data: bytes) -> None:
-        frame = self._decode.decode(data)
-        ident, method = frame.get("id"), frame.get("method")
-        if ident is None:
+    def send(self, message: Any) -> None:
+        ident, method = message.id, message.method  # typed on the way down: nothing to parse
+        if ident is None or method is None:
             return
         if method == "tools/call":
             answer = b'{"jsonrpc":"2.0","id":%d,"result":{"content":[{"type":"text","text":"ok"}]}}' % ident
@@ -69,8 +67,10 @@ class _EchoChannel:
         if not self.gone.done():
             self.gone.set_result(None)
 
-    def describe_end(self) -> str:
-        return "stopped"
+    def ended(self) -> Any:
+        from sidecar.errors import UpstreamUnavailable
+
+        return UpstreamUnavailable("stopped")
 
     def diagnostics(self) -> str:
         return ""

@@ -4,6 +4,12 @@ Engine-input errors become JSON-RPC errors for the engine (each error's `code` a
 `message`, framed by `sidecar.wire.encode_error`, the one to-wire mapping); upstream
 errors become clear, secret-free messages; config errors stop start-up (or skip one
 entry) with the key's path.
+
+An upstream that cannot answer is one of four faults, whatever its transport:
+`UpstreamUnavailable` (gone, refused, unreachable), `SignInNeeded` (a person must run
+`omb-sidecar signin NAME`), `TooLarge` (an answer refused unread: over a size cap or
+nested too deep) and `TimedOut`. Each opens its words with its label, so the model reads
+the kind first, the same words from a stdio child as from a URL server.
 """
 
 from __future__ import annotations
@@ -18,6 +24,11 @@ __all__ = [
     "EngineInputError",
     "UpstreamError",
     "UpstreamUnavailable",
+    "SignInNeeded",
+    "TooLarge",
+    "TimedOut",
+    "FAULT_KINDS",
+    "upstream_fault",
     "ConfigError",
     "CallCancelled",
 ]
@@ -61,9 +72,45 @@ class UpstreamError(SidecarError):
 
 
 class UpstreamUnavailable(SidecarError):
-    """An upstream could not take the request: not started, crashed, restarting, timed out."""
+    """An upstream could not take the request: not started, crashed, restarting, refused.
+
+    `detail` is what happened without the label or the server's name (for the logs and the
+    upstream's state); `message` is what the engine reads (`upstream_fault` builds both)."""
 
     code = UPSTREAM_UNAVAILABLE
+    label = "Unavailable"
+
+    def __init__(self, message: str, *, detail: str | None = None) -> None:
+        super().__init__(message)
+        self.detail = message if detail is None else detail
+
+
+class SignInNeeded(UpstreamUnavailable):
+    """The server wants a person to sign in (again); the words name the command."""
+
+    label = "Sign-in needed"
+
+
+class TooLarge(UpstreamUnavailable):
+    """The upstream's answer was refused unread: over a size cap, or nested too deep."""
+
+    label = "Too large"
+
+
+class TimedOut(UpstreamUnavailable):
+    """The upstream did not answer in the time it had."""
+
+    label = "Timed out"
+
+
+FAULT_KINDS: tuple[type[UpstreamUnavailable], ...] = (UpstreamUnavailable, SignInNeeded, TooLarge, TimedOut)
+
+
+def upstream_fault(kind: type[UpstreamUnavailable], alias: str, detail: str, *, is_call: bool = False) -> UpstreamUnavailable:
+    """The fault as the engine reads it: `<label>: upstream '<alias>' <detail>`, and for a
+    tools/call that said it was not retried (RELIABILITY rule 5)."""
+    tail = "; the call was not retried" if is_call and "not retried" not in detail else ""
+    return kind(f"{kind.label}: upstream '{alias}' {detail}{tail}", detail=detail)
 
 
 class CallCancelled(SidecarError):

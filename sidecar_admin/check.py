@@ -22,7 +22,7 @@ import msgspec
 
 from sidecar.catalog.sanitize import ToolCaps, cap_tool
 from sidecar.config import ServerConfig, SidecarConfig, rules
-from sidecar.errors import SidecarError, UpstreamError, UpstreamUnavailable
+from sidecar.errors import SidecarError, SignInNeeded, TooLarge, UpstreamError, UpstreamUnavailable
 from sidecar.mounts.health import CheckResult, Outcome
 from sidecar.redact import Redactor
 from sidecar.upstream.channel import Channel
@@ -31,6 +31,7 @@ from sidecar.upstream.handshake import handshake, read_listing
 from sidecar.upstream.stdio import ChildProcess, spawn_child
 from sidecar.upstream.transports import open_channel
 from sidecar.wire import UpstreamFrame
+from sidecar.wire.salvage import DroppedFrame
 
 __all__ = ["CHECK_SECONDS", "READ_CAP", "CheckResult", "Outcome", "check_server", "last_lines", "poison_warnings",
            "refused", "tool_caps", "tool_warnings"]
@@ -64,16 +65,32 @@ class _Meter:
         self.over = False
         self.conn: Connection | None = None
 
-    def feed(self, line: bytes) -> None:
+    def _counted(self, size: int) -> bool:
         if self.over:
-            return
-        self.total += len(line) + 1
+            return False
+        self.total += size
         if self.total > self.cap:
             self.over = True
             if self.conn is not None:
-                self.conn.lost(f"sent more than {self.cap // (1024 * 1024)} MB")
-        elif self.conn is not None:
+                self.conn.lost(TooLarge(f"sent more than {self.cap // (1024 * 1024)} MB"))
+        return not self.over and self.conn is not None
+
+    # the Inbox the channel reports to (sidecar.upstream.channel)
+    def feed(self, line: bytes) -> None:
+        if self._counted(len(line) + 1) and self.conn is not None:
             self.conn.feed(line)
+
+    def frame(self, frame: UpstreamFrame, size: int) -> None:
+        if self._counted(size + 1) and self.conn is not None:
+            self.conn.frame(frame, size)
+
+    def dropped(self, notice: DroppedFrame) -> None:
+        if self.conn is not None:
+            self.conn.dropped(notice)
+
+    def fault(self, ident: int | str, fault: UpstreamUnavailable) -> None:
+        if self.conn is not None:
+            self.conn.fault(ident, fault)
 
 
 class _QuietPeer:
@@ -162,8 +179,8 @@ async def _session(server: ServerConfig, limit: float, read_cap: int, probe: boo
         with anyio.fail_after(limit):
             channel = await _open(server, meter, read_cap)
             conn = meter.conn = Connection(server.alias, channel, _QuietPeer())
-            end = channel.describe_end
-            channel.gone.add_done_callback(lambda _: conn.lost(end()))
+            ended = channel.ended
+            channel.gone.add_done_callback(lambda _: conn.lost(ended()))
             info = await handshake(conn, probe=server.type == "http")  # as the pool opens it
             listing = await read_listing(conn, info.capabilities, frozenset({"tools"}))
             if probe:
@@ -190,7 +207,7 @@ async def _session(server: ServerConfig, limit: float, read_cap: int, probe: boo
 
 async def _open(server: ServerConfig, meter: _Meter, read_cap: int) -> Channel:
     if server.type != "stdio":
-        return await open_channel(server, meter.feed)
+        return await open_channel(server, meter)
     try:  # a command's lines are capped at the read cap too, so one endless line cannot grow past it
         return await spawn_child(server, meter.feed, read_cap)
     except OSError as exc:
@@ -240,6 +257,8 @@ def _failure(exc: SidecarError, meter: _Meter, closed: str | None, by_address: b
     if meter.over:
         return _Failed("failed", f"it sent more than {meter.cap // (1024 * 1024)} MB before listing its tools; "
                                  "it was stopped")
+    if isinstance(exc, SignInNeeded):  # by its type: the words are the person's to read
+        return _Failed("sign-in", exc.detail)
     words = exc.message
     heard = f"{words} {closed or ''}"
     if by_address and _REFUSAL.search(heard):
@@ -255,7 +274,7 @@ def _failure(exc: SidecarError, meter: _Meter, closed: str | None, by_address: b
 
 async def _explain(server: ServerConfig, failure: _Failed) -> CheckResult:
     name, kind = server.alias, failure.kind
-    if "omb-sidecar signin" in failure.words:  # signed in before, and that sign-in is not enough now
+    if kind == "sign-in" or "omb-sidecar signin" in failure.words:  # signed in before, and that sign-in is not enough now
         words = failure.words.split("the server ", 1)[-1].removesuffix(" before it finished the handshake")
         return CheckResult(name=name, outcome="refused", reason=words, sign_in=True)
     if kind == "refused":

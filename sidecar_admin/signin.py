@@ -14,7 +14,7 @@ import json
 from typing import Any
 
 from sidecar.config import ServerConfig
-from sidecar.errors import SidecarError, UpstreamUnavailable
+from sidecar.errors import SidecarError, SignInNeeded, UpstreamUnavailable
 from sidecar.upstream.connection import Connection
 from sidecar.upstream.oauth.discovery import protected_resource_addresses
 from sidecar.upstream.oauth.documents import read_document
@@ -100,8 +100,8 @@ async def _refused(conn: Connection, name: str) -> str:
     try:
         await conn.request("tools/call", {"name": name, "arguments": {}}, deadline=10.0)
     except SidecarError as exc:
-        if "omb-sidecar signin" in exc.message:
-            return exc.message  # a signed-in server that wants a wider sign-in
+        if isinstance(exc, SignInNeeded):
+            return exc.detail  # a signed-in server that wants a wider sign-in
         if any(word in exc.message for word in _REFUSED):
             return "it refused a tool call (HTTP 401)"
     return ""

@@ -1,38 +1,91 @@
-"""The seam between the pool and a transport: a Channel carries one upstream's frames.
+"""The seam between a connection and a transport, in h11's shape: typed messages go down,
+read frames or typed faults come up.
 
-A stdio child, a Streamable HTTP session and a legacy SSE session all look the same to
-the supervisor: frames go in with `write` (one JSON-RPC message, newline-terminated),
-messages come out through the `on_line` callback given when the channel was opened,
-`gone` is done when nothing more can come, and `stop` releases everything (never
-raising). `describe_end` says why it ended, in words fit for an error to the model.
-Which transport an entry opens is `sidecar.upstream.transports`; the transports import
-this seam, never the other way round.
+Down: the connection hands its channel one `Outgoing` per message with `send`: the
+message as data (id, method, params) and its bytes, encoded once by the connection. A
+stdio child writes the bytes; a URL channel reads what it needs from the fields (the
+method for a header, the id to answer) and never parses the bytes again.
+
+Up: the channel reports to the `Inbox` it was opened with. A frame's bytes not yet read
+(`feed`: a stdio line) or a frame the transport already read at its edge (`frame`: a URL
+body, depth-checked and decoded once, scrubbed of secrets); a message refused unread
+(`dropped`); and a request the transport could not carry (`fault`: one of the four kinds
+in `sidecar.errors`, never a made-up JSON-RPC frame). `gone` is done when nothing more
+can come and `ended` says why, as a typed fault too; `stop` releases everything (never
+raising). Which transport an entry opens is `sidecar.upstream.transports`; the
+transports import this seam, never the other way round.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from sidecar.config import ServerConfig
-    from sidecar.wire.framing import DropSink
+    from sidecar.errors import UpstreamUnavailable
+    from sidecar.wire import UpstreamFrame
+    from sidecar.wire.salvage import DroppedFrame
 
-__all__ = ["Channel", "ChannelOpener", "LineSink"]
+__all__ = ["Channel", "ChannelOpener", "Inbox", "Outgoing"]
 
-LineSink = Callable[[bytes], None]
+RequestId = int | str
+
+
+class Outgoing:
+    """One message on its way to the upstream: what it is, and its bytes (newline-ended)."""
+
+    __slots__ = ("frame", "id", "method", "params")
+
+    def __init__(self, frame: bytes, ident: RequestId | None, method: str | None, params: Any = None) -> None:
+        self.frame, self.id, self.method, self.params = frame, ident, method, params
+
+    @property
+    def is_request(self) -> bool:
+        return self.id is not None and self.method is not None
+
+    @property
+    def is_barrier(self) -> bool:
+        """Nothing after it goes before its answer's headers are in (the session id, mostly)."""
+        return self.id is None or self.method in ("initialize", "server/discover")
+
+    def param(self, key: str) -> Any:
+        """One of the params' members, or None."""
+        return self.params.get(key) if isinstance(self.params, dict) else None
+
+
+class Inbox(Protocol):
+    """Where a channel reports what comes up (the supervisor's, forwarding to the connection)."""
+
+    def feed(self, line: bytes) -> None:
+        """One frame's bytes, not yet read: the connection scans and decodes it."""
+        ...
+
+    def frame(self, frame: UpstreamFrame, size: int) -> None:
+        """One frame the transport read at its edge (`size` bytes on the wire)."""
+        ...
+
+    def dropped(self, notice: DroppedFrame) -> None:
+        """A message refused unread (over a cap, too deep), by its edges."""
+        ...
+
+    def fault(self, ident: RequestId, fault: UpstreamUnavailable) -> None:
+        """The request `ident` could not be carried: it ends with this fault."""
+        ...
 
 
 class Channel(Protocol):
     @property
     def gone(self) -> asyncio.Future[None]: ...
 
-    def write(self, data: bytes) -> None: ...
+    def send(self, message: Outgoing) -> None: ...
 
     async def stop(self) -> None: ...
 
-    def describe_end(self) -> str: ...
+    def ended(self) -> UpstreamUnavailable:
+        """Why it ended (or would have, if asked early): its detail words, its kind."""
+        ...
 
     def diagnostics(self) -> str:
         """Recent diagnostic text (a child's stderr tail); never shown to the engine."""
@@ -41,4 +94,4 @@ class Channel(Protocol):
 
 # How a supervisor opens its upstream's transport: `sidecar.upstream.transports.open_channel`
 # in a running sidecar, in-memory fakes in the tests' harness (tests/harness).
-ChannelOpener = Callable[["ServerConfig", LineSink, "DropSink | None"], Awaitable[Channel]]
+ChannelOpener = Callable[["ServerConfig", Inbox], Awaitable[Channel]]

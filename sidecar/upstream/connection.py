@@ -6,6 +6,13 @@ requests. Refuses: frames that are not JSON-RPC (skipped and counted), answers t
 never sent or already settled (dropped and counted), frames nested past the depth limit
 or over a size cap. A refused frame that was an answer still ends its request: with an
 error naming the limit (`dropped`), so every request sent ends exactly once.
+
+Owns, too, the one place a transport's fault becomes what the waiting caller raises:
+`fault` (one request), `lost` (every request, the transport gone), a refused answer and
+a passed deadline all end in `sidecar.errors.upstream_fault`'s words, whatever carried
+the bytes. Each message goes down encoded once, as an `Outgoing`; each frame comes up
+scanned for depth once and decoded once (`feed`), or already read by its transport
+(`frame`).
 """
 
 from __future__ import annotations
@@ -21,9 +28,13 @@ from sidecar.errors import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
     CallCancelled,
+    TimedOut,
+    TooLarge,
     UpstreamError,
     UpstreamUnavailable,
+    upstream_fault,
 )
+from sidecar.upstream.channel import Outgoing
 from sidecar.wire import (
     TOO_DEEP,
     IdAllocator,
@@ -49,9 +60,9 @@ ProgressSink = Callable[[dict[str, Any]], None]
 
 
 class Transport(Protocol):
-    """Carries bytes to the upstream; the reader side calls `Connection.feed`."""
+    """Carries messages to the upstream; its reader side reports to the connection (an Inbox)."""
 
-    def write(self, data: bytes) -> None: ...
+    def send(self, message: Outgoing) -> None: ...
 
 
 class PeerHandler(Protocol):
@@ -78,7 +89,8 @@ class Connection:
         self.alias = alias
         self.transport = transport
         self.handler = handler
-        self.closed_reason: str | None = None
+        self.closed_reason: str | None = None  # the detail words of why it closed
+        self._closed_kind: type[UpstreamUnavailable] = UpstreamUnavailable
         self.skipped_lines = 0
         self.stray_answers = 0
         self.dropped_frames = 0
@@ -101,14 +113,14 @@ class Connection:
     ) -> tuple[int, asyncio.Future[UpstreamFrame]]:
         """Send a request now; returns its upstream id and the future of its answer."""
         if self.closed_reason is not None:
-            raise UpstreamUnavailable(f"upstream '{self.alias}' {self.closed_reason}")
+            raise upstream_fault(self._closed_kind, self.alias, self.closed_reason)
         loop = self._loop or self._bind_loop()
         future: asyncio.Future[UpstreamFrame] = loop.create_future()
         token = None
         if progress is not None:
             params, token = self._with_progress_token(params, progress)
         ident = self._ids.allocate(_Pending(future, token, method == "tools/call"))
-        self.transport.write(encode_request(ident, method, params))
+        self.transport.send(Outgoing(encode_request(ident, method, params), ident, method, params))
         return ident, future
 
     async def request(
@@ -135,7 +147,8 @@ class Connection:
                     frame = await future
         except TimeoutError:
             self.cancel(ident, "the sidecar's deadline for this call passed")
-            raise UpstreamUnavailable(f"upstream '{self.alias}' timed out after {deadline:g}s") from None
+            raise upstream_fault(TimedOut, self.alias, f"timed out after {deadline:g}s",
+                                 is_call=method == "tools/call") from None
         except asyncio.CancelledError:  # whoever waited is gone (its session closed): the upstream stops too
             self.cancel(ident, "the sidecar stopped waiting for this request")
             raise
@@ -182,19 +195,20 @@ class Connection:
 
     def notify(self, method: str, params: Any = None) -> None:
         if self.closed_reason is None:
-            self.transport.write(encode_notification(method, params))
+            self.transport.send(Outgoing(encode_notification(method, params), None, method, params))
 
     def respond(self, ident: int | str, result: Any) -> None:
         if self.closed_reason is None:
-            self.transport.write(encode_result(ident, result))
+            self.transport.send(Outgoing(encode_result(ident, result), ident, None))
 
     def respond_error(self, ident: int | str, code: int, message: str) -> None:
         if self.closed_reason is None:
-            self.transport.write(encode_error(ident, code, message))
+            self.transport.send(Outgoing(encode_error(ident, code, message), ident, None))
 
     # -- incoming -------------------------------------------------------------------
 
     def feed(self, line: bytes) -> None:
+        """One frame's bytes: scanned for depth once, decoded once (repaired if it must be)."""
         if too_deep(line):
             self.dropped(DroppedFrame(len(line), TOO_DEEP, line[:EDGE_BYTES], line[-EDGE_BYTES:]))
             return
@@ -202,6 +216,10 @@ class Connection:
         if frame is None:
             self.skipped_lines += 1
             return
+        self.frame(frame, len(line))
+
+    def frame(self, frame: UpstreamFrame, size: int = 0) -> None:
+        """One frame already read (here, or at a URL transport's edge): routed by its kind."""
         if frame.method is None:
             self._answer(frame)
         elif frame.id is None:
@@ -265,17 +283,27 @@ class Connection:
             if found.id is not None:
                 self.respond_error(found.id, INVALID_REQUEST, f"the request was refused unread: {words}")
             return
-        error = UpstreamUnavailable(f"upstream '{self.alias}' sent an answer the sidecar refused unread ({words})")
+        refused = TooLarge(f"sent an answer the sidecar refused unread ({words})")
         if found.id is not None:
             pending = self._ids.release(found.id)
             waiting = [pending] if pending is not None else []
         else:
             waiting = self._ids.drain() if notice.may_answer else []
         for pending in waiting:
-            self._settle(pending)
-            if not pending.future.done():
-                pending.future.set_exception(error)
-                pending.future.exception()
+            self._end(pending, refused)
+
+    def fault(self, ident: int | str, fault: UpstreamUnavailable) -> None:
+        """The transport could not carry request `ident`: it ends with `fault`, in its kind."""
+        pending = self._ids.release(ident)
+        if pending is not None:
+            self._end(pending, fault)
+
+    def _end(self, pending: _Pending, fault: UpstreamUnavailable) -> None:
+        """The one place a fault becomes what the waiting caller raises."""
+        self._settle(pending)
+        if not pending.future.done():
+            pending.future.set_exception(upstream_fault(type(fault), self.alias, fault.detail, is_call=pending.is_call))
+            pending.future.exception()  # consumed here: the waiter may be gone
 
     def _log_drop(self, ident: object, method: str | None, words: str) -> None:
         count = self.dropped_frames
@@ -284,18 +312,14 @@ class Connection:
                                                           else "a frame with no readable id")
             log.warning("upstream '%s': dropped %s (%s; %d dropped so far)", self.alias, what, words, count)
 
-    def lost(self, reason: str) -> None:
-        """The transport is gone: every waiting request fails now, clearly."""
+    def lost(self, fault: UpstreamUnavailable) -> None:
+        """The transport is gone (`fault` says why): every waiting request fails now, clearly."""
         if self.closed_reason is not None:
             return
-        self.closed_reason = reason
+        self.closed_reason, self._closed_kind = fault.detail, type(fault)
         self._progress.clear()
-        gone = f"upstream '{self.alias}' {reason}"
         for pending in self._ids.drain():
-            if not pending.future.done():
-                pending.future.set_exception(UpstreamUnavailable(f"{gone}; the call was not retried" if pending.is_call
-                                                                 else gone))
-                pending.future.exception()  # consumed here: nobody may be waiting any more
+            self._end(pending, fault)
 
     @property
     def in_flight(self) -> int:

@@ -15,7 +15,7 @@ from typing import Any
 import msgspec
 
 from sidecar import __version__
-from sidecar.errors import UpstreamError
+from sidecar.errors import UpstreamError, UpstreamUnavailable
 from sidecar.upstream.connection import Connection
 from sidecar.wire.repair import repair_frame
 from sidecar.wire.versions import HANDSHAKE_VERSIONS, MODERN_VERSION
@@ -93,7 +93,7 @@ async def _prefer_session(conn: Connection, modern: Handshake) -> Handshake:
     """
     try:
         return await initialize(conn)
-    except (UpstreamError, msgspec.DecodeError):
+    except (UpstreamError, UpstreamUnavailable, msgspec.DecodeError):  # refused, in words or by HTTP status
         return modern
 
 
@@ -106,7 +106,7 @@ async def discover(conn: Connection) -> Handshake | None:
     try:
         raw = await conn.request("server/discover", {"_meta": modern_envelope()})
         result = msgspec.json.decode(raw)
-    except (UpstreamError, msgspec.DecodeError):
+    except (UpstreamError, UpstreamUnavailable, msgspec.DecodeError):  # not one: a refusal, an HTTP error
         return None
     supported = _object(result).get("supportedVersions")
     if not isinstance(supported, list) or MODERN_VERSION not in supported:
@@ -217,6 +217,6 @@ async def read_listing(
         resources = (await read_all_pages(conn, "resources/list", "resources"))[0]
         try:
             templates = (await read_all_pages(conn, "resources/templates/list", "resourceTemplates"))[0]
-        except UpstreamError:
+        except (UpstreamError, UpstreamUnavailable):
             templates = []
     return Listing(tools, tools_json, prompts, resources, templates)

@@ -7,7 +7,7 @@ header, the GET stream, resuming an answer stream with `Last-Event-ID`, and DELE
 close. With a 2026-07-28 server (learned from its `server/discover` answer) there is no
 session: every request carries the envelope and the `Mcp-Method`/`Mcp-Name` headers,
 and a cancellation closes that request's stream. Refuses to let one failed POST end
-the connection: a refusal or a 5xx becomes an error answer for that request only.
+the connection: a refusal or a 5xx ends that request only, with its typed fault.
 """
 
 from __future__ import annotations
@@ -21,19 +21,21 @@ import aiohttp
 import msgspec
 
 from sidecar.config import ServerConfig
-from sidecar.errors import UpstreamUnavailable
-from sidecar.upstream.channel import LineSink
+from sidecar.errors import SignInNeeded, UpstreamUnavailable
+from sidecar.upstream.channel import Inbox, Outgoing
 from sidecar.upstream.eventstream import EventStreamDecoder
 from sidecar.upstream.outgoing import (
     MODERN_VERSION,
     ModernEnvelope,
-    Outgoing,
     QueuedChannel,
-    Replies,
+    answer_cap,
+    cancelled_id,
     read_capped,
 )
-from sidecar.upstream.webclient import UNREACHABLE, SignInNeeded, WebClient, refusal_words
-from sidecar.wire.framing import DEFAULT_LINE_CAP, DropSink
+from sidecar.upstream.replies import Replies
+from sidecar.upstream.webclient import UNREACHABLE, WebClient, refusal_words
+from sidecar.wire import UpstreamFrame
+from sidecar.wire.framing import DEFAULT_LINE_CAP
 from sidecar.wire.salvage import DroppedFrame
 
 __all__ = ["HttpChannel", "open_http_channel"]
@@ -50,14 +52,13 @@ LISTEN_BACKOFF = (0.5, 1.0, 2.0, 5.0, 10.0, 30.0)
 class HttpChannel(QueuedChannel):
     """One Streamable HTTP connection to an upstream (a Channel)."""
 
-    def __init__(self, server: ServerConfig, on_line: LineSink, client: WebClient,
-                 on_dropped: DropSink | None = None) -> None:
+    def __init__(self, server: ServerConfig, inbox: Inbox, client: WebClient) -> None:
         self._client = client
-        self._replies = Replies(on_line, client.scrub, client.scrub_result if client.scrubs_results else None)
-        self._replies.on_dropped = on_dropped
+        self._replies = Replies(inbox, client.scrub, client.scrub_result if client.scrubs_results else None)
         self._cap = server.max_message_bytes
         self._replies.on_initialized = self.learn_version
         self._replies.on_initialize_refused = self.initialize_refused
+        self._replies.on_discovered = self._judge
         loop = asyncio.get_running_loop()
         self._gone: asyncio.Future[None] = loop.create_future()
         self._queue: asyncio.Queue[Outgoing] = asyncio.Queue()
@@ -68,7 +69,7 @@ class HttpChannel(QueuedChannel):
         self._modern: ModernEnvelope | None = None
         self._offer: ModernEnvelope | None = None  # a 2026-07-28 answer kept while initialize is tried
         self._started = False  # the handshake finished: failures no longer end the channel
-        self._end = ""
+        self._end: UpstreamUnavailable | None = None
         self._spawn(self._send_loop())
 
     # -- the Channel seam -------------------------------------------------------------
@@ -78,7 +79,7 @@ class HttpChannel(QueuedChannel):
 
     async def stop(self) -> None:
         """Cancel every exchange, DELETE the session, close the client. Never raises."""
-        self._finish("is shut down")
+        self._finish(UpstreamUnavailable("is shut down"))
         await self._cancel_tasks()
         try:
             if self._session_id is not None:
@@ -103,6 +104,7 @@ class HttpChannel(QueuedChannel):
                 continue
             if out.method == "server/discover":
                 self._modern = ModernEnvelope.offered(out)
+                self._replies.watch_discover(out.id)
             elif out.method == "initialize":
                 self._offer, self._modern = self._modern, None  # the handshake era, unless refused
                 self._version, self._started = None, False
@@ -129,7 +131,8 @@ class HttpChannel(QueuedChannel):
         if out.id is not None:
             return False
         if out.method == "notifications/cancelled":
-            task = self._by_id.get(out.cancelled_id) if out.cancelled_id is not None else None
+            ident = cancelled_id(out)
+            task = self._by_id.get(ident) if ident is not None else None
             if task is not None:
                 task.cancel()
         return True
@@ -153,9 +156,9 @@ class HttpChannel(QueuedChannel):
                 opened.set()
                 await self._take_answer(out, response)
         except UpstreamUnavailable as exc:
-            self._replies.fail(out, f"the server {exc.message}")
+            self._replies.fault(out, exc)
             if not self._started or exc.message == UNREACHABLE or isinstance(exc, SignInNeeded):
-                self._finish(exc.message)  # the server is gone: the supervisor restarts the connection
+                self._finish(exc)  # the server is gone: the supervisor restarts the connection
         finally:
             opened.set()
 
@@ -171,7 +174,7 @@ class HttpChannel(QueuedChannel):
     def _adopted(self) -> bool:
         return self._modern is not None and self._modern.adopted
 
-    def _judge(self, answer: bytes) -> None:
+    def _judge(self, answer: UpstreamFrame) -> None:
         if self._modern is not None:
             self._modern.judge(answer)
             if self._modern.adopted:
@@ -187,8 +190,8 @@ class HttpChannel(QueuedChannel):
         if status in (401, 403):
             self._refused(out, status)
         elif status == 404 and self._session_id is not None:
-            self._replies.fail(out, "the server ended the session; the call was not retried")
-            self._finish("ended its session")
+            self._replies.fault(out, UpstreamUnavailable("ended the session; the call was not retried"))
+            self._finish(UpstreamUnavailable("ended its session"))
         elif status >= 300:
             await self._http_error(out, response)
         elif response.content_type == "text/event-stream":
@@ -197,15 +200,17 @@ class HttpChannel(QueuedChannel):
             self._deliver_json(out, await read_capped(response, self._answer_cap(out)))
 
     def _answer_cap(self, out: Outgoing) -> int:
-        return min(out.answer_cap, self._cap) if self._cap else out.answer_cap
+        cap = answer_cap(out)
+        return min(cap, self._cap) if self._cap else cap
 
     def _refused(self, out: Outgoing, status: int) -> None:
         if not self._started:
-            self._replies.fail(out, f"the server {refusal_words(status, self._client.header_names)}")
+            self._replies.fault(out, UpstreamUnavailable(refusal_words(status, self._client.header_names)))
             return
         names = ", ".join(self._client.header_names) or "its sign-in"
-        self._replies.fail(out, f"the server refused the request (HTTP {status}): send the message again; "
-                                f"if it fails again, have the server's sign-in or its headers ({names}) checked")
+        self._replies.fault(out, UpstreamUnavailable(
+            f"refused the request (HTTP {status}): send the message again; "
+            f"if it fails again, have the server's sign-in or its headers ({names}) checked"))
 
     async def _http_error(self, out: Outgoing, response: aiohttp.ClientResponse) -> None:
         try:
@@ -213,14 +218,12 @@ class HttpChannel(QueuedChannel):
         except UpstreamUnavailable:
             body = b""
         if not self._replies.deliver_error_for(out, body):
-            self._replies.fail(out, f"the server answered HTTP {response.status}")
+            self._replies.fault(out, UpstreamUnavailable(f"answered HTTP {response.status}"))
 
     def _deliver_json(self, out: Outgoing, body: bytes) -> None:
         delivered = self._replies.deliver_body(body, out)
         if out.id is not None and out.id not in delivered:
-            self._replies.fail(out, "the server's answer could not be read")
-        elif out.method == "server/discover":
-            self._judge(body)
+            self._replies.fault(out, UpstreamUnavailable("sent an answer that could not be read"))
 
     async def _read_stream(self, out: Outgoing, response: aiohttp.ClientResponse) -> None:
         refused: list[DroppedFrame] = []
@@ -231,7 +234,7 @@ class HttpChannel(QueuedChannel):
                 break
             answered = await self._resume(out, decoder, refused)
         if not answered and out.id is not None:
-            self._replies.fail(out, "the server closed the stream before answering; the call was not retried")
+            self._replies.fault(out, UpstreamUnavailable("closed the stream before answering; the call was not retried"))
 
     async def _pump(self, out: Outgoing, response: aiohttp.ClientResponse, decoder: EventStreamDecoder,
                     refused: list[DroppedFrame]) -> bool:
@@ -240,10 +243,7 @@ class HttpChannel(QueuedChannel):
             async for chunk in response.content.iter_any():
                 for event in decoder.feed(chunk):
                     if event.event == "message" and event.data.strip():
-                        data = event.data.encode()
-                        answered = out.id in self._replies.deliver_body(data, out) or answered
-                        if out.method == "server/discover":
-                            self._judge(data)
+                        answered = out.id in self._replies.deliver_body(event.data.encode(), out) or answered
                 while refused:  # an event over the cap: if it was the answer, the call ends here
                     answered = self._replies.refused(refused.pop(0), out) == out.id or answered
                 if answered:
@@ -270,7 +270,7 @@ class HttpChannel(QueuedChannel):
         """Server-initiated messages; reconnects with backoff while the channel lives."""
         decoder = EventStreamDecoder(self._cap or DEFAULT_LINE_CAP, self._listen_refused)
         failures = 0
-        while not self._end:
+        while self._end is None:
             headers = {"Accept": "text/event-stream", SESSION_HEADER: self._session_id or ""}
             if self._version:
                 headers[VERSION_HEADER] = self._version
@@ -297,9 +297,9 @@ class HttpChannel(QueuedChannel):
 
     # -- the end ----------------------------------------------------------------------
 
-    def _finish(self, reason: str) -> None:
-        if not self._end:
-            self._end = reason
+    def _finish(self, fault: UpstreamUnavailable) -> None:
+        if self._end is None:
+            self._end = fault
         if not self._gone.done():
             self._gone.set_result(None)
 
@@ -320,9 +320,9 @@ class HttpChannel(QueuedChannel):
             self._modern, self._version, self._started = self._offer, MODERN_VERSION, True
 
 
-async def open_http_channel(server: ServerConfig, on_line: LineSink, on_dropped: DropSink | None = None) -> HttpChannel:
+async def open_http_channel(server: ServerConfig, inbox: Inbox) -> HttpChannel:
     """A Streamable HTTP channel; the address and headers are checked before anything is sent."""
     from sidecar.upstream.oauth.runtime import source_for
 
-    return HttpChannel(server, on_line, WebClient(server, tokens=source_for(server)), on_dropped)
+    return HttpChannel(server, inbox, WebClient(server, tokens=source_for(server)))
 

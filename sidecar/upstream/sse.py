@@ -18,13 +18,14 @@ from urllib.parse import urljoin
 import aiohttp
 
 from sidecar.config import ServerConfig
-from sidecar.errors import UpstreamUnavailable
-from sidecar.upstream.channel import LineSink
+from sidecar.errors import SignInNeeded, UpstreamUnavailable
+from sidecar.upstream.channel import Inbox, Outgoing
 from sidecar.upstream.eventstream import EventStreamDecoder
-from sidecar.upstream.outgoing import Outgoing, QueuedChannel, Replies
+from sidecar.upstream.outgoing import QueuedChannel
 from sidecar.upstream.redirects import same_origin
-from sidecar.upstream.webclient import BROKE_OFF, SignInNeeded, WebClient, refusal_words
-from sidecar.wire.framing import DEFAULT_LINE_CAP, DropSink
+from sidecar.upstream.replies import Replies
+from sidecar.upstream.webclient import BROKE_OFF, WebClient, refusal_words
+from sidecar.wire.framing import DEFAULT_LINE_CAP
 
 __all__ = ["SseChannel", "open_sse_channel"]
 
@@ -34,28 +35,26 @@ log = logging.getLogger(__name__)
 class SseChannel(QueuedChannel):
     """One legacy SSE session with an upstream (a Channel)."""
 
-    def __init__(self, server: ServerConfig, on_line: LineSink, client: WebClient,
-                 on_dropped: DropSink | None = None) -> None:
+    def __init__(self, server: ServerConfig, inbox: Inbox, client: WebClient) -> None:
         self._client = client
-        self._replies = Replies(on_line, client.scrub, client.scrub_result if client.scrubs_results else None)
-        self._replies.on_dropped = on_dropped
+        self._replies = Replies(inbox, client.scrub, client.scrub_result if client.scrubs_results else None)
         self._cap = server.max_message_bytes or DEFAULT_LINE_CAP
         loop = asyncio.get_running_loop()
         self._gone: asyncio.Future[None] = loop.create_future()
         self._endpoint: asyncio.Future[str] = loop.create_future()
         self._queue: asyncio.Queue[Outgoing] = asyncio.Queue()
         self._tasks: set[asyncio.Task[None]] = set()
-        self._end = ""
+        self._end: UpstreamUnavailable | None = None
         self._spawn(self._read_events())
         self._spawn(self._send_loop())
 
     # -- the Channel seam -------------------------------------------------------------
 
     def diagnostics(self) -> str:
-        return "SSE stream open" if self._endpoint.done() and not self._end else "SSE stream not open"
+        return "SSE stream open" if self._endpoint.done() and self._end is None else "SSE stream not open"
 
     async def stop(self) -> None:
-        self._finish("is shut down")
+        self._finish(UpstreamUnavailable("is shut down"))
         await self._cancel_tasks()
         await self._client.close()
 
@@ -70,14 +69,14 @@ class SseChannel(QueuedChannel):
         try:
             async with self._client.request("GET", headers={"Accept": "text/event-stream"}) as response:
                 if response.status in (401, 403):
-                    self._finish(refusal_words(response.status, self._client.header_names))
+                    self._finish(UpstreamUnavailable(refusal_words(response.status, self._client.header_names)))
                 elif response.status >= 300:
-                    self._finish(f"answered HTTP {response.status}")
+                    self._finish(UpstreamUnavailable(f"answered HTTP {response.status}"))
                 else:
                     await self._pump(response)
-                    self._finish("closed its event stream")
+                    self._finish(UpstreamUnavailable("closed its event stream"))
         except UpstreamUnavailable as exc:
-            self._finish("closed its event stream" if exc.message == BROKE_OFF else exc.message)
+            self._finish(UpstreamUnavailable("closed its event stream") if exc.message == BROKE_OFF else exc)
 
     async def _pump(self, response: aiohttp.ClientResponse) -> None:
         decoder = EventStreamDecoder(self._cap, self._replies.stream_refused)
@@ -93,7 +92,7 @@ class SseChannel(QueuedChannel):
             return
         target = urljoin(self._client.url, address)
         if not same_origin(self._client.url, target):
-            self._finish("named a message address on another origin; not used")
+            self._finish(UpstreamUnavailable("named a message address on another origin; not used"))
             return
         self._endpoint.set_result(target)
 
@@ -112,28 +111,29 @@ class SseChannel(QueuedChannel):
         try:
             async with self._client.request("POST", endpoint, body=out.frame, headers=headers) as response:
                 if response.status in (401, 403):
-                    self._replies.fail(out, f"the server {refusal_words(response.status, self._client.header_names)}")
+                    words = refusal_words(response.status, self._client.header_names)
+                    self._replies.fault(out, UpstreamUnavailable(words))
                 elif response.status >= 300:
-                    self._replies.fail(out, f"the server answered HTTP {response.status}")
+                    self._replies.fault(out, UpstreamUnavailable(f"answered HTTP {response.status}"))
         except UpstreamUnavailable as exc:
-            self._replies.fail(out, f"the server {exc.message}")
+            self._replies.fault(out, exc)
             if isinstance(exc, SignInNeeded):
-                self._finish(exc.message)
+                self._finish(exc)
 
-    def _finish(self, reason: str) -> None:
-        if not self._end:
-            self._end = reason
-            log.debug("SSE upstream ended: %s", reason)
+    def _finish(self, fault: UpstreamUnavailable) -> None:
+        if self._end is None:
+            self._end = fault
+            log.debug("SSE upstream ended: %s", fault.detail)
         while not self._queue.empty():
-            self._replies.fail(self._queue.get_nowait(), f"the server {self._end}")
+            self._replies.fault(self._queue.get_nowait(), self._end)
         if not self._endpoint.done():
             self._endpoint.cancel()
         if not self._gone.done():
             self._gone.set_result(None)
 
 
-async def open_sse_channel(server: ServerConfig, on_line: LineSink, on_dropped: DropSink | None = None) -> SseChannel:
+async def open_sse_channel(server: ServerConfig, inbox: Inbox) -> SseChannel:
     """A legacy SSE channel; the address and headers are checked before anything is sent."""
     from sidecar.upstream.oauth.runtime import source_for
 
-    return SseChannel(server, on_line, WebClient(server, tokens=source_for(server)), on_dropped)
+    return SseChannel(server, inbox, WebClient(server, tokens=source_for(server)))

@@ -16,6 +16,8 @@ import subprocess
 from collections.abc import Callable
 
 from sidecar.config import ServerConfig
+from sidecar.errors import UpstreamUnavailable
+from sidecar.upstream.channel import Outgoing
 from sidecar.upstream.spawn import start_process, take_early
 from sidecar.wire import LineFramer, Outbox
 from sidecar.wire.framing import DropSink
@@ -62,7 +64,7 @@ class _StderrTail(asyncio.Protocol):
 
 
 class ChildProcess:
-    """A running stdio upstream; write frames in, lines come out through `on_line`."""
+    """A running stdio upstream (a Channel); messages go in, lines come out through `on_line`."""
 
     def __init__(self, popen: subprocess.Popen[bytes], loop: asyncio.AbstractEventLoop) -> None:
         self._popen = popen
@@ -92,8 +94,12 @@ class ChildProcess:
         code = self.returncode
         return "stopped" if code is None else f"stopped (exit code {code})"
 
-    def write(self, data: bytes) -> None:
-        self._outbox(data)
+    def ended(self) -> UpstreamUnavailable:
+        return UpstreamUnavailable(self.describe_end())
+
+    def send(self, message: Outgoing) -> None:
+        """The message's bytes as the connection encoded them: a stdio frame is one line."""
+        self._outbox(message.frame)
 
     def _write_now(self, data: bytes) -> None:
         stdin = self._stdin

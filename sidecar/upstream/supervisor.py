@@ -18,7 +18,7 @@ import msgspec
 
 from sidecar.concurrency import Jobs, finish
 from sidecar.config import ServerConfig
-from sidecar.errors import SidecarError, UpstreamUnavailable
+from sidecar.errors import SidecarError, SignInNeeded, UpstreamUnavailable, upstream_fault
 from sidecar.upstream import lifecycle
 from sidecar.upstream.channel import Channel, ChannelOpener
 from sidecar.upstream.connection import Connection, PeerHandler
@@ -36,6 +36,8 @@ from sidecar.upstream.listening import WatchedUris, follow_changes
 from sidecar.upstream.transports import open_channel
 from sidecar.wire import UpstreamFrame
 from sidecar.wire.salvage import DroppedFrame
+
+RequestId = int | str
 
 __all__ = ["Upstream", "UpstreamState", "Backoff", "Prepare"]
 
@@ -126,9 +128,9 @@ class Upstream:
         if lifecycle.is_ready(self.state) and conn is not None and conn.closed_reason is None:
             return conn
         words = REFUSALS.get(self.state) or "is not connected"
-        if lifecycle.needs_sign_in(self.state) and self.reason:
-            words = self.reason
-        raise UpstreamUnavailable(f"upstream '{self.alias}' {words}")
+        if lifecycle.needs_sign_in(self.state):
+            raise upstream_fault(SignInNeeded, self.alias, self.reason or words)
+        raise upstream_fault(UpstreamUnavailable, self.alias, words)
 
     def _set_state(self, state: UpstreamState, reason: str = "") -> None:
         changed = state != self._state
@@ -152,13 +154,13 @@ class Upstream:
 
     async def _serve_once(self) -> None:
         try:
-            child = await self._open(self.config, self._feed, self._dropped)
+            child = await self._open(self.config, self)
         except SidecarError as exc:
-            self._fail(exc.message)
+            self._fail(exc)
             return
         self._child = child
         conn = self._lines_to = Connection(self.alias, child, self._handler)
-        child.gone.add_done_callback(lambda _: conn.lost(child.describe_end()))
+        child.gone.add_done_callback(lambda _: conn.lost(child.ended()))
         try:
             await self._start(conn)
             self._refresh = Jobs()
@@ -170,11 +172,11 @@ class Upstream:
                 self._refresh.spawn(follow_changes(conn, self.info.capabilities, partial(self._reread, conn),
                                                    self.watched_uris))
             await child.gone
-            self._fail(child.describe_end(), restarting=True)
+            self._fail(child.ended(), restarting=True)
         except TimeoutError:
-            self._fail(f"did not answer within {self.start_timeout:g}s")
+            self._fail(UpstreamUnavailable(f"did not answer within {self.start_timeout:g}s"))
         except SidecarError as exc:
-            self._fail(exc.message)
+            self._fail(exc)
         finally:
             refresh, self._refresh = self._refresh, None
             if refresh is not None:
@@ -211,16 +213,27 @@ class Upstream:
 
         return grow
 
-    def _feed(self, line: bytes) -> None:
+    # -- the Inbox its channel reports to: all to the connection of the current channel --
+
+    def feed(self, line: bytes) -> None:
         if self._lines_to is not None:
             self._lines_to.feed(line)
 
-    def _dropped(self, notice: DroppedFrame) -> None:
+    def frame(self, frame: UpstreamFrame, size: int) -> None:
+        if self._lines_to is not None:
+            self._lines_to.frame(frame, size)
+
+    def dropped(self, notice: DroppedFrame) -> None:
         if self._lines_to is not None:
             self._lines_to.dropped(notice)
 
-    def _fail(self, reason: str, restarting: bool = False) -> None:
+    def fault(self, ident: RequestId, fault: UpstreamUnavailable) -> None:
+        if self._lines_to is not None:
+            self._lines_to.fault(ident, fault)
+
+    def _fail(self, error: SidecarError, restarting: bool = False) -> None:
         self.connection = None
+        reason = error.detail if isinstance(error, UpstreamUnavailable) else error.message
         said = _unnamed(reason, self.alias)  # an error's words may name it already, even twice
         if not restarting:
             # only a child process has a stderr worth showing; a URL server's session is not news
@@ -229,7 +242,7 @@ class Upstream:
         else:
             self.restarts += 1
             log.warning("upstream '%s' %s", self.alias, said)
-        if "omb-sidecar signin" in reason:  # bots never sign in: out until a person does
+        if isinstance(error, SignInNeeded):  # bots never sign in: out until a person does
             self._set_state("needs-sign-in", reason)
             return
         self._set_state("restarting" if restarting or self._was_ready else "failed", reason)
@@ -238,7 +251,7 @@ class Upstream:
         child, self._child = self._child, None
         if child is not None:
             if self.connection is not None:
-                self.connection.lost("is shutting down")
+                self.connection.lost(UpstreamUnavailable("is shutting down"))
             await finish(child.stop())
 
     def notification(self, conn: Connection, frame: UpstreamFrame) -> bool:

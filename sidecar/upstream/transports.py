@@ -10,21 +10,20 @@ from __future__ import annotations
 
 from sidecar.config import ServerConfig
 from sidecar.errors import UpstreamUnavailable
-from sidecar.upstream.channel import Channel, LineSink
-from sidecar.wire.framing import DEFAULT_LINE_CAP, DropSink
+from sidecar.upstream.channel import Channel, Inbox
+from sidecar.wire.framing import DEFAULT_LINE_CAP
 
 __all__ = ["open_channel"]
 
 
-async def open_channel(server: ServerConfig, on_line: LineSink, on_dropped: DropSink | None = None) -> Channel:
-    """Open the transport the server's entry names; UpstreamUnavailable if it cannot.
-
-    `on_dropped` learns of each message refused unread (over a size cap), by its edges."""
+async def open_channel(server: ServerConfig, inbox: Inbox) -> Channel:
+    """Open the transport the server's entry names, reporting to `inbox`;
+    UpstreamUnavailable if it cannot."""
     if server.type == "stdio":
         from sidecar.upstream.stdio import spawn_child
 
         try:
-            return await spawn_child(server, on_line, server.max_message_bytes or DEFAULT_LINE_CAP, on_dropped)
+            return await spawn_child(server, inbox.feed, server.max_message_bytes or DEFAULT_LINE_CAP, inbox.dropped)
         except OSError as exc:
             reason = exc.strerror or type(exc).__name__
             raise UpstreamUnavailable(f"its command could not be started ({reason})") from None
@@ -33,9 +32,9 @@ async def open_channel(server: ServerConfig, on_line: LineSink, on_dropped: Drop
             from sidecar.upstream.http import open_http_channel  # type: ignore[import-not-found,unused-ignore]
         except ImportError:
             raise UpstreamUnavailable("Streamable HTTP upstreams are not available in this build") from None
-        return await open_http_channel(server, on_line, on_dropped)  # type: ignore[no-any-return,unused-ignore]
+        return await open_http_channel(server, inbox)  # type: ignore[no-any-return,unused-ignore]
     try:
         from sidecar.upstream.sse import open_sse_channel  # type: ignore[import-not-found,unused-ignore]
     except ImportError:
         raise UpstreamUnavailable("SSE upstreams are not available in this build") from None
-    return await open_sse_channel(server, on_line, on_dropped)  # type: ignore[no-any-return,unused-ignore]
+    return await open_sse_channel(server, inbox)  # type: ignore[no-any-return,unused-ignore]

@@ -19,7 +19,7 @@ from typing import Protocol
 import aiohttp
 
 from sidecar.config import ServerConfig
-from sidecar.errors import UpstreamUnavailable
+from sidecar.errors import SignInNeeded, TimedOut, UpstreamUnavailable
 from sidecar.redact import Redactor
 from sidecar.settings import process_settings
 from sidecar.upstream.proxying import choose_proxy
@@ -44,8 +44,8 @@ _ADDRESS = "[server address]"
 def refusal_words(status: int, header_names: list[str]) -> str:
     """What a 401/403 means, naming the configured header names (never their values)."""
     if header_names:
-        return f"it refused the configured headers (HTTP {status}): check {', '.join(header_names)}"
-    return f"it refused the request (HTTP {status}): it needs a sign-in or headers"
+        return f"refused the configured headers (HTTP {status}): check {', '.join(header_names)}"
+    return f"refused the request (HTTP {status}): it needs a sign-in or headers"
 
 
 def credential_parts(value: str) -> list[str]:
@@ -82,10 +82,6 @@ def credential_scrubber(server: ServerConfig) -> Redactor:
     values (an `Accept`, a tenant name) may rightly appear."""
     values = [v for name, v in server.headers.items() if any(w in name.lower() for w in _CREDENTIAL_WORDS)]
     return Redactor(part for value in values for part in credential_parts(value))
-
-
-class SignInNeeded(UpstreamUnavailable):
-    """The server wants a person to sign in (again); the words name the command."""
 
 
 def sign_in_words(alias: str, why: str = "needs sign-in") -> str:
@@ -242,7 +238,7 @@ class WebClient:
                 response.release()
                 target = next_hop(target, method, response.status, response.headers.get("Location"))
         except (asyncio.TimeoutError, aiohttp.ServerTimeoutError):
-            raise UpstreamUnavailable("timed out") from None
+            raise TimedOut("timed out") from None
         except (aiohttp.ClientError, OSError):
             raise UpstreamUnavailable(UNREACHABLE) from None
         raise UpstreamUnavailable("it redirected too many times; not followed")

@@ -25,6 +25,7 @@ from sidecar.gate.answer import call_answer, error_body
 from sidecar.gate.call import StageFault
 from sidecar.redact import Redactor
 from sidecar.upstream import Connection
+from sidecar.upstream.channel import Outgoing
 
 WAIT = 5.0  # every wait is bounded: a broken chain fails the test, it does not hang it
 SECRET = "s3cr3t-Token-0123456789"
@@ -37,8 +38,8 @@ class Wire:
         self.frames: list[dict[str, Any]] = []
         self.sent = asyncio.Event()
 
-    def write(self, data: bytes) -> None:
-        self.frames.append(json.loads(data))
+    def send(self, message: Outgoing) -> None:
+        self.frames.append(json.loads(message.frame))
         self.sent.set()
 
 

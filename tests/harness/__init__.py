@@ -10,8 +10,8 @@ scripted fakes, time under the test's control. See `tests/harness/sidecar.py`.
 """
 
 from tests.harness.engine import FakeEngine, SessionWire, text_of
-from tests.harness.sidecar import InMemorySidecar, in_memory
+from tests.harness.sidecar import InMemorySidecar, in_memory, over_real_upstreams
 from tests.harness.upstream import FakeChannel, FakeServer, ScriptedCall, echo, tool
 
 __all__ = ["FakeChannel", "FakeEngine", "FakeServer", "InMemorySidecar", "ScriptedCall", "SessionWire", "echo",
-           "in_memory", "text_of", "tool"]
+           "in_memory", "over_real_upstreams", "text_of", "tool"]

@@ -21,8 +21,7 @@ from sidecar.config import ServerConfig, SidecarConfig, parse_config
 from sidecar.hub import Face, build_face
 from sidecar.redact import Redactor
 from sidecar.upstream import Upstream
-from sidecar.upstream.channel import Channel, LineSink
-from sidecar.wire.framing import DropSink
+from sidecar.upstream.channel import Channel, Inbox
 from tests.harness.engine import FakeEngine
 from tests.harness.upstream import WAIT, FakeServer
 
@@ -114,10 +113,25 @@ async def in_memory(
     whole = parse_config(_document(servers, entries or {}, config), env or {})
     parsed = msgspec.structs.replace(whole, servers=[s for s in whole.servers if s.alias not in left_out])
 
-    async def opener(server: ServerConfig, on_line: LineSink, on_dropped: DropSink | None) -> Channel:
-        return await servers[server.alias].open(server, on_line, on_dropped)
+    async def opener(server: ServerConfig, inbox: Inbox) -> Channel:
+        return await servers[server.alias].open(server, inbox)
 
-    face = build_face(parsed, opener)
+    async with _running(build_face(parsed, opener), servers, whole) as sidecar:
+        yield sidecar
+
+
+@asynccontextmanager
+async def over_real_upstreams(document: dict[str, Any], env: Mapping[str, str] | None = None) -> AsyncIterator[InMemorySidecar]:
+    """The core in memory over REAL upstreams: the document's `mcpServers` opened as a
+    running sidecar opens them (child processes, HTTP and SSE on 127.0.0.1), the engine
+    still in memory. For what only a real transport shows (its faults, its reads)."""
+    whole = parse_config(document, env or {})
+    async with _running(build_face(whole), {}, whole) as sidecar:
+        yield sidecar
+
+
+@asynccontextmanager
+async def _running(face: Face, servers: Mapping[str, FakeServer], whole: SidecarConfig) -> AsyncIterator[InMemorySidecar]:
     sidecar = InMemorySidecar(face, servers, whole)
     pool = asyncio.create_task(face.pool.run(), name="harness pool")
     await asyncio.sleep(0)  # one loop turn, no time: the pool is running (a late mount may join it)

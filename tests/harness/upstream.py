@@ -6,7 +6,9 @@ through the channel opener (`FakeServer.open`), once per start, so a restart is 
 itself, from what the test gave it (tools, prompts, resources); every `tools/call` is
 handed to the test as a `ScriptedCall` to answer, fail, hang on, report progress for, or
 ask the engine something from. A test may also make the server die, change its tools,
-send any line (garbage included), or refuse to start.
+send any line (garbage included), refuse to start, or end a request or the whole start
+with any of the four transport faults (`fault_call`, `die(kind=...)`), as a real
+transport reports them through the channel seam.
 
 Frames from the server reach the sidecar on a later loop turn, in order, as bytes from a
 real transport would; nothing here sleeps or touches a socket.
@@ -21,8 +23,7 @@ from typing import Any
 
 from sidecar.config import ServerConfig
 from sidecar.errors import UpstreamUnavailable
-from sidecar.upstream.channel import LineSink
-from sidecar.wire.framing import DropSink
+from sidecar.upstream.channel import Inbox, Outgoing
 
 __all__ = ["FakeChannel", "FakeServer", "ScriptedCall", "echo", "tool"]
 
@@ -55,7 +56,7 @@ class ScriptedCall:
 
     def answer(self, text: str | None = None, *, result: Any = None, is_error: bool = False) -> None:
         """Answer with `text` as one text block, or with `result` as it is."""
-        self.channel.send({"jsonrpc": "2.0", "id": self.id,
+        self.channel.emit({"jsonrpc": "2.0", "id": self.id,
                            "result": result if result is not None else text_result(text or "", is_error)})
 
     def fail(self, code: int, message: str, data: Any = None) -> None:
@@ -63,7 +64,7 @@ class ScriptedCall:
         error: dict[str, Any] = {"code": code, "message": message}
         if data is not None:
             error["data"] = data
-        self.channel.send({"jsonrpc": "2.0", "id": self.id, "error": error})
+        self.channel.emit({"jsonrpc": "2.0", "id": self.id, "error": error})
 
     def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Report progress under the token the sidecar put in this call."""
@@ -72,11 +73,15 @@ class ScriptedCall:
             params["total"] = total
         if message is not None:
             params["message"] = message
-        self.channel.send({"jsonrpc": "2.0", "method": "notifications/progress", "params": params})
+        self.channel.emit({"jsonrpc": "2.0", "method": "notifications/progress", "params": params})
 
     async def ask(self, method: str, params: Any = None) -> dict[str, Any]:
         """Send a request to the client (sampling, elicitation, roots) and await its answer frame."""
         return await self.channel.server.ask(method, params)
+
+    def fault(self, fault: UpstreamUnavailable) -> None:
+        """The transport could not carry this call (an HTTP 500, a body over its cap, ...)."""
+        self.channel.fault_request(self.id, fault)
 
     async def until_cancelled(self) -> str | None:
         """Wait for the sidecar's `notifications/cancelled` for this call; its reason."""
@@ -88,12 +93,12 @@ class ScriptedCall:
 class FakeChannel:
     """One start of a fake server: the `Channel` the supervisor reads and writes."""
 
-    def __init__(self, server: FakeServer, on_line: LineSink, on_dropped: DropSink | None) -> None:
+    def __init__(self, server: FakeServer, inbox: Inbox) -> None:
         self.server = server
-        self._on_line = on_line
+        self._inbox = inbox
         self._loop = asyncio.get_running_loop()
         self._gone: asyncio.Future[None] = self._loop.create_future()
-        self.end_words = "stopped"
+        self.end: UpstreamUnavailable = UpstreamUnavailable("stopped")
         self.stopped = False
 
     # -- the Channel protocol -------------------------------------------------------
@@ -102,26 +107,23 @@ class FakeChannel:
     def gone(self) -> asyncio.Future[None]:
         return self._gone
 
-    def write(self, data: bytes) -> None:
-        if self._gone.done():
-            return
-        for line in data.splitlines():
-            if line.strip():
-                self._loop.call_soon(self.server.receive, self, json.loads(line))
+    def send(self, message: Outgoing) -> None:
+        if not self._gone.done():  # read from its bytes, as a real server reads them
+            self._loop.call_soon(self.server.receive, self, json.loads(message.frame))
 
     async def stop(self) -> None:
         self.stopped = True
-        self._end("stopped")
+        self._end(UpstreamUnavailable("stopped"))
 
-    def describe_end(self) -> str:
-        return self.end_words
+    def ended(self) -> UpstreamUnavailable:
+        return self.end
 
     def diagnostics(self) -> str:
         return ""
 
     # -- the server's side ----------------------------------------------------------
 
-    def send(self, frame: dict[str, Any]) -> None:
+    def emit(self, frame: dict[str, Any]) -> None:
         self.send_line(json.dumps(frame).encode())
 
     def send_line(self, line: bytes) -> None:
@@ -131,11 +133,16 @@ class FakeChannel:
 
     def _deliver(self, line: bytes) -> None:
         if not self._gone.done():
-            self._on_line(line)
+            self._inbox.feed(line)
 
-    def _end(self, words: str) -> None:
+    def fault_request(self, ident: int | str, fault: UpstreamUnavailable) -> None:
+        """Request `ident` could not be carried: reported up on a later loop turn."""
         if not self._gone.done():
-            self.end_words = words
+            self._loop.call_soon(self._inbox.fault, ident, fault)
+
+    def _end(self, fault: UpstreamUnavailable) -> None:
+        if not self._gone.done():
+            self.end = fault
             self._gone.set_result(None)
 
 
@@ -145,7 +152,8 @@ class FakeServer:
     `on_call`, when set, answers each call itself (else the test takes them with
     `expect_call`); `answers` serves any other method (`resources/read`, `prompts/get`,
     `completion/complete`, ...) from its params; what it does not serve is -32601;
-    `capabilities` are declared in its handshake beside those the rest implies."""
+    `capabilities` are declared in its handshake beside those the rest implies; a method
+    in `faults` is ended by the transport with that fault instead of being answered."""
 
     def __init__(
         self,
@@ -156,7 +164,7 @@ class FakeServer:
         templates: list[dict[str, Any]] | None = None,
         answers: dict[str, Callable[[dict[str, Any]], Any]] | None = None,
         answers_initialize: bool = True,
-        refuse_start: str | None = None,
+        refuse_start: str | UpstreamUnavailable | None = None,
         on_call: Callable[[ScriptedCall], None] | None = None,
         name: str = "fake",
         capabilities: dict[str, Any] | None = None,
@@ -164,6 +172,7 @@ class FakeServer:
         self.tools = list(tools if tools is not None else [tool("echo", text={"type": "string"})])
         self.prompts, self.resources, self.templates = prompts, resources, templates
         self.answers = dict(answers or {})  # method -> params -> result, for anything else it serves
+        self.faults: dict[str, UpstreamUnavailable] = {}  # method -> the fault its transport ends it with
         self.answers_initialize, self.refuse_start = answers_initialize, refuse_start
         self.on_call = on_call
         self.name = name
@@ -180,10 +189,12 @@ class FakeServer:
 
     # -- the opener the pool calls ----------------------------------------------------
 
-    async def open(self, server: ServerConfig, on_line: LineSink, on_dropped: DropSink | None = None) -> FakeChannel:
+    async def open(self, server: ServerConfig, inbox: Inbox) -> FakeChannel:
+        if isinstance(self.refuse_start, UpstreamUnavailable):
+            raise self.refuse_start
         if self.refuse_start is not None:
             raise UpstreamUnavailable(self.refuse_start)
-        channel = FakeChannel(self, on_line, on_dropped)
+        channel = FakeChannel(self, inbox)
         self.channels.append(channel)
         self._started.set()
         return channel
@@ -211,7 +222,7 @@ class FakeServer:
         assert self._held_initialize is not None, "no handshake is being held"
         channel, ident = self._held_initialize
         self._held_initialize, self.answers_initialize = None, True
-        channel.send({"jsonrpc": "2.0", "id": ident, "result": self._initialize()})
+        channel.emit({"jsonrpc": "2.0", "id": ident, "result": self._initialize()})
 
     async def handshake_held(self) -> None:
         """Wait until the sidecar's `initialize` is here and being held."""
@@ -221,21 +232,21 @@ class FakeServer:
     def pending_calls(self) -> int:
         return self._calls.qsize()
 
-    def die(self, words: str = "stopped (exit code -9)") -> None:
-        """The live start ends now, as a crashed child does."""
-        self.channel._end(words)
+    def die(self, words: str = "stopped (exit code -9)", kind: type[UpstreamUnavailable] = UpstreamUnavailable) -> None:
+        """The live start ends now, as a crashed child does (or with another kind of fault)."""
+        self.channel._end(kind(words))
 
     def change_tools(self, tools: list[dict[str, Any]], announce: bool = True) -> None:
         """List `tools` from now on; tell the sidecar with list_changed unless `announce` is False."""
         self.tools = list(tools)
         if announce:
-            self.channel.send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+            self.channel.emit({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
 
     def notify(self, method: str, params: Any = None) -> None:
         frame: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             frame["params"] = params
-        self.channel.send(frame)
+        self.channel.emit(frame)
 
     async def ask(self, method: str, params: Any = None) -> dict[str, Any]:
         """Send a request to the client and await the answer frame (result or error)."""
@@ -245,7 +256,7 @@ class FakeServer:
         frame: dict[str, Any] = {"jsonrpc": "2.0", "id": ident, "method": method}
         if params is not None:
             frame["params"] = params
-        self.channel.send(frame)
+        self.channel.emit(frame)
         async with asyncio.timeout(WAIT):
             return await waiting
 
@@ -289,6 +300,9 @@ class FakeServer:
                 call.cancelled.set()
 
     def _request(self, channel: FakeChannel, ident: int | str, method: str, params: dict[str, Any]) -> None:
+        if method in self.faults:
+            channel.fault_request(ident, self.faults[method])
+            return
         if method == "tools/call":
             call = self._live_calls[(id(channel), ident)] = ScriptedCall(channel, ident, params)
             if self.on_call is not None:
@@ -302,9 +316,9 @@ class FakeServer:
             return
         result = self.answers[method](params) if method in self.answers else self._answer(method)
         if result is None:
-            channel.send({"jsonrpc": "2.0", "id": ident, "error": {"code": -32601, "message": f"no {method}"}})
+            channel.emit({"jsonrpc": "2.0", "id": ident, "error": {"code": -32601, "message": f"no {method}"}})
         else:
-            channel.send({"jsonrpc": "2.0", "id": ident, "result": result})
+            channel.emit({"jsonrpc": "2.0", "id": ident, "result": result})
 
     def _answer(self, method: str) -> dict[str, Any] | None:
         answers: dict[str, Callable[[], dict[str, Any]]] = {

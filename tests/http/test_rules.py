@@ -20,11 +20,12 @@ from sidecar.front.http.admission import (
 )
 from sidecar.front.http.stateless import answer_status, discover_result, judge, stamp_answer
 from sidecar.upstream.eventstream import EventStreamDecoder
-from sidecar.upstream.outgoing import ModernEnvelope, Outgoing, header_value
+from sidecar.upstream.channel import Outgoing
+from sidecar.upstream.outgoing import ModernEnvelope, header_value
 from sidecar.upstream.proxying import choose_proxy, is_loopback_host
 from sidecar.upstream.redirects import check_headers, check_url, next_hop
 from sidecar.upstream.webclient import credential_parts
-from sidecar.wire import Answer, Request
+from sidecar.wire import Answer, Request, UpstreamFrame
 
 PROXIES = {"HTTPS_PROXY": "http://proxy:3128", "http_proxy": "http://plain:8080"}
 
@@ -171,13 +172,11 @@ def test_modern_results_are_stamped():
 
 
 def test_the_client_envelope_and_headers():
-    probe = Outgoing.peek(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "server/discover",
-                                      "params": {"_meta": ENVELOPE}}).encode())
+    probe = Outgoing(b"", 1, "server/discover", {"_meta": ENVELOPE})  # typed: nothing is parsed again
     envelope = ModernEnvelope.offered(probe)
-    envelope.judge(b'{"jsonrpc":"2.0","id":1,"result":{"supportedVersions":["2026-07-28"]}}')
+    envelope.judge(UpstreamFrame(id=1, result=msgspec.Raw(b'{"supportedVersions":["2026-07-28"]}')))
     assert envelope.adopted
-    call = Outgoing.peek(b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"x\\ny","_meta":'
-                         b'{"progressToken":5}}}')
+    call = Outgoing(b"", 2, "tools/call", {"name": "x\ny", "_meta": {"progressToken": 5}})
     wrapped = json.loads(envelope.wrap(call))
     assert wrapped["params"]["_meta"] == {"progressToken": 5, **ENVELOPE}
     sent = envelope.headers(call)

@@ -50,7 +50,7 @@ async def test_answers_to_ids_never_sent_and_repeated_answers_are_dropped() -> N
         rid = engine.call("f__echo")
         call = await upstream.expect_call("echo")
         upstream.channel.send_line(b"not json at all")
-        upstream.channel.send({"jsonrpc": "2.0", "id": 9999, "result": {"content": []}})
+        upstream.channel.emit({"jsonrpc": "2.0", "id": 9999, "result": {"content": []}})
         call.answer("once")
         call.answer("twice")
         await upstream.sync()

@@ -28,7 +28,7 @@ async def _relay(sidecar: InMemorySidecar, engine: FakeEngine, alias: str, ident
     """Upstream `alias`, inside a call, asks the engine for a sample under `ident`; the id the engine sees."""
     engine.call(f"{alias}__ask", id=f"call-{alias}")
     await sidecar.upstream(alias).expect_call("ask")
-    sidecar.upstream(alias).channel.send({"jsonrpc": "2.0", "id": ident, "method": "sampling/createMessage",
+    sidecar.upstream(alias).channel.emit({"jsonrpc": "2.0", "id": ident, "method": "sampling/createMessage",
                                           "params": SAMPLE})
     relayed = await engine.expect_request("sampling/createMessage")
     return int(relayed["id"])
@@ -220,8 +220,8 @@ async def test_an_upstream_request_under_an_id_that_is_not_one_is_not_relayed() 
     async with in_memory(_servers("f")) as sidecar:
         engine = await sidecar.engine(capabilities={"sampling": {}, "roots": {}})
         upstream = sidecar.upstream("f")
-        upstream.channel.send({"jsonrpc": "2.0", "id": True, "method": "sampling/createMessage", "params": SAMPLE})
-        upstream.channel.send({"jsonrpc": "2.0", "id": 2.5, "method": "roots/list"})
+        upstream.channel.emit({"jsonrpc": "2.0", "id": True, "method": "sampling/createMessage", "params": SAMPLE})
+        upstream.channel.emit({"jsonrpc": "2.0", "id": 2.5, "method": "roots/list"})
         await upstream.sync()
         assert [f for f in engine.frames if "method" in f and "id" in f] == []
         assert sidecar.face.pool.get("f").connection.skipped_lines == 2  # type: ignore[union-attr]

@@ -156,7 +156,7 @@ async def test_a_request_an_upstream_relays_reaches_the_engine_with_secrets_hidd
                                                                      "requestedSchema": {"type": "object"}}))
         relayed = await engine.expect_request("elicitation/create")
         assert relayed["params"]["message"] == "confirm [redacted]?"
-        call.channel.send({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        call.channel.emit({"jsonrpc": "2.0", "method": "notifications/cancelled",
                            "params": {"requestId": "ask-1", "reason": f"{SECRET} expired"}})
         cancelled = await engine.expect_notification("notifications/cancelled")
         assert cancelled["params"] == {"requestId": relayed["id"], "reason": "[redacted] expired"}

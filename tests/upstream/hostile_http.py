@@ -9,6 +9,11 @@ Streamable HTTP at `/mcp` (a session id, no GET stream) and legacy SSE at `/sse`
 replaced by the call's JSON id: over Streamable HTTP one JSON body (the first line, with
 the HTTP `status` asked for) or, with `stream: true`, one event per line; over SSE one
 event per line.
+
+`say` misbehaves on command too (the faults a transport must report in one shape):
+`status` answers with that HTTP status (over SSE: the POST is refused with it), `stall`
+starts the answer and never finishes it (over SSE: never answers), `vanish` drops the
+connection unanswered and stops listening (over SSE: ends the event stream).
 """
 
 from __future__ import annotations
@@ -52,7 +57,24 @@ def _events(lines: list[str]) -> bytes:
 class HostileWeb:
     http_url: str = ""
     sse_url: str = ""
+    site: web.TCPSite | None = None
     _streams: list[asyncio.Queue[bytes]] = field(default_factory=list)
+    _never: asyncio.Event = field(default_factory=asyncio.Event)  # what a stalled answer waits for
+
+    async def _vanish(self, request: web.Request) -> web.StreamResponse:
+        """Stop listening, then drop this connection unanswered."""
+        if self.site is not None:
+            await self.site.stop()
+        assert request.transport is not None
+        request.transport.close()
+        return web.Response(status=500)
+
+    async def _stall(self, request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Type": "application/json", "Content-Length": "1000"})
+        await response.prepare(request)
+        await response.write(b'{"jsonrpc":"2.0",')
+        await self._never.wait()
+        return response
 
     async def streamable(self, request: web.Request) -> web.StreamResponse:
         if request.method != "POST":
@@ -61,9 +83,14 @@ class HostileWeb:
         if "id" not in body:
             return web.Response(status=202)
         params = body.get("params") or {}
+        arguments = params.get("arguments") or {}
+        if arguments.get("vanish"):
+            return await self._vanish(request)
+        if arguments.get("stall"):
+            return await self._stall(request)
         lines = _answer(body["id"], body["method"], params) or []
         headers = {"Mcp-Session-Id": "hostile-1"} if body["method"] == "initialize" else {}
-        if (params.get("arguments") or {}).get("stream"):
+        if arguments.get("stream"):
             return web.Response(body=_events(lines), content_type="text/event-stream", headers=headers)
         status = int((params.get("arguments") or {}).get("status", 200))
         return web.Response(body=lines[0].encode("utf-8", "surrogatepass") if lines else b"", status=status,
@@ -76,13 +103,23 @@ class HostileWeb:
         self._streams.append(queue)
         await response.write(b"event: endpoint\ndata: /messages\n\n")
         try:
-            while True:
-                await response.write(await queue.get())
+            while chunk := await queue.get():
+                await response.write(chunk)
+            return response
         finally:
             self._streams.remove(queue)
 
     async def sse_post(self, request: web.Request) -> web.StreamResponse:
         body = json.loads(await request.read())
+        arguments = (body.get("params") or {}).get("arguments") or {}
+        if int(arguments.get("status", 202)) >= 300:
+            return web.Response(status=int(arguments["status"]))
+        if arguments.get("vanish"):
+            for stream in self._streams:
+                stream.put_nowait(b"")  # the end of the event stream
+            return web.Response(status=202)
+        if arguments.get("stall"):
+            return web.Response(status=202)  # taken, and never answered
         if "id" in body and self._streams:
             lines = _answer(body["id"], body["method"], body.get("params") or {}) or []
             self._streams[-1].put_nowait(_events(lines))
@@ -100,9 +137,11 @@ async def serve_hostile() -> AsyncIterator[HostileWeb]:
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()
+    server.site = site
     port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
     server.http_url, server.sse_url = f"http://127.0.0.1:{port}/mcp", f"http://127.0.0.1:{port}/sse"
     try:
         yield server
     finally:
+        server._never.set()
         await runner.cleanup()

@@ -17,6 +17,7 @@ from collections.abc import Awaitable
 
 from sidecar.catalog import CatalogEntry
 from sidecar.catalog.apps import runs_for, take_app_marker
+from sidecar.errors import SignInNeeded
 from sidecar.gate.call import ToolCall
 from sidecar.gate.grants import Grant
 from sidecar.gate.route import tool_error, unknown_tool
@@ -132,7 +133,7 @@ class Resolve:
             return ""
         if self.grant.servers is not None and alias not in self.grant.servers:
             return ""
-        return f"upstream '{alias}' needs sign-in: a person runs `omb-sidecar signin {alias}`"
+        return f"{SignInNeeded.label}: upstream '{alias}' needs sign-in: a person runs `omb-sidecar signin {alias}`"
 
 
 async def _ended(call: ToolCall) -> ToolCall:
