@@ -235,7 +235,7 @@ async def span_cost(endpoint: str, repeats: int) -> dict[str, float]:
     on the request's own thread (batching and export run on the SDK's thread)."""
     from types import SimpleNamespace
 
-    from sidecar.front.tracing import Tracing
+    from sidecar.gate.observers.tracing import Tracing
 
     # the exporter reads its endpoint from the environment once, when it is made: set it for
     # that moment only, so no later child of this process inherits a dead endpoint
@@ -252,7 +252,7 @@ async def span_cost(endpoint: str, repeats: int) -> dict[str, float]:
     d = SimpleNamespace(face=face, session=SimpleNamespace(protocol_version="2025-11-25"), redact=str)
     req = SimpleNamespace(method="tools/call", id=7, params={"name": "notes__search", "arguments": {}})
 
-    async def answer(d: Any, req: Any) -> bytes:
+    async def answer(d: Any, req: Any, params: Any) -> bytes:
         return b"{}"
 
     traced = tracing.wrap(answer)
@@ -260,7 +260,7 @@ async def span_cost(endpoint: str, repeats: int) -> dict[str, float]:
     for label, handler in (("bare", answer), ("traced", traced)):
         started = time.thread_time()  # this thread only: the export runs on the SDK's own thread
         for i in range(repeats):
-            await handler(d, req)
+            await handler(d, req, None)
             if i % 64 == 0:
                 await asyncio.sleep(0)  # let the sink answer the exporter
         figures[f"handler, {label} (us CPU per request)"] = round((time.thread_time() - started) / repeats * 1e6, 1)

@@ -49,7 +49,7 @@ class _Probe:
 
 
 def _fresh_scan_caches() -> None:
-    from sidecar.catalog import poison
+    from sidecar.trust import scan as poison
 
     poison._window_search.cache_clear()
     poison._normal.cache_clear()
@@ -61,8 +61,8 @@ async def _one(tools: list[dict[str, Any]], folder: Path, prepared: bool) -> tup
     from sidecar.catalog.facts import facts_for
     from sidecar.catalog.live import LiveCatalog
     from sidecar.config import Audit, parse_config
-    from sidecar.gate.audit import AuditLog
-    from sidecar.gate.trust import Trust
+    from sidecar.gate.observers.audit import AuditLog
+    from sidecar.trust.screen import Trust
     from sidecar.mounts.health import HealthFile, HealthPins
 
     config = parse_config({"mcpServers": {"shop": {"command": "x"}}}, {})

@@ -123,8 +123,8 @@ async def _time_calls(gate: Any, pool: Any, target: Any, stages: str, tool_call:
 
 
 def _shape_ms(size: int, repeats: int) -> tuple[float, bytes, Any]:
-    from sidecar.gate.budget import charge_result
-    from sidecar.gate.held import HeldStore
+    from sidecar.gate.budget.charge import charge_result
+    from sidecar.gate.budget.held import HeldStore
 
     result = msgspec.json.encode({"content": [{"type": "text", "text": records_json(size).decode()}]})
     store = HeldStore(64 * 1024 * 1024)
@@ -139,7 +139,7 @@ def _shape_ms(size: int, repeats: int) -> tuple[float, bytes, Any]:
 
 
 def _query_ms(payload: bytes, repeats: int) -> float:
-    from sidecar.gate.query import QueryLimits, run_query
+    from sidecar.gate.budget.query import QueryLimits, run_query
 
     times = []
     for _ in range(repeats):

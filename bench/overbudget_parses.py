@@ -5,7 +5,7 @@
 Counts the bytes handed to every JSON decode while one over-budget result is charged
 (the result itself, then the payload found in it), as multiples of the payload's size,
 and the best of 15 timings. With OLD_DIR (a folder holding `old_budget.py` and
-`old_shape.py`, an earlier `sidecar.gate.budget`/`shape` whose shape import points at
+`old_shape.py`, an earlier `sidecar.gate.budget.charge`/`shape` whose shape import points at
 `old_shape`) both are measured in the same process, interleaved, for a fair ratio.
 """
 
@@ -20,7 +20,7 @@ from typing import Any
 
 import msgspec
 
-from sidecar.gate.held import HeldStore
+from sidecar.gate.budget.held import HeldStore
 
 RECORDS = 20000
 
@@ -78,7 +78,7 @@ def best_ms(budget: ModuleType, raw: bytes, rounds: int = 15) -> float:
 
 
 def main(argv: list[str]) -> None:
-    versions = {"now": (importlib.import_module("sidecar.gate.budget"), importlib.import_module("sidecar.gate.shape"))}
+    versions = {"now": (importlib.import_module("sidecar.gate.budget.charge"), importlib.import_module("sidecar.gate.budget.shape"))}
     if argv:
         sys.path.insert(0, argv[0])
         versions = {"before": (importlib.import_module("old_budget"), importlib.import_module("old_shape")), **versions}

@@ -28,7 +28,7 @@ def first_sight_ms(repeats: int = 9) -> float:
     """CPU milliseconds to scan the 425-tool shop catalog with every cache empty (fastest run)."""
     import copy
 
-    from sidecar.catalog import poison
+    from sidecar.trust import scan as poison
     from tests.catalog.fixture_shop import shop_tools
 
     tools = shop_tools()
@@ -45,7 +45,7 @@ def first_sight_ms(repeats: int = 9) -> float:
 
 
 def measure() -> dict[str, Any]:
-    from sidecar.catalog.poison import foreign_names, scan_tool
+    from sidecar.trust.scan import foreign_names, scan_tool
     from tests.trust.corpus import HELD_OUT, OTHER_SERVER, POISONED, benign_catalogs
 
     catalogs = benign_catalogs()

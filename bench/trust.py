@@ -52,8 +52,8 @@ class _Kept:
 
 def _trust(store: Any = None) -> Any:
     from sidecar.config import Audit, ServerConfig
-    from sidecar.gate.audit import AuditLog
-    from sidecar.gate.trust import Trust
+    from sidecar.gate.observers.audit import AuditLog
+    from sidecar.trust.screen import Trust
 
     return Trust([ServerConfig(alias="shop", command="x")], AuditLog(Audit()), store)
 
@@ -82,7 +82,7 @@ def _figures(repeats: int) -> dict[str, float | str]:
     holder: dict[str, Any] = {}
 
     def fresh() -> None:  # a new process: nothing remembered
-        from sidecar.catalog import poison
+        from sidecar.trust import scan as poison
 
         poison._window_search.cache_clear()
         poison._normal.cache_clear()

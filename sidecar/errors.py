@@ -15,6 +15,7 @@ the kind first, the same words from a stdio child as from a URL server.
 from __future__ import annotations
 
 __all__ = [
+    "StoreUnavailable",
     "PARSE_ERROR",
     "INVALID_REQUEST",
     "METHOD_NOT_FOUND",
@@ -111,6 +112,10 @@ def upstream_fault(kind: type[UpstreamUnavailable], alias: str, detail: str, *, 
     tools/call that said it was not retried (RELIABILITY rule 5)."""
     tail = "; the call was not retried" if is_call and "not retried" not in detail else ""
     return kind(f"{kind.label}: upstream '{alias}' {detail}{tail}", detail=detail)
+
+
+class StoreUnavailable(SidecarError):
+    """The shared store (`store.url`) did not answer in time, or refused."""
 
 
 class CallCancelled(SidecarError):

@@ -72,7 +72,7 @@ class Root:
     def show(self, face: Face, sessions: Any, label: str | None = None) -> None:
         """List `face` on /metrics (`sessions`: how many engine sessions it holds now)."""
         if self.metrics is not None:
-            from sidecar.front.metrics import MetricsSource
+            from sidecar.gate.observers.metrics import MetricsSource
 
             self.metrics.show(MetricsSource(face, sessions, name=label or ""))
 
@@ -100,7 +100,7 @@ def _start_tracing(settings: Settings, transport: str) -> Any:
     if not settings.tracing:
         return None
     try:
-        from sidecar.front.tracing import start_tracing
+        from sidecar.gate.observers.tracing import start_tracing
     except ImportError:
         log.warning("OTLP export is configured but opentelemetry is not installed (the [otel] extra): no traces")
         return None
@@ -109,7 +109,7 @@ def _start_tracing(settings: Settings, transport: str) -> Any:
 
 def _front_metrics() -> Any:
     try:
-        from sidecar.front.metrics import FrontMetrics
+        from sidecar.gate.observers.metrics import FrontMetrics
     except ImportError:
         raise SystemExit("omb-sidecar: metrics.enabled needs prometheus_client (pip install 'omb-sidecar[metrics]')") from None
     return FrontMetrics()

@@ -14,7 +14,7 @@ from typing import Any
 
 import anyio
 
-from sidecar.catalog.pins import Approval
+from sidecar.trust.pins import Approval
 from sidecar.config import ServerConfig, SidecarConfig, parse_server
 from sidecar.config.bots import for_bot
 from sidecar.errors import ConfigError
@@ -69,7 +69,7 @@ def _listed_now(session: Session, scope: SidecarConfig) -> tuple[ServerConfig, C
 def _shared_pins(scope: SidecarConfig) -> Any:
     if not scope.store.url:
         return None
-    from sidecar.gate.shared_trust import cli_pins
+    from sidecar.trust.shared import cli_pins
 
     return cli_pins(scope)
 

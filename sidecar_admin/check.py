@@ -320,7 +320,7 @@ async def _points_to_sign_in(server: ServerConfig) -> bool:
 
 def poison_warnings(alias: str, tools: list[dict[str, Any]], others: Mapping[str, Iterable[str]]) -> list[str]:
     """One warning per tool the poisoning scan flags (such a tool is held until approved)."""
-    from sidecar.catalog.poison import foreign_names, scan_tool
+    from sidecar.trust.scan import foreign_names, scan_tool
 
     names = [t["name"] for t in tools if isinstance(t.get("name"), str)]
     foreign = foreign_names(alias, names, {a: list(n) for a, n in others.items()})

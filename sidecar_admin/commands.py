@@ -36,7 +36,7 @@ from typing import Any
 
 import anyio
 
-from sidecar.catalog.pins import Approval
+from sidecar.trust.pins import Approval
 from sidecar.config import parse_server
 from sidecar.errors import ConfigError
 from sidecar.logs import setup_logging

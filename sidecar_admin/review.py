@@ -15,7 +15,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sidecar.catalog.pins import Change, Pin, definition_of, judge, pin_tools
+from sidecar.trust.pins import Change, Pin, definition_of, judge, pin_tools
 from sidecar.config import ServerConfig
 
 __all__ = ["approved_pins", "change_lines", "change_view", "review_lines"]

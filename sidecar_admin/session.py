@@ -20,7 +20,7 @@ from typing import Any
 
 import anyio
 
-from sidecar.catalog.pins import Approval
+from sidecar.trust.pins import Approval
 from sidecar.config import ServerConfig, SidecarConfig, parse_config, parse_server, placed
 from sidecar.errors import ConfigError
 from sidecar.mounts.health import CheckResult, HealthFile, fingerprint, health_file_for, record_start

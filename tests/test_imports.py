@@ -32,7 +32,8 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"config", "logs"}),
     frozenset({"wire"}),
     frozenset({"catalog", "upstream"}),  # what the engine sees, and how requests leave: neither knows the other
-    frozenset({"mounts"}),  # which servers a face starts (reads the catalog's pins)
+    frozenset({"trust"}),  # pins, the scan and the screen of each listing before the catalog merges it
+    frozenset({"mounts"}),  # which servers a face starts (reads trust's pins)
     frozenset({"gate"}),
     frozenset({"store"}),  # shares a gate's held results and trust with other replicas
     frozenset({"hub"}),  # the face: pool, catalog and gate for the engine sessions
@@ -212,6 +213,27 @@ def test_the_layers_keep_the_readme_rules() -> None:
     assert all({"front", "app"} <= FORBIDDEN[p] for p in RANK if RANK[p] < RANK["front"])
     assert RANK["front"] > RANK["hub"] > RANK["gate"] > max(RANK["catalog"], RANK["upstream"])
     assert RANK["store"] > RANK["gate"]
+    assert RANK["catalog"] < RANK["trust"] < min(RANK["mounts"], RANK["gate"])  # listings screened before the merge
+
+
+# A feature a reader asks about lives in one folder (STYLE 17, issue 23): its stage and its logic.
+ROOMS = {
+    "sidecar/gate/budget": {"stage", "charge", "shape", "held", "store", "query", "query_interpreter", "query_meter"},
+    "sidecar/trust": {"pins", "scan", "scan_rules", "first_sight", "screen", "shared"},
+    "sidecar/gate/confirmation": {"stage", "form", "sealed"},
+    "sidecar/gate/observers": {"audit", "record", "metrics", "tracing", "labels"},
+}
+
+
+def test_each_feature_has_one_room() -> None:
+    """The rooms hold their modules, their packages import nothing (each module loads when it
+    is used), and no reference to an old home is left: `tools/rooms.py --check` finds nothing."""
+    for room, names in ROOMS.items():
+        assert {p.stem for p in (REPO / room).glob("*.py")} == names | {"__init__"}, room
+        init = ast.parse((REPO / room / "__init__.py").read_text())
+        assert not [n for n in ast.walk(init) if isinstance(n, ast.Import | ast.ImportFrom)], room
+    check = subprocess.run([sys.executable, str(REPO / "tools" / "rooms.py"), "--check"], capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout + check.stderr
 
 
 def test_only_the_cli_imports_the_admin_package_and_only_inside_a_function() -> None:
@@ -273,7 +295,7 @@ async def test_a_stdio_session_loads_no_heavy_module(tmp_path: Path) -> None:
 
 
 def test_cryptography_loads_only_when_a_stateless_confirmation_is_sealed() -> None:
-    code = ("import sys, sidecar.gate.confirm, sidecar.gate.sealed as s, sidecar.gate.trust, sidecar.catalog.poison; "
+    code = ("import sys, sidecar.gate.confirmation.stage, sidecar.gate.confirmation.sealed as s, sidecar.trust.screen, sidecar.trust.scan; "
             "before = 'cryptography' in sys.modules; sealer = s.Sealer(bytes(32)); "
             "token = sealer.seal(sealer.new_claim(bot='b', face='f', tool='t', arguments={}, seconds=5)); "
             "print(before, 'cryptography' in sys.modules, sealer.open(token) is not None)")
@@ -301,8 +323,8 @@ def test_the_selection_cut_before_the_early_start_stays_light() -> None:
 
 
 def test_confirmation_and_review_paths_load_no_redis_without_a_store() -> None:
-    """Shared spent states and pins (sidecar.gate.shared_trust) load redis only with store.url."""
-    code = ("import sys, sidecar.gate.confirm, sidecar.gate.store, sidecar.gate.sealed, sidecar_admin.commands; "
+    """Shared spent states and pins (sidecar.trust.shared) load redis only with store.url."""
+    code = ("import sys, sidecar.gate.confirmation.stage, sidecar.gate.budget.store, sidecar.gate.confirmation.sealed, sidecar_admin.commands; "
             "print(' '.join(sorted(sys.modules)))")
     loaded = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split())
     assert not {m for m in loaded if m.split(".")[0] == "redis"}

@@ -18,9 +18,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Literal
 
-from sidecar.catalog.pins import Pinning
 from sidecar.config import ServerConfig, SidecarConfig
 from sidecar.redact import Redactor, answer_secrets, url_credentials
 
@@ -36,7 +35,7 @@ class ServerFacts:
     smallest_budget: int  # under this, no result is even decoded
     answer_secrets: tuple[str, ...]
     log_secrets: tuple[str, ...]
-    pinning: Mapping[str, Pinning]
+    pinning: Mapping[str, Literal["hold", "warn", "off"]]  # a `Pinning` of sidecar/trust/pins.py (trust sits above the catalog)
     consequential: Mapping[str, frozenset[str]]
     deadlines: Mapping[str, float | None]
     answers: Redactor = field(compare=False, repr=False)

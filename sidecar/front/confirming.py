@@ -19,9 +19,9 @@ import secrets
 import weakref
 from typing import Any, cast
 
-from sidecar.gate.confirm import Asker, Confirmer
-from sidecar.gate.held import CallerScope
-from sidecar.gate.sealed import StateClaim
+from sidecar.gate.confirmation.stage import Asker, Confirmer
+from sidecar.gate.budget.held import CallerScope
+from sidecar.gate.confirmation.sealed import StateClaim
 from sidecar.hub.session import EngineSession
 from sidecar.wire import Relayed, Request
 from sidecar.wire.versions import MODERN_VERSION

@@ -5,8 +5,11 @@ Owns the session's side of a request's life: ids already in flight are refused, 
 method is -32601, a handler's `SidecarError` becomes its code and words, and any unexpected
 exception becomes -32603 naming the method and the kind of fault (a missing module names
 its package and how to install it; the traceback goes to the log at DEBUG only, redacted),
-and the process keeps serving. Also owns forwarding a request to one upstream with its
-cancellation and progress attached. The methods themselves are `sidecar.front.methods`.
+and the process keeps serving. Each request's params are typed here, once, before its
+handler runs (`sidecar.wire.requests`): params that do not fit the method's struct are
+answered -32602 naming the field, and the handler never sees them. Also owns forwarding a
+request to one upstream with its cancellation and progress attached (the engine's progress
+token comes from the typed params). The methods themselves are `sidecar.front.methods`.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from sidecar.hub.face import Face
 from sidecar.hub.session import EngineSession
 from sidecar.redact import Redactor
 from sidecar.upstream import Upstream
+from sidecar.wire.requests import PROGRESS_TOKEN, CancelledParams, Params, params_of
 from sidecar.wire.versions import MODERN_VERSION, without_envelope
 from sidecar.wire import (
     Answer,
@@ -112,16 +116,21 @@ class Dispatcher:
         if handler is None:
             session.emit(ErrorAnswer(req.id, METHOD_NOT_FOUND, f"method not found: {req.method}"))
             return
+        try:
+            params = params_of(req.method, req.params)
+        except SidecarError as exc:
+            session.emit(ErrorAnswer(req.id, exc.code, exc.message))
+            return
         session.in_flight[req.id] = None
         tracer = self.face.tracer
         if tracer is not None:
             handler = tracer.wrap(handler)
-        self.spawn(self._serve(handler, req))
+        self.spawn(self._serve(handler, req, params))
 
-    async def _serve(self, handler: Handler, req: Request) -> None:
+    async def _serve(self, handler: Handler, req: Request, params: Params) -> None:
         answer: Event
         try:
-            answer = Answer(req.id, await handler(self, req))
+            answer = Answer(req.id, await handler(self, req, params))
         except CallCancelled:
             return
         except SidecarError as exc:
@@ -136,7 +145,13 @@ class Dispatcher:
 
     def _notification(self, note: Notification) -> None:
         if note.method == "notifications/cancelled":
-            self.session.cancel(note.params.get("requestId"))  # type: ignore[arg-type]
+            try:
+                cancelled = params_of(note.method, note.params)
+            except SidecarError:
+                return  # a notification gets no answer: one the sidecar cannot read changes nothing
+            assert type(cancelled) is CancelledParams
+            if cancelled.requestId is not None:
+                self.session.cancel(cancelled.requestId)
         elif note.method == "notifications/roots/list_changed":
             for upstream in self.face.pool.ready():
                 upstream.ready_connection().notify(note.method)
@@ -156,12 +171,11 @@ class Dispatcher:
 
     # -- relaying -----------------------------------------------------------------
 
-    def progress_sink(self, req: Request) -> Callable[[dict[str, Any]], None] | None:
+    def progress_sink(self, req: Request, params: Params) -> Callable[[dict[str, Any]], None] | None:
         """Relays an upstream's progress to the engine while `req` is in flight; None when
         the request carries no progress token (nothing is built then)."""
-        meta = req.params.get("_meta")
-        token = meta.get("progressToken") if isinstance(meta, dict) else None
-        if type(token) is not int and type(token) is not str:
+        token = params.progress
+        if token is None:
             return None
         return _Progress(self.session, req.id, token, self.face.gate.answers).relay
 
@@ -169,24 +183,26 @@ class Dispatcher:
         """Records where `req` went (connection, upstream id), so a cancellation follows it."""
         return _Sent(self.session.in_flight, req.id).sent
 
-    async def forward(self, req: Request, upstream: Upstream, params: dict[str, Any] | None = None) -> msgspec.Raw:
-        """Send `req` to one upstream under a fresh id; cancellation and progress follow it;
-        configured secrets are redacted from the answer."""
-        body = _without_envelope(req.params if params is None else params)
+    async def forward(self, req: Request, params: Params, upstream: Upstream,
+                      body: dict[str, Any] | None = None) -> msgspec.Raw:
+        """Send `req` to one upstream under a fresh id, with `body` for params (the
+        request's own when None); cancellation and progress follow it; configured secrets
+        are redacted from the answer."""
+        sent = _without_envelope(req.params if body is None else body)
         relay = self._relay(req, upstream)
         if relay is not None:  # a 2026-07-28 engine and server: their rounds pass through (sidecar.front.eras)
-            body = relay.params(body, *relay.round)
+            sent = relay.params(sent, *relay.round)
         conn = upstream.ready_connection()
         if self.face.tracer is not None:  # a client span, its context in the _meta sent on
             def send(traced: dict[str, Any]) -> Awaitable[msgspec.Raw]:
-                return conn.request(req.method, traced, self.progress_sink(req), self.mark_sent(req))
+                return conn.request(req.method, traced, self.progress_sink(req, params), self.mark_sent(req))
 
-            answer: msgspec.Raw = await self.face.tracer.forward(send, body or {}, upstream.config, req.method)
+            answer: msgspec.Raw = await self.face.tracer.forward(send, sent or {}, upstream.config, req.method)
         else:
-            answer = await conn.request(req.method, body or None, self.progress_sink(req), self.mark_sent(req))
+            answer = await conn.request(req.method, sent or None, self.progress_sink(req, params), self.mark_sent(req))
         scrub = self.face.gate.answers
         if ASKS.search(answer) is not None:  # a 2026-07-28 server's questions (sidecar.gate.asked)
-            answer = await self._answer_questions(req, upstream, body, answer, relay)
+            answer = await self._answer_questions(req, params, upstream, sent, answer, relay)
         return scrub_answer(answer, scrub) if scrub else answer
 
     def _relay(self, req: Request, upstream: Upstream) -> Any:
@@ -203,7 +219,7 @@ class Dispatcher:
             relay.round = (claim, answers)
         return relay
 
-    async def _answer_questions(self, req: Request, upstream: Upstream, body: dict[str, Any],
+    async def _answer_questions(self, req: Request, params: Params, upstream: Upstream, body: dict[str, Any],
                                 answer: msgspec.Raw, relay: Any = None) -> msgspec.Raw:
         from sidecar.front.eras.asking import engine_asker
         from sidecar.gate.asked import answer_rounds
@@ -211,7 +227,7 @@ class Dispatcher:
         conn = upstream.ready_connection()
 
         def send(again: dict[str, Any]) -> Awaitable[msgspec.Raw]:
-            return conn.request(req.method, again, self.progress_sink(req), self.mark_sent(req))
+            return conn.request(req.method, again, self.progress_sink(req, params), self.mark_sent(req))
 
         ask = engine_asker(self.session, self.face.config.policy.confirm_seconds)
         wrap = (lambda asked: relay.wrap(asked, False)) if relay is not None else None
@@ -259,4 +275,4 @@ class _Progress:
         if self.ident in self.session.in_flight:
             scrub = self.scrub
             self.session.notify("notifications/progress", {**(scrub.clean(params) if scrub else params),
-                                                           "progressToken": self.token})
+                                                           PROGRESS_TOKEN: self.token})

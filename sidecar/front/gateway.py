@@ -141,7 +141,7 @@ class Gateway:
         return web.Response(text="ok\n")
 
     async def _metrics(self, request: web.Request) -> web.Response:
-        from sidecar.front.metrics import CONTENT_TYPE
+        from sidecar.gate.observers.metrics import CONTENT_TYPE
 
         return web.Response(body=self.metrics.render(), headers={"Content-Type": CONTENT_TYPE})
 

@@ -3,6 +3,8 @@
 The method table (`sidecar.front.methods`) and the dispatcher that runs it
 (`sidecar.front.dispatcher`) both depend on this room and not on each other: the
 dispatcher is given a table, and a handler sees only the `Handling` surface below.
+A handler is called with the request and its params already typed (`sidecar.wire.requests`,
+converted once by the dispatcher): it reads the struct, and forwards the request's own params.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from sidecar.hub.session import EngineSession
 from sidecar.redact import Redactor
 from sidecar.upstream import Upstream
 from sidecar.wire import Request
+from sidecar.wire.requests import Params
 
 __all__ = ["Handler", "Handling", "MethodTable", "Result"]
 
@@ -31,13 +34,14 @@ class Handling(Protocol):
     session: EngineSession
     redact: Redactor
 
-    def progress_sink(self, req: Request) -> Callable[[dict[str, Any]], None] | None: ...
+    def progress_sink(self, req: Request, params: Params) -> Callable[[dict[str, Any]], None] | None: ...
 
     def mark_sent(self, req: Request) -> Callable[[Any, int], None]: ...
 
-    async def forward(self, req: Request, upstream: Upstream,
-                      params: dict[str, Any] | None = None) -> msgspec.Raw: ...
+    async def forward(self, req: Request, params: Params, upstream: Upstream,
+                      body: dict[str, Any] | None = None) -> msgspec.Raw: ...
 
 
-Handler = Callable[[Handling, Request], Awaitable[Result]]
+# (session, request, its typed params: the struct `sidecar.wire.requests.PARAMS` names)
+Handler = Callable[[Handling, Request, Any], Awaitable[Result]]
 MethodTable = Mapping[str, Handler]

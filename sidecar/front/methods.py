@@ -4,7 +4,8 @@ the table the dispatcher reads them from.
 Owns what each method answers: `initialize` (the version chosen from what the engine
 offers, the union of the upstreams' capabilities), the tool listing and the tool call
 (through the gate), and resources, prompts and completions routed by name or URI to the
-upstream that owns them. Refuses bad params with -32602 naming the parameter.
+upstream that owns them. Each handler takes its params typed (`sidecar.wire.requests`):
+the dispatcher refused params that do not fit with -32602 naming the field before it runs.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from collections.abc import Callable
 from typing import Any
 
 from sidecar.catalog.apps import ui_extension
-from sidecar.errors import INVALID_PARAMS, EngineInputError
 from sidecar.front.confirming import caller_of, confirmer_for
 from sidecar.front.eras.asking import engine_asker
 from sidecar.front.eras.listen_resources import watched_on_stateless
@@ -27,6 +27,17 @@ from sidecar.hub.tasks import tasks_capability
 from sidecar.upstream import Connection, lifecycle
 from sidecar.wire import Request
 from sidecar.wire.hello import TASKS_WHILE_STARTING, hello_of, offer
+from sidecar.wire.requests import (
+    CallParams,
+    CompleteParams,
+    InitializeParams,
+    LevelParams,
+    PageParams,
+    PromptParams,
+    PromptRef,
+    ResourceRef,
+    UriParams,
+)
 from sidecar.wire.task_shapes import TASKS_EXTENSION, declares_tasks
 from sidecar.wire.versions import UI_EXTENSION
 
@@ -36,14 +47,7 @@ __all__ = ["METHODS", "server_capabilities"]
 _EMPTY = b"{}"
 
 
-def text_param(req: Request, key: str) -> str:
-    value = req.params.get(key)
-    if not isinstance(value, str):
-        raise EngineInputError(f"params.{key} must be a string")
-    return value
-
-
-async def initialize(d: Handling, req: Request) -> Result:
+async def initialize(d: Handling, req: Request, params: InitializeParams) -> Result:
     hello = hello_of(req.params, server_capabilities(d.face))
     d.session.protocol_version = hello.version
     d.session.client_capabilities = hello.client_capabilities
@@ -79,32 +83,21 @@ def _tasks_offers(face: Face) -> list[dict[str, Any]]:
             for u in face.pool if lifecycle.is_ready(u.state) or lifecycle.is_starting(u.state)]
 
 
-async def tools_list(d: Handling, req: Request) -> Result:
-    cursor = req.params.get("cursor")
+async def tools_list(d: Handling, req: Request, params: PageParams) -> Result:
     await d.face.wait_for_first_start()
-    return d.face.tools_page(0 if cursor is None else decode_cursor(cursor))
+    return d.face.tools_page(0 if params.cursor is None else decode_cursor(params.cursor))
 
 
-async def tools_call(d: Handling, req: Request) -> Result:
-    params = req.params
-    name = params.get("name")
-    if not isinstance(name, str):
-        raise EngineInputError("params.name must be a string")
-    arguments = params.get("arguments", {})
-    if arguments is None:
-        arguments = {}
-    if not isinstance(arguments, dict):
-        raise EngineInputError("params.arguments must be an object")
-    meta, task = params.get("_meta"), params.get("task")
+async def tools_call(d: Handling, req: Request, params: CallParams) -> Result:
     session = d.session
-    relay, relayed, answers = relayed_round(d.face, session, caller_of(session), params, req.method)
+    relay, relayed, answers = relayed_round(d.face, session, caller_of(session), req.params, req.method)
     call = ToolCall(
-        name=name,
-        arguments=arguments,
-        meta=meta if isinstance(meta, dict) else None,
-        task=task if isinstance(task, dict) else None,
+        name=params.name,
+        arguments={} if params.arguments is None else params.arguments,
+        meta=params.meta,
+        task=params.task,
         session=session.held_scope,
-        progress=d.progress_sink(req) if meta is not None else None,
+        progress=d.progress_sink(req, params),
         on_sent=d.mark_sent(req),
         confirmer=confirmer_for(session, req, relayed),
         ask_engine=engine_asker(session, d.face.config.policy.confirm_seconds),
@@ -114,60 +107,55 @@ async def tools_call(d: Handling, req: Request) -> Result:
     )
     await d.face.gate.run(call)
     answer = call_answer(call, d.redact)
-    modern = call.task is None and declares_tasks(meta)  # the 2026 tasks extension: the server decides
+    modern = call.task is None and declares_tasks(params.meta)  # the 2026 tasks extension: the server decides
     if (call.task is not None or modern) and call.target is not None:  # a task made by a call that passed the gate
         return d.face.tasks.adopt(session.held_scope, call.target, answer, modern_engine=modern)
     return answer
 
 
-async def resources_list(d: Handling, req: Request) -> Result:
+async def resources_list(d: Handling, req: Request, params: PageParams) -> Result:
     return {"resources": [r for u in d.face.pool.ready() for r in u.listing.resources]}
 
 
-async def resource_templates_list(d: Handling, req: Request) -> Result:
+async def resource_templates_list(d: Handling, req: Request, params: PageParams) -> Result:
     return {"resourceTemplates": [t for u in d.face.pool.ready() for t in u.listing.templates]}
 
 
-async def by_uri(d: Handling, req: Request) -> Result:
-    return await d.forward(req, await d.face.upstream_for_resource(text_param(req, "uri")))
+async def by_uri(d: Handling, req: Request, params: UriParams) -> Result:
+    return await d.forward(req, params, await d.face.upstream_for_resource(params.uri))
 
 
-async def resource_subscription(d: Handling, req: Request) -> Result:
+async def resource_subscription(d: Handling, req: Request, params: UriParams) -> Result:
     """Passed on to a session-era upstream; a 2026-07-28 one hears of it on the sidecar's listen stream."""
-    uri = text_param(req, "uri")
-    upstream = await d.face.upstream_for_resource(uri)
-    if watched_on_stateless(upstream, uri, req.method == "resources/subscribe"):
+    upstream = await d.face.upstream_for_resource(params.uri)
+    if watched_on_stateless(upstream, params.uri, req.method == "resources/subscribe"):
         return {}
-    return await d.forward(req, upstream)
+    return await d.forward(req, params, upstream)
 
 
-async def prompts_list(d: Handling, req: Request) -> Result:
+async def prompts_list(d: Handling, req: Request, params: PageParams) -> Result:
     return {"prompts": [entry.spec for entry in d.face.catalog.prompts]}
 
 
-async def prompts_get(d: Handling, req: Request) -> Result:
-    upstream, name = await d.face.upstream_for_prompt(text_param(req, "name"))
-    return await d.forward(req, upstream, {**req.params, "name": name})
+async def prompts_get(d: Handling, req: Request, params: PromptParams) -> Result:
+    upstream, name = await d.face.upstream_for_prompt(params.name)
+    return await d.forward(req, params, upstream, {**req.params, "name": name})
 
 
-async def completion_complete(d: Handling, req: Request) -> Result:
-    ref = req.params.get("ref")
-    if not isinstance(ref, dict):
-        raise EngineInputError("params.ref must be an object")
-    if ref.get("type") == "ref/prompt" and isinstance(ref.get("name"), str):
-        upstream, name = await d.face.upstream_for_prompt(ref["name"])
-        return await d.forward(req, upstream, {**req.params, "ref": {**ref, "name": name}})
-    if ref.get("type") == "ref/resource" and isinstance(ref.get("uri"), str):
-        return await d.forward(req, await d.face.upstream_for_resource(ref["uri"]))
-    raise EngineInputError("params.ref must name a prompt or a resource", code=INVALID_PARAMS)
+async def completion_complete(d: Handling, req: Request, params: CompleteParams) -> Result:
+    ref = params.ref
+    if type(ref) is PromptRef:
+        upstream, name = await d.face.upstream_for_prompt(ref.name)
+        return await d.forward(req, params, upstream, {**req.params, "ref": {**req.params["ref"], "name": name}})
+    assert type(ref) is ResourceRef
+    return await d.forward(req, params, await d.face.upstream_for_resource(ref.uri))
 
 
-async def logging_set_level(d: Handling, req: Request) -> Result:
-    level = text_param(req, "level")
+async def logging_set_level(d: Handling, req: Request, params: LevelParams) -> Result:
     for upstream in d.face.pool.ready():
         if "logging" in upstream.capabilities:
             conn = upstream.ready_connection()
-            ident, answer = conn.start_request("logging/setLevel", {"level": level})
+            ident, answer = conn.start_request("logging/setLevel", {"level": params.level})
             answer.add_done_callback(_forget_when_done(conn, ident))
     return _EMPTY
 

@@ -29,6 +29,7 @@ from sidecar.hub.tasks import RELATED_TASK, TaskRecord
 from sidecar.upstream import Upstream
 from sidecar.upstream.handshake import MODERN_CLIENT_CAPABILITIES
 from sidecar.wire import Request
+from sidecar.wire.requests import Params
 from sidecar.wire.task_shapes import TERMINAL, as_legacy, as_modern, extension_meta
 
 __all__ = ["charged_result", "detailed_task", "legacy_task", "send", "upstream_task"]
@@ -42,7 +43,9 @@ async def send(d: Handling, req: Request, record: TaskRecord, upstream: Upstream
     """One request to the task's upstream, in its shape; its answer with secrets redacted."""
     if record.modern:
         params = {**params, "_meta": extension_meta(MODERN_CLIENT_CAPABILITIES)}
-    answer = await upstream.ready_connection().request(method, params, d.progress_sink(req), d.mark_sent(req))
+    meta = req.params.get("_meta")
+    progress = d.progress_sink(req, Params(meta=meta if isinstance(meta, dict) else None))
+    answer = await upstream.ready_connection().request(method, params, progress, d.mark_sent(req))
     scrub = d.face.gate.answers
     return scrub_answer(answer, scrub) if scrub else answer
 

@@ -23,10 +23,11 @@ import msgspec
 
 from sidecar.errors import INVALID_PARAMS, METHOD_NOT_FOUND, EngineInputError
 from sidecar.front import task_bridge as bridge
-from sidecar.front.handling import Handling, Result
+from sidecar.front.handling import Handler, Handling, Result
 from sidecar.hub.tasks import TaskRecord
 from sidecar.upstream import Upstream
 from sidecar.wire import Request
+from sidecar.wire.requests import PageParams, TaskParams, UpdateParams
 from sidecar.wire.task_shapes import MISSING_CAPABILITY, TASKS_EXTENSION, as_legacy, declares_tasks
 from sidecar.wire.versions import MODERN_VERSION
 
@@ -35,8 +36,8 @@ __all__ = ["TASK_METHODS"]
 LIST_PAGES = 16  # pages read from one upstream's tasks/list for one engine request
 
 
-def _owned(d: Handling, req: Request) -> tuple[TaskRecord, Upstream]:
-    record = d.face.tasks.find(d.session.held_scope, req.params.get("taskId"))
+def _owned(d: Handling, params: TaskParams) -> tuple[TaskRecord, Upstream]:
+    record = d.face.tasks.find(d.session.held_scope, params.taskId)
     upstream = d.face.pool.get(record.alias)
     if upstream is None or not d.face.gate.grant.allows(record.alias, record.entry.name):
         raise EngineInputError(f"unknown task {record.exposed_id!r} at params.taskId", code=INVALID_PARAMS)
@@ -54,18 +55,18 @@ def _modern(d: Handling, req: Request) -> bool:
     return False
 
 
-async def tasks_get(d: Handling, req: Request) -> Result:
+async def tasks_get(d: Handling, req: Request, params: TaskParams) -> Result:
     modern = _modern(d, req)
-    record, upstream = _owned(d, req)
+    record, upstream = _owned(d, params)
     if modern:
         return await bridge.detailed_task(d, req, record, upstream)
     task: dict[str, Any] = d.face.tasks.outward_related(record.alias, await bridge.legacy_task(d, req, record, upstream))
     return task
 
 
-async def tasks_cancel(d: Handling, req: Request) -> Result:
+async def tasks_cancel(d: Handling, req: Request, params: TaskParams) -> Result:
     modern = _modern(d, req)
-    record, upstream = _owned(d, req)
+    record, upstream = _owned(d, params)
     answer = await bridge.send(d, req, record, upstream, "tasks/cancel", {"taskId": record.upstream_id})
     if modern:
         return {"resultType": "complete"}  # the extension's empty acknowledgement, whoever owns the task
@@ -78,25 +79,25 @@ async def tasks_cancel(d: Handling, req: Request) -> Result:
     return shaped
 
 
-async def tasks_update(d: Handling, req: Request) -> Result:
+async def tasks_update(d: Handling, req: Request, params: UpdateParams) -> Result:
     if not _modern(d, req):
         raise EngineInputError(f"tasks/update is a method of the {TASKS_EXTENSION} extension: declare it in "
                                "params._meta's client capabilities", code=MISSING_CAPABILITY)
-    record, upstream = _owned(d, req)
+    record, upstream = _owned(d, params)
     if not record.modern:
         raise EngineInputError(f"task {record.exposed_id!r} belongs to a server of the 2025-11-25 revision, "
                                "which asks its questions itself: nothing to update", code=INVALID_PARAMS)
-    responses = req.params.get("inputResponses")
+    responses = params.inputResponses
     if not isinstance(responses, dict):
         raise EngineInputError("params.inputResponses must be an object", code=INVALID_PARAMS)
-    params = {"taskId": record.upstream_id, "inputResponses": responses}
-    await bridge.send(d, req, record, upstream, "tasks/update", params)
+    update = {"taskId": record.upstream_id, "inputResponses": responses}
+    await bridge.send(d, req, record, upstream, "tasks/update", update)
     return {"resultType": "complete"}
 
 
-async def tasks_result(d: Handling, req: Request) -> Result:
+async def tasks_result(d: Handling, req: Request, params: TaskParams) -> Result:
     _legacy_only(d, req)
-    record, upstream = _owned(d, req)
+    record, upstream = _owned(d, params)
     return await bridge.charged_result(d, req, record, upstream)
 
 
@@ -107,7 +108,7 @@ def _legacy_only(d: Handling, req: Request) -> None:
                                "(tasks/get inlines the result)", code=METHOD_NOT_FOUND)
 
 
-async def tasks_list(d: Handling, req: Request) -> Result:
+async def tasks_list(d: Handling, req: Request, params: PageParams) -> Result:
     _legacy_only(d, req)
     mine = d.face.tasks.of(d.session.held_scope)
     tasks: list[dict[str, Any]] = []
@@ -121,18 +122,18 @@ async def tasks_list(d: Handling, req: Request) -> Result:
             continue
         if "tasks" not in (upstream.capabilities or {}):
             continue
-        for task in await _upstream_tasks(d, req, upstream):
+        for task in await _upstream_tasks(d, req, params, upstream):
             record = d.face.tasks.by_upstream(alias, task.get("taskId")) if isinstance(task, dict) else None
             if record is not None and record.owner == d.session.held_scope:  # this session's, no other's
                 tasks.append({**task, "taskId": record.exposed_id})
     return {"tasks": tasks}
 
 
-async def _upstream_tasks(d: Handling, req: Request, upstream: Upstream) -> list[Any]:
+async def _upstream_tasks(d: Handling, req: Request, params: PageParams, upstream: Upstream) -> list[Any]:
     found: list[Any] = []
     cursor: object = None
     for _ in range(LIST_PAGES):
-        page = msgspec.json.decode(await d.forward(req, upstream, {"cursor": cursor} if cursor else {}))
+        page = msgspec.json.decode(await d.forward(req, params, upstream, {"cursor": cursor} if cursor else {}))
         if not isinstance(page, dict):
             break
         found += page.get("tasks") or []
@@ -142,7 +143,7 @@ async def _upstream_tasks(d: Handling, req: Request, upstream: Upstream) -> list
     return found
 
 
-TASK_METHODS = {
+TASK_METHODS: dict[str, Handler] = {
     "tasks/get": tasks_get,
     "tasks/cancel": tasks_cancel,
     "tasks/result": tasks_result,

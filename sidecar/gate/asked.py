@@ -16,7 +16,7 @@ from typing import Any
 import msgspec
 
 from sidecar.errors import UpstreamError
-from sidecar.gate.budget import text_result
+from sidecar.gate.budget.charge import text_result
 from sidecar.redact import Redactor
 from sidecar.upstream.input_required import InputRequired, read_input_required
 

@@ -8,7 +8,7 @@ The chain, each stage an object with its contract in its own module (`sidecar.ga
 a trio's call tool and `query_result` all take this one path. `Gate.run` owns the
 ending: whatever a stage does (returns without ending, raises a `SidecarError`, raises
 anything else, or is cancelled) the call leaves it ended exactly once and recorded
-exactly once (`sidecar.gate.record`); a cancellation is recorded, then propagates.
+exactly once (`sidecar.gate.observers.record`); a cancellation is recorded, then propagates.
 """
 
 from __future__ import annotations
@@ -24,21 +24,21 @@ from sidecar.catalog.facts import facts_for
 from sidecar.catalog.live import LiveRedactor
 from sidecar.config import ServerConfig, SidecarConfig
 from sidecar.errors import CallCancelled, SidecarError
-from sidecar.gate.audit import AuditLog
+from sidecar.gate.observers.audit import AuditLog
 from sidecar.gate.call import StageFault, ToolCall
 from sidecar.gate.grants import Grant
-from sidecar.gate.held import HeldStore
+from sidecar.gate.budget.held import HeldStore
 from sidecar.gate.parts import GateParts, SharedState
 from sidecar.gate.policy import PolicyEngine
-from sidecar.gate.query import QueryLimits
-from sidecar.gate.record import Observer, Recorder
+from sidecar.gate.budget.query import QueryLimits
+from sidecar.gate.observers.record import Observer, Recorder
 from sidecar.gate.stages.base import Current, Next, Stage
-from sidecar.gate.stages.charge import LARGE_RESULT, ChargeResult
+from sidecar.gate.budget.stage import LARGE_RESULT, ChargeResult
 from sidecar.gate.stages.checks import CheckGrant, CheckPolicy
 from sidecar.gate.stages.resolve import QUERY_RESULT, Resolve
 from sidecar.gate.stages.terminal import RunCall
-from sidecar.gate.store import SharedHeldStore
-from sidecar.gate.trust import Trust
+from sidecar.gate.budget.store import SharedHeldStore
+from sidecar.trust.screen import Trust
 from sidecar.redact import Redactor
 from sidecar.upstream import Pool
 
@@ -154,7 +154,7 @@ class Gate:
 
     @property
     def confirm(self) -> Any:
-        """The confirmation stage (`sidecar.gate.confirm.ConfirmStage`), once made."""
+        """The confirmation stage (`sidecar.gate.confirmation.stage.ConfirmStage`), once made."""
         return self.check_policy.confirm
 
     def confirm_stage(self) -> Any:

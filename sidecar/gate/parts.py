@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 
-from sidecar.gate.record import Observer
+from sidecar.gate.observers.record import Observer
 from sidecar.gate.stages.base import Stage
 
 if TYPE_CHECKING:
     from sidecar.catalog import LiveCatalog
-    from sidecar.gate.audit import AuditLog
-    from sidecar.gate.held import HeldStore
-    from sidecar.gate.store import SharedHeldStore
+    from sidecar.gate.observers.audit import AuditLog
+    from sidecar.gate.budget.held import HeldStore
+    from sidecar.gate.budget.store import SharedHeldStore
 
 __all__ = ["GateParts", "SharedState"]
 
@@ -32,7 +32,7 @@ __all__ = ["GateParts", "SharedState"]
 class SharedState(Protocol):
     """State one bot's face shares with its other replicas (`sidecar.store.share`)."""
 
-    spent: Any  # where used confirmation state ids go (`sidecar.gate.confirm.SpentStates`)
+    spent: Any  # where used confirmation state ids go (`sidecar.gate.confirmation.stage.SpentStates`)
 
     def held(self, local: HeldStore) -> SharedHeldStore:
         """The held store, shared, around this replica's own."""

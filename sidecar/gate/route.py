@@ -24,13 +24,14 @@ from sidecar.upstream.handshake import MODERN_CLIENT_CAPABILITIES
 from sidecar.upstream.supervisor import Upstream
 from sidecar.wire.task_shapes import declares_tasks, extension_meta, offers_extension
 from sidecar.errors import EngineInputError, SidecarError, UpstreamError, UpstreamUnavailable
-from sidecar.gate.budget import text_result
+from sidecar.gate.budget.charge import text_result
 from sidecar.gate.call import ToolCall
-from sidecar.gate.held import HeldStore
-from sidecar.gate.query import QueryLimits, answer_query
-from sidecar.gate.store import SharedHeldStore
+from sidecar.gate.budget.held import HeldStore
+from sidecar.gate.budget.query import QueryLimits, answer_query
+from sidecar.gate.budget.store import SharedHeldStore
 from sidecar.redact import Redactor
 from sidecar.upstream import Pool
+from sidecar.wire.requests import PROGRESS_TOKEN
 from sidecar.wire.versions import CAPABILITIES_KEY, MODERN_VERSION, without_envelope
 
 __all__ = ["ASKS", "route_upstream", "answer_locally", "scrub_answer", "SEARCH_SECONDS", "tool_error"]
@@ -79,7 +80,7 @@ async def route_upstream(call: ToolCall, pool: Pool, deadline: float | None, scr
         conn = upstream.ready_connection()
         params: dict[str, Any] = {"name": call.target.name, "arguments": call.arguments}
         if call.meta:
-            rest = {k: v for k, v in without_envelope(call.meta).items() if k != "progressToken"}
+            rest = {k: v for k, v in without_envelope(call.meta).items() if k != PROGRESS_TOKEN}
             if rest:
                 params["_meta"] = rest
         if call.task is not None:  # the answer is then a CreateTaskResult (the front records the task)

@@ -37,7 +37,7 @@ class FaceOptions(msgspec.Struct, frozen=True):
     environ: Mapping[str, str] | None = None  # the settings' copy (layout switch, confirmation key)
     shared: SharedState | None = None  # `store.url`, for a face serving stateless callers
     observers: tuple[Observer, ...] = ()  # e.g. the metrics' counter for this face
-    tracing: Any = None  # a `sidecar.front.tracing.Tracing` when traces are on
+    tracing: Any = None  # a `sidecar.gate.observers.tracing.Tracing` when traces are on
 
 
 def build_face(config: SidecarConfig, opener: ChannelOpener = open_channel,

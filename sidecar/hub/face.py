@@ -82,7 +82,7 @@ class Face(ReadsLive):
         self.closing = False  # set at shutdown: no more notifications to the engine
         self.stateless_scope = object()  # held results of 2026-07-28 requests live here
         self.watchers: list[Callable[[Upstream], None]] = []  # told of every upstream change (health schedule)
-        self.tracer: Any = tracer  # a sidecar.front.tracing.Tracing when traces are on
+        self.tracer: Any = tracer  # a sidecar.gate.observers.tracing.Tracing when traces are on
         self.tasks = TaskTable()  # the tasks engine sessions made, by the upstream that owns each
         self.url_elicitations = UrlElicitations()  # who was asked each URL-mode question, for its completion
         self._started = time.monotonic()

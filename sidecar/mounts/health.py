@@ -26,7 +26,7 @@ from typing import Any, Literal, TypeVar
 import msgspec
 
 from sidecar.catalog.live import LiveCatalog
-from sidecar.catalog.pins import Approval, Pin, PinsNotKept, digest_of, pin_tools
+from sidecar.trust.pins import Approval, Pin, PinsNotKept, digest_of, pin_tools
 from sidecar.config import ServerConfig, SidecarConfig
 from sidecar.private_files import lock_beside, write_private
 
@@ -200,7 +200,7 @@ def _pins_after(before: HealthRecord | None, result: CheckResult, approval: Appr
     stays reviewed); anything else keeps the pins there were."""
     kept = before.pins if before is not None else None
     if approval is not None and result.ok and result.definitions:
-        from sidecar.catalog.poison import scan_tools
+        from sidecar.trust.scan import scan_tools
 
         named = [t for t in result.definitions if isinstance(t.get("name"), str) and t.get("name")]
         found = dict(zip((digest_of(t) for t in named), scan_tools(named)))

@@ -23,8 +23,8 @@ import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
 from sidecar.config import Store
-from sidecar.gate.held import HeldResult
-from sidecar.gate.store import StoreUnavailable
+from sidecar.gate.budget.held import HeldResult
+from sidecar.gate.budget.store import StoreUnavailable
 
 __all__ = ["RedisBackend"]
 

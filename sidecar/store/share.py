@@ -3,7 +3,7 @@
 Owns what `store.url` asks for: `shared_state` gives the composition root the
 `SharedState` a gate is built with (`sidecar.gate.parts`): its held store becomes a
 `SharedHeldStore` on the Redis backend (`sidecar.store.redis_backend`), and its spent
-confirmation states and pins move to Redis too (`sidecar.gate.shared_trust`). The redis
+confirmation states and pins move to Redis too (`sidecar.trust.shared`). The redis
 package loads only here, when `store.url` is set. Refuses, as a `ConfigError` at
 `store.url`: a missing redis package, an address that is not a Redis URL (its words never
 repeat the address).
@@ -15,9 +15,9 @@ from typing import Any
 
 from sidecar.config import Store
 from sidecar.errors import ConfigError
-from sidecar.gate.held import HeldStore
+from sidecar.gate.budget.held import HeldStore
 from sidecar.gate.parts import SharedState
-from sidecar.gate.store import SharedHeldStore
+from sidecar.gate.budget.store import SharedHeldStore
 
 __all__ = ["shared_state"]
 
@@ -47,6 +47,6 @@ def shared_state(settings: Store, namespace: str) -> SharedState:
         raise ConfigError("store.url", "a shared store needs the redis package (the [store] extra)") from None
     except ValueError as exc:  # its words may repeat the URL and its password: not shown
         raise ConfigError("store.url", f"not a Redis URL ({type(exc).__name__})") from None
-    from sidecar.gate.shared_trust import SharedTrust  # the sync redis client loads only now
+    from sidecar.trust.shared import SharedTrust  # the sync redis client loads only now
 
     return _RedisShared(backend, SharedTrust(settings, namespace), namespace)

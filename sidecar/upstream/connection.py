@@ -47,6 +47,7 @@ from sidecar.wire import (
 )
 from sidecar.wire.depth import too_deep
 from sidecar.wire.repair import repair_frame
+from sidecar.wire.requests import PROGRESS_TOKEN, progress_token
 from sidecar.wire.salvage import EDGE_BYTES, DroppedFrame, salvage
 
 __all__ = ["Connection", "Transport", "PeerHandler", "ProgressSink"]
@@ -162,7 +163,7 @@ class Connection:
         self._progress[token] = sink
         params = dict(params or {})
         meta = dict(params.get("_meta") or {})
-        meta["progressToken"] = token
+        meta[PROGRESS_TOKEN] = token
         params["_meta"] = meta
         return params, token
 
@@ -249,7 +250,7 @@ class Connection:
             return
         if not isinstance(params, dict):
             return
-        token = params.get("progressToken")
+        token = progress_token(params)
         sink = self._progress.get(token) if type(token) is int else None
         if sink is not None:
             sink(params)

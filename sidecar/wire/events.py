@@ -22,6 +22,7 @@ from sidecar.wire.jsonrpc import (
     encode_request,
     encode_result,
 )
+from sidecar.wire.requests import progress_token
 
 __all__ = ["Answer", "ErrorAnswer", "Event", "Notice", "Relayed", "encode_event"]
 
@@ -53,8 +54,7 @@ class Notice(msgspec.Struct, frozen=True):
     @property
     def progress_token(self) -> int | str | None:
         """The token a progress notification carries (an integer or a string), else None."""
-        token = self.params.get("progressToken") if isinstance(self.params, dict) else None
-        return token if type(token) is int or type(token) is str else None
+        return progress_token(self.params)
 
 
 class Relayed(msgspec.Struct, frozen=True):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from sidecar.catalog.pins import Approval
+from sidecar.trust.pins import Approval
 from sidecar.errors import ConfigError
 from sidecar.hub.face import Face
 from sidecar.mounts.health import CheckResult

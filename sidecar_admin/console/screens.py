@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
 
-from sidecar.catalog.pins import Change, Pin
+from sidecar.trust.pins import Change, Pin
 from sidecar_admin import views
 from sidecar_admin.console.pages import Escape, notice, post_form, table, when
 from sidecar_admin.console.state import CallLine, ServerRow

@@ -11,8 +11,8 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from sidecar.catalog import poison
-from sidecar.catalog.poison import Finding, scan_tools, tool_text
+from sidecar.trust import scan as poison
+from sidecar.trust.scan import Finding, scan_tools, tool_text
 from tests.trust.corpus import POISONED, benign_catalogs
 
 _CORPUS = [tool for tools in benign_catalogs().values() for tool in tools[:40]] + [t for _, t in POISONED]

@@ -17,9 +17,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sidecar.catalog import UpstreamListing, build_catalog
-from sidecar.catalog.pins import Memo, judge, pin_tools
-from sidecar.catalog.poison import scan_tool, scan_tools, tool_text
-from sidecar.catalog.poison_rules import JSON_TYPES, SCHEMA_WORDS
+from sidecar.trust.pins import Memo, judge, pin_tools
+from sidecar.trust.scan import scan_tool, scan_tools, tool_text
+from sidecar.trust.scan_rules import JSON_TYPES, SCHEMA_WORDS
 from sidecar.catalog.sanitize import strip_invisible
 
 # (the rule, a phrase it must find wherever the phrase sits)
@@ -200,7 +200,7 @@ def test_a_phrase_joined_by_underscores_in_a_key_is_read_as_words() -> None:
 @settings(max_examples=200, deadline=None)
 @given(JSON_VALUES)
 def test_the_deep_walker_reads_what_the_shallow_one_reads_in_the_same_order(value: Any) -> None:
-    from sidecar.catalog.poison import _collect, _walk_deep
+    from sidecar.trust.scan import _collect, _walk_deep
 
     shallow: list[tuple[str, str]] = []
     _collect(value, "x", "x", shallow, 0)

@@ -11,8 +11,8 @@ import pytest
 import redis.asyncio as aioredis
 
 from sidecar.config import Store
-from sidecar.gate.held import HeldResult
-from sidecar.gate.store import StoreUnavailable
+from sidecar.gate.budget.held import HeldResult
+from sidecar.gate.budget.store import StoreUnavailable
 from sidecar.store.redis_backend import RedisBackend
 from tests.cloud.cloud_support import open_redis
 from tests.http.http_support import free_port

@@ -17,14 +17,14 @@ import pytest
 import redis
 
 from sidecar.catalog.merge import UpstreamListing
-from sidecar.catalog.pins import Approval, Pin, PinsNotKept, pin_tools
+from sidecar.trust.pins import Approval, Pin, PinsNotKept, pin_tools
 from sidecar.config import Audit, ServerConfig, Store, load_config
-from sidecar.gate.audit import AuditLog
-from sidecar.gate.confirm import ConfirmStage, Confirmer
-from sidecar.gate.sealed import Sealer
-from sidecar.gate.store import StoreUnavailable
-from sidecar.gate.trust import Trust
-from sidecar.gate.shared_trust import RedisPins, RedisSpent, sync_client
+from sidecar.gate.observers.audit import AuditLog
+from sidecar.gate.confirmation.stage import ConfirmStage, Confirmer
+from sidecar.gate.confirmation.sealed import Sealer
+from sidecar.gate.budget.store import StoreUnavailable
+from sidecar.trust.screen import Trust
+from sidecar.trust.shared import RedisPins, RedisSpent, sync_client
 from tests.cloud.cloud_support import open_redis
 from tests.http.http_support import free_port
 

@@ -15,7 +15,7 @@ import anyio
 import pytest
 
 from sidecar.config import ServerConfig
-from sidecar.front.tracing import _client_attributes
+from sidecar.gate.observers.tracing import _client_attributes
 from tests.cloud.cloud_support import Client, fault_entry, stateless_call, write_config
 from tests.cloud.otlp_receiver import attributes, otlp_receiver
 from tests.conftest import REPO, UPSTREAMS, child_env

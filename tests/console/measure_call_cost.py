@@ -8,9 +8,9 @@ import timeit
 import msgspec
 
 from sidecar.config import Audit, SidecarConfig
-from sidecar.gate.audit import AuditLog
+from sidecar.gate.observers.audit import AuditLog
 from sidecar.gate.call import ToolCall
-from sidecar.gate.record import Recorder
+from sidecar.gate.observers.record import Recorder
 from sidecar.redact import Redactor
 from sidecar_admin.console.state import CallRing
 

@@ -11,7 +11,7 @@ from typing import Any
 from aiohttp.test_utils import make_mocked_request
 from hypothesis import given, settings
 
-from sidecar.catalog.pins import Change, Finding
+from sidecar.trust.pins import Change, Finding
 from sidecar.redact import Redactor
 from sidecar_admin.console.guard import COOKIE, IDLE_SECONDS, LIFE_SECONDS, SECURITY_HEADERS, Guard
 from sidecar_admin.console.pages import Escape, layout

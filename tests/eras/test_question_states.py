@@ -5,7 +5,7 @@ neither opens as the other, so a question's state can never stand in for the per
 from __future__ import annotations
 
 from sidecar.front.eras.rounds import ASK_PURPOSE
-from sidecar.gate.sealed import Sealer
+from sidecar.gate.confirmation.sealed import Sealer
 
 KEY = bytes(range(32))
 CALL = {"bot": "b", "face": "f", "tool": "tools/call s__form", "arguments": {"m": 1}}

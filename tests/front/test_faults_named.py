@@ -23,7 +23,7 @@ CANARY = "canary-fault-secret-5d1e9b"
 HIDE_JMESPATH = "import sys; sys.modules['jmespath'] = None\n"
 RAISE_IN_PROMPTS_LIST = (
     "from sidecar.front import methods\n"
-    "async def broken(d, req):\n"
+    "async def broken(d, req, params):\n"
     f"    raise KeyError('{CANARY}')\n"
     "methods.METHODS['prompts/list'] = broken\n"
 )

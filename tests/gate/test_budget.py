@@ -3,9 +3,9 @@ import json
 import msgspec
 import pytest
 
-from sidecar.gate.budget import charge_result
-from sidecar.gate.held import HeldStore, TooBigToHold
-from sidecar.gate.shape import cut_text, shaped_view
+from sidecar.gate.budget.charge import charge_result
+from sidecar.gate.budget.held import HeldStore, TooBigToHold
+from sidecar.gate.budget.shape import cut_text, shaped_view
 
 
 def result(*blocks: dict, **extra: object) -> bytes:
@@ -90,7 +90,7 @@ def test_cut_text_and_shaped_view_fit_their_budget() -> None:
 def test_an_over_budget_payload_is_parsed_once(where: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Past the decode of the result that carries it, the payload is opened once: the
     shape and the records shown read the levels that one parse left (it was five times)."""
-    import sidecar.gate.shape as shape
+    import sidecar.gate.budget.shape as shape
 
     records = [{"id": i, "name": f"n{i}", "tags": ["a"]} for i in range(3000)]
     payload = json.dumps({"items": records, "total": len(records)})

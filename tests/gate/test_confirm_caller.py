@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from sidecar.config import parse_config
 from sidecar.errors import ConfigError
-from sidecar.gate.sealed import Sealer
+from sidecar.gate.confirmation.sealed import Sealer
 from tests.http.http_support import open_http_sidecar
 
 KEY = bytes(range(32))

@@ -14,8 +14,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sidecar.gate.confirm import confirmation_form
-from sidecar.gate.confirm_text import SHOWN_VALUES, VALUE_CHARS
+from sidecar.gate.confirmation.stage import confirmation_form
+from sidecar.gate.confirmation.form import SHOWN_VALUES, VALUE_CHARS
 from sidecar.redact import Redactor
 
 HEADER_LINES = 2

@@ -1,7 +1,7 @@
 import msgspec
 import pytest
 
-from sidecar.gate.query import QueryError, QueryLimits, run_query
+from sidecar.gate.budget.query import QueryError, QueryLimits, run_query
 
 DATA = msgspec.json.encode({"items": [{"id": i, "state": "open" if i % 3 else "closed", "n": i} for i in range(3000)]})
 

@@ -15,8 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sidecar.gate.query import QueryError, QueryLimits, answer_query, run_query
-from sidecar.gate.query_meter import Meter, sorted_in_slices
+from sidecar.gate.budget.query import QueryError, QueryLimits, answer_query, run_query
+from sidecar.gate.budget.query_meter import Meter, sorted_in_slices
 from tests.gate.hostile_queries import REGRESSION, hostile
 
 # The fault server's `records` shape, about 13 KB: the size the review used.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 
-from sidecar.gate.sealed import Sealer, key_from
+from sidecar.gate.confirmation.sealed import Sealer, key_from
 
 
 def make(sealer: Sealer, seconds: float = 60, **override: object) -> str:

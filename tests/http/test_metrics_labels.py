@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from prometheus_client.parser import text_string_to_metric_families
 
 from sidecar.catalog import CatalogEntry
-from sidecar.front.metrics import LABEL_CAP, FrontMetrics, label_values
+from sidecar.gate.observers.metrics import LABEL_CAP, FrontMetrics, label_values
 from sidecar.gate import ToolCall
 from tests.cloud.cloud_support import Client, headers, write_config
 from tests.http.http_support import TOKEN, open_http_sidecar

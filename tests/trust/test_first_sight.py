@@ -1,4 +1,4 @@
-"""`Trust.prepare` (sidecar.gate.first_sight): a listing's digests, scan and first pins made
+"""`Trust.prepare` (sidecar.trust.first_sight): a listing's digests, scan and first pins made
 ahead in slices change no verdict. Generated listings (benign and poisoned tools, renamed,
 changed and new ones, pins absent, older or reviewed, one or two upstreams) are screened
 twice on real health files: by the screen alone, and after `prepare`; what is listed, what
@@ -17,11 +17,11 @@ from hypothesis import strategies as st
 
 from sidecar.catalog import LiveCatalog, UpstreamListing
 from sidecar.catalog.facts import facts_for
-from sidecar.catalog.pins import Approval, pin_tools
+from sidecar.trust.pins import Approval, pin_tools
 from sidecar.config import Audit, ServerConfig, parse_config
-from sidecar.gate.audit import AuditLog
-from sidecar.gate.first_sight import SLICE_SECONDS
-from sidecar.gate.trust import Trust
+from sidecar.gate.observers.audit import AuditLog
+from sidecar.trust.first_sight import SLICE_SECONDS
+from sidecar.trust.screen import Trust
 from sidecar.mounts.health import HealthFile, HealthPins
 from tests.catalog.fixture_shop import shop_tools
 from tests.trust.corpus import OTHER_SERVER, POISONED

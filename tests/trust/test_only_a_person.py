@@ -25,7 +25,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sidecar.catalog.pins import Approval, pin_tools
+from sidecar.trust.pins import Approval, pin_tools
 from sidecar.config import load_config, parse_server
 from sidecar.mounts.health import CheckResult, HealthFile
 from tests.cloud.cloud_support import Client, text_of

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 
-from sidecar.catalog.pins import Memo, digest_of, judge, pin_tools
+from sidecar.trust.pins import Memo, digest_of, judge, pin_tools
 
 
 def tool(name: str, description: str = "Does a thing.", **schema: object) -> dict:

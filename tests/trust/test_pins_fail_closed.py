@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 from sidecar.catalog import LiveCatalog, UpstreamListing
 from sidecar.catalog.facts import facts_for
 from sidecar.config import Audit, SidecarConfig, parse_config
-from sidecar.gate.audit import AuditLog
-from sidecar.gate.trust import Trust
+from sidecar.gate.observers.audit import AuditLog
+from sidecar.trust.screen import Trust
 from sidecar.mounts.health import HEALTH_FILE, HealthFile, HealthPins
 from tests.trust.test_pinning_e2e import tool
 
@@ -51,7 +51,7 @@ def test_a_store_that_cannot_keep_pins_trusts_nothing_on_first_sight(caplog: pyt
                                                                      tools_of: dict[str, list[str]], policy: str) -> None:
     caplog.clear()
     trust, listings = _trust(tools_of, UNWRITABLE, policy)
-    with caplog.at_level(logging.INFO, logger="sidecar.gate.trust"):
+    with caplog.at_level(logging.INFO, logger="sidecar.trust.screen"):
         listed = _listed(trust.screen(listings))
     every = {f"{a}__{n}" for a, tools in tools_of.items() for n in tools}
     if policy == "hold":

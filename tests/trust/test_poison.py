@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bench.poison import measure
-from sidecar.catalog.poison import RULES, foreign_names, scan_tool
+from sidecar.trust.scan import RULES, foreign_names, scan_tool
 from tests.trust.corpus import OTHER_SERVER, POISONED
 
 

@@ -31,11 +31,12 @@ from sidecar.errors import INTERNAL_ERROR, INVALID_PARAMS
 from sidecar.front.dispatcher import Dispatcher
 from sidecar.front.eras.asking import EngineAnswer
 from sidecar.front.http.sessions import Exchange
-from sidecar.gate.held import CallerScope
+from sidecar.gate.budget.held import CallerScope
 from sidecar.hub.face import Face
 from sidecar.hub.session import EngineSession
 from sidecar.redact import Redactor
 from sidecar.wire import Answer, ErrorAnswer, Event, Notice, Relayed, Request, RequestId, Response, encode_event
+from sidecar.wire.requests import PROGRESS_TOKEN
 from sidecar.wire.versions import MODERN_VERSION
 
 __all__ = ["HeldCall", "MAX_QUESTIONS", "MAX_WAITING", "Round", "NO_ANSWER"]
@@ -143,7 +144,7 @@ class HeldCall:
 
     def _progress(self, current: Round, notice: Notice) -> None:
         if current.exchange.streaming and current.token is not None and isinstance(notice.params, dict):
-            params = {**notice.params, "progressToken": current.token}  # this round's token, not the first's
+            params = {**notice.params, PROGRESS_TOKEN: current.token}  # this round's token, not the first's
             current.exchange.frames.offer(encode_event(Notice(notice.method, params)), notice.method)
 
     def _question(self, relayed: Relayed) -> None:

@@ -4,7 +4,7 @@ nor hold the call; it passes the questions on under the server's own keys and ca
 the server's state inside one of its own.
 
 Owns the relayed state: sealed with the key and spent-set of the gate's confirmation
-states (`sidecar.gate.sealed`), under a purpose of its own, marked by `PREFIX` so a
+states (`sidecar.gate.confirmation.sealed`), under a purpose of its own, marked by `PREFIX` so a
 round can tell it from a held question's or a confirmation's before opening it; bound
 to the bot, face, caller, the request's method and name and its arguments; expiring
 after the policy's `confirmStateSeconds`; accepted once; holding the server's state
@@ -24,7 +24,7 @@ import msgspec
 
 from sidecar.errors import EngineInputError
 from sidecar.gate.asked import InputRefused
-from sidecar.gate.sealed import StateClaim
+from sidecar.gate.confirmation.sealed import StateClaim
 from sidecar.hub.face import Face
 from sidecar.hub.session import EngineSession
 from sidecar.upstream.input_required import InputRequired
@@ -75,7 +75,7 @@ class StateRelay:
     def open(self, state: object) -> StateClaim:
         """The claim of a relayed state made for exactly this request of this caller, once;
         else invalid params."""
-        from sidecar.gate.store import StoreUnavailable
+        from sidecar.gate.budget.store import StoreUnavailable
 
         token = state[len(PREFIX):] if isinstance(state, str) else None
         try:

@@ -6,7 +6,7 @@ a held call (its `requestState` a question state this process sealed), or a refu
 relayed state (a 2026-07-28 server's round passed through, `sidecar.front.eras.relayed`)
 starts the call again; the call opens it.
 Owns the question states too: sealed with the key, binding and spent-set of the gate's
-confirmation states (`sidecar.gate.sealed`), under a purpose of their own so a question
+confirmation states (`sidecar.gate.confirmation.sealed`), under a purpose of their own so a question
 state never opens as a confirmation and the other way round; bound to the bot, face,
 caller, the request's name and arguments, expiring after the policy's
 `confirmStateSeconds`, accepted once. A state that is altered, foreign, expired, used,
@@ -28,7 +28,7 @@ from sidecar.concurrency import Jobs
 from sidecar.front.eras.held import HeldCall, Round
 from sidecar.front.eras.relayed import is_relayed
 from sidecar.front.shutdown import shutdown_words
-from sidecar.gate.confirm import ConfirmStage
+from sidecar.gate.confirmation.stage import ConfirmStage
 from sidecar.hub.face import Face
 from sidecar.redact import Redactor
 from sidecar.wire import Relayed, Request
@@ -90,7 +90,7 @@ class HeldCalls:
         call.start(this)
 
     def _resume(self, req: Request, caller: str, state: object, this: Round) -> None:
-        from sidecar.gate.store import StoreUnavailable
+        from sidecar.gate.budget.store import StoreUnavailable
 
         name, arguments = _bound_to(req)
         try:

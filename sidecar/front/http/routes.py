@@ -43,7 +43,7 @@ from sidecar.front.http.stateless import (
     stamp_answer,
 )
 from sidecar.front.methods import server_capabilities
-from sidecar.gate.held import CallerScope
+from sidecar.gate.budget.held import CallerScope
 from sidecar.hub.face import Face
 from sidecar.redact import Redactor
 from sidecar.wire import (
@@ -56,6 +56,7 @@ from sidecar.wire import (
     encode_error,
 )
 from sidecar.wire.outbox import FrameQueue
+from sidecar.wire.requests import request_progress_token
 from sidecar.wire.versions import HANDSHAKE_VERSIONS, MODERN_VERSION
 
 __all__ = ["HttpFront"]
@@ -107,7 +108,7 @@ class HttpFront:
         self.listens: set[Listen] = set()
         self.resource_subscriptions = ResourceSubscriptions(face)  # held upstream for the listens' resources
         self.owners: weakref.WeakKeyDictionary[HttpSession, str] = weakref.WeakKeyDictionary()
-        self.metrics: Any = metrics  # a FrontMetrics when metrics are on (sidecar.front.metrics)
+        self.metrics: Any = metrics  # a FrontMetrics when metrics are on (sidecar.gate.observers.metrics)
 
     def app(self) -> web.Application:
         app = web.Application(middlewares=[self._admit], client_max_size=self.settings.body_cap)
@@ -142,7 +143,7 @@ class HttpFront:
         return web.Response(text="ok\n")
 
     async def _metrics(self, request: web.Request) -> web.Response:
-        from sidecar.front.metrics import CONTENT_TYPE
+        from sidecar.gate.observers.metrics import CONTENT_TYPE
 
         return web.Response(body=self.metrics.render(), headers={"Content-Type": CONTENT_TYPE})
 
@@ -397,9 +398,7 @@ def _accepts_events(request: web.Request) -> bool:
 
 
 def _progress_token(req: Request) -> object:
-    meta = req.params.get("_meta")
-    token = meta.get("progressToken") if isinstance(meta, dict) else None
-    return token if type(token) in (int, str) else None
+    return request_progress_token(req.params)
 
 
 def _multi(request: web.Request) -> dict[str, list[str]]:

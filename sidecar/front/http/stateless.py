@@ -30,7 +30,7 @@ from sidecar import __version__
 from sidecar.errors import INVALID_PARAMS, METHOD_NOT_FOUND
 from sidecar.front.eras.listen_resources import ResourceSubscriptions, asked_uris
 from sidecar.front.http.caching import acceptable, hinted, rehinted_bytes
-from sidecar.gate.held import CallerScope
+from sidecar.gate.budget.held import CallerScope
 from sidecar.hub.face import Face
 from sidecar.hub.session import EngineSession
 from sidecar.wire import Answer, Event, Notice, Request, RequestId, encode_notification, encode_result

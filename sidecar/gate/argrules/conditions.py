@@ -22,9 +22,9 @@ from sidecar.config.conditions import check_functions
 from sidecar.gate.argrules.places import host_is_private, path_outside
 from sidecar.gate.argrules.rating import Rating
 from sidecar.gate.argrules.shell_risk import rate_argv, rate_command
-from sidecar.gate.query import compile_query
-from sidecar.gate.query_interpreter import MeteredFunctions, interpreter_for
-from sidecar.gate.query_meter import Meter, QueryError, QueryLimits
+from sidecar.gate.budget.query import compile_query
+from sidecar.gate.budget.query_interpreter import MeteredFunctions, interpreter_for
+from sidecar.gate.budget.query_meter import Meter, QueryError, QueryLimits
 
 __all__ = ["Condition", "ConditionError", "Judging", "LIMITS", "compile_condition", "new_meter"]
 

@@ -22,7 +22,7 @@ from sidecar.gate.argrules.conditions import Condition, ConditionError, Judging,
 from sidecar.gate.argrules.rating import Rating
 from sidecar.gate.argrules.shell_risk import rate_argv
 from sidecar.gate.grants import glob_match
-from sidecar.gate.query_meter import QueryError
+from sidecar.gate.budget.query_meter import QueryError
 
 __all__ = ["ArgumentRules", "DEFAULT_LEVELS", "Found", "label_of"]
 

@@ -13,8 +13,8 @@ from collections.abc import Awaitable, Callable
 from sidecar.catalog import LiveCatalog
 from sidecar.catalog.live import ReadsLive
 from sidecar.gate.call import ToolCall
-from sidecar.gate.held import HeldStore
-from sidecar.gate.store import SharedHeldStore
+from sidecar.gate.budget.held import HeldStore
+from sidecar.gate.budget.store import SharedHeldStore
 
 __all__ = ["Current", "Next", "Stage"]
 

@@ -5,7 +5,7 @@
 arguments (a copy: no rule can change what is sent), records its decision, and ends
 the call with a tool error on `deny` or `confirm`; with a way to ask the person
 (`call.confirmer`), a call that needs a confirmation is put to them first (the
-confirmation stage, `sidecar.gate.confirm`), and on the 2026-07-28 revision the
+confirmation stage, `sidecar.gate.confirmation.stage`), and on the 2026-07-28 revision the
 question itself completes the call. Both pass on everything they have no rule for.
 """
 
@@ -52,7 +52,7 @@ class CheckPolicy:
     def confirm_stage(self) -> Any:
         """The confirmation stage, made once (its module loads only now)."""
         if self.confirm is None:
-            from sidecar.gate.confirm import ConfirmStage
+            from sidecar.gate.confirmation.stage import ConfirmStage
 
             self.confirm = ConfirmStage(self.config.policy, self.config.bot.id, self.config.face.name, self.redact,
                                         self.environ, self.spent)

@@ -22,7 +22,7 @@ from sidecar.gate.call import ToolCall
 from sidecar.gate.grants import Grant
 from sidecar.gate.route import tool_error, unknown_tool
 from sidecar.gate.stages.base import Current, Next
-from sidecar.gate.trust import Trust
+from sidecar.trust.screen import Trust
 from sidecar.upstream import Pool
 
 __all__ = ["QUERY_RESULT", "Resolve"]

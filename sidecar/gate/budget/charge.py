@@ -13,8 +13,8 @@ from typing import Any, Literal
 
 import msgspec
 
-from sidecar.gate.held import TooBigToHold
-from sidecar.gate.shape import Deep, Level, cut_text, open_payload, shaped_view
+from sidecar.gate.budget.held import TooBigToHold
+from sidecar.gate.budget.shape import Deep, Level, cut_text, open_payload, shaped_view
 
 __all__ = ["Charge", "charge_result", "text_result"]
 
@@ -143,7 +143,7 @@ def charge_result(raw: bytes, budget: int, binary_cap: int, hold: Callable[[byte
 def _over_budget(result: dict[str, Any], chars: int, budget: int, hold: Callable[[bytes], str], size: int,
                  structured_json: bytes | None) -> Charge:
     """The result decoded once (by the caller); the payload found in it opened once,
-    its levels shared by the shape and the records shown (`sidecar.gate.shape.Opened`)."""
+    its levels shared by the shape and the records shown (`sidecar.gate.budget.shape.Opened`)."""
     found = _json_payload(result, structured_json)
     if found is None:
         return Charge("cut", msgspec.Raw(msgspec.json.encode(_cut_all(result, budget, chars))), size)

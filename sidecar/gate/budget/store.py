@@ -26,14 +26,10 @@ import secrets
 from typing import Protocol
 
 from sidecar.config import Store
-from sidecar.errors import SidecarError
-from sidecar.gate.held import CallerScope, HeldResult, HeldStore, TooBigToHold
+from sidecar.errors import StoreUnavailable  # raised here; the one error tree owns it
+from sidecar.gate.budget.held import CallerScope, HeldResult, HeldStore, TooBigToHold
 
 __all__ = ["Backend", "SharedHeldStore", "StoreUnavailable", "owner_of_identity"]
-
-
-class StoreUnavailable(SidecarError):
-    """The shared store did not answer in time, or refused."""
 
 
 class Backend(Protocol):

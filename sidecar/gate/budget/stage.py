@@ -2,7 +2,7 @@
 
 Reads a completed call's `result` (nothing else: a failed call passes untouched). Under
 every budget the result is not decoded or copied (`charge` = pass). Over budget it sets
-`result` to what the model may see (`sidecar.gate.budget`), `charge`, `bytes_in`,
+`result` to what the model may see (`sidecar.gate.budget.charge`), `charge`, `bytes_in`,
 `bytes_out` and, for a held JSON payload, `handle`. A shared held store writes the
 payload before the call returns; when it cannot, the result becomes a clear tool error
 (the payload is never shown whole). It never ends a call: the terminal did.
@@ -14,7 +14,7 @@ import asyncio
 
 from sidecar.catalog.facts import ServerFacts
 from sidecar.config import Budgets
-from sidecar.gate.budget import charge_result
+from sidecar.gate.budget.charge import charge_result
 from sidecar.gate.call import ToolCall
 from sidecar.gate.route import tool_error
 from sidecar.gate.stages.base import Current, Next
@@ -70,7 +70,7 @@ class ChargeResult:
     async def _settle(self, call: ToolCall) -> None:
         """A shared store writes the held payload now; when it cannot, the model gets a
         clear error in place of the shape (the payload is never shown whole)."""
-        from sidecar.gate.store import StoreUnavailable
+        from sidecar.gate.budget.store import StoreUnavailable
 
         assert call.handle is not None
         try:

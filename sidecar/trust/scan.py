@@ -36,7 +36,7 @@ from typing import Any
 
 import msgspec
 
-from sidecar.catalog.poison_rules import (
+from sidecar.trust.scan_rules import (
     CONFUSABLES,
     CREDENTIAL_ANCHORS,
     CREDENTIAL_PATH,

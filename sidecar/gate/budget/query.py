@@ -21,9 +21,9 @@ from typing import Any
 
 import msgspec
 
-from sidecar.gate.budget import text_result
-from sidecar.gate.query_meter import Meter, QueryError, QueryLimits
-from sidecar.gate.shape import open_level
+from sidecar.gate.budget.charge import text_result
+from sidecar.gate.budget.query_meter import Meter, QueryError, QueryLimits
+from sidecar.gate.budget.shape import open_level
 
 __all__ = ["QueryError", "QueryLimits", "answer_query", "run_query"]
 
@@ -145,7 +145,7 @@ def _decode(raw: bytes | msgspec.Raw, meter: Meter) -> Any:
 def _evaluate(payload: bytes, expression: str, limits: QueryLimits) -> tuple[Any, Meter]:
     from jmespath import exceptions
 
-    from sidecar.gate.query_interpreter import interpreter_for
+    from sidecar.gate.budget.query_interpreter import interpreter_for
 
     meter = Meter(limits, len(payload))
     tree = compile_query(expression, limits)

@@ -1,6 +1,6 @@
 """The poisoning scan's rules, as data: each a kind of instruction aimed at the model,
 written as patterns in several languages, each pattern with the anchor words it cannot
-match without (`sidecar.catalog.poison` runs them). Change `RULES_VERSION` with any rule,
+match without (`sidecar.trust.scan` runs them). Change `RULES_VERSION` with any rule,
 so scan results kept with pins are redone.
 
 Each pattern is compiled the first time text holding its anchors reaches it

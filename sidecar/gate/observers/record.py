@@ -13,7 +13,7 @@ import logging
 from collections.abc import Callable
 
 from sidecar.config import SidecarConfig
-from sidecar.gate.audit import AuditLog
+from sidecar.gate.observers.audit import AuditLog
 from sidecar.gate.call import ToolCall
 from sidecar.redact import Redactor
 

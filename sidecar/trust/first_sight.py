@@ -7,7 +7,7 @@ the pins of its first sight (kept by the screen, which fails closed when they ca
 work runs on the loop in slices of at most `SLICE_SECONDS`, with `await asyncio.sleep(0)`
 between them, so calls in flight keep moving while a 425-tool server is judged.
 
-Everything made here is what the screen would make itself (`sidecar.catalog.pins.Memo`
+Everything made here is what the screen would make itself (`sidecar.trust.pins.Memo`
 caches, `pin_tools`): the screen then finds it remembered, and its verdict is the same.
 """
 
@@ -19,8 +19,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sidecar.catalog.pins import Memo, Pin, definition_of
-from sidecar.catalog.poison import identifiers
+from sidecar.trust.pins import Memo, Pin, definition_of
+from sidecar.trust.scan import identifiers
 
 __all__ = ["SLICE_SECONDS", "FirstSight", "prepare_listing"]
 

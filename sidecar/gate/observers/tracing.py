@@ -43,7 +43,7 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode, get_current_
 from sidecar import __version__
 from sidecar.config import ServerConfig
 from sidecar.errors import CallCancelled, SidecarError
-from sidecar.front.labels import label_values
+from sidecar.gate.observers.labels import label_values
 from sidecar.gate import Next, Observer, Stage, ToolCall
 
 __all__ = ["Tracing", "start_tracing"]
@@ -55,7 +55,7 @@ UNKNOWN = "(unknown)"
 _NAMED_BY = {"tools/call": "gen_ai.tool.name", "prompts/get": "gen_ai.prompt.name"}
 _METRIC_KEYS = ("mcp.method.name", "gen_ai.tool.name", "gen_ai.prompt.name", "mcp.protocol.version",
                 "network.transport", "error.type", "server.address", "server.port")
-Handler = Callable[[Any, Any], Awaitable[Any]]
+Handler = Callable[[Any, Any, Any], Awaitable[Any]]
 
 
 def start_tracing(transport: str, service_named: bool = False) -> Tracing | None:
@@ -98,7 +98,7 @@ class Tracing:
     # -- server spans ------------------------------------------------------------------
 
     def wrap(self, handler: Handler) -> Handler:
-        async def traced(d: Any, req: Any) -> Any:
+        async def traced(d: Any, req: Any, params: Any) -> Any:
             attributes = self._server_attributes(d, req)
             name = " ".join(filter(None, (req.method, attributes.get(_NAMED_BY.get(req.method, "")))))
             parent = self.propagator.extract(_context_of(req.params.get("_meta")))
@@ -106,7 +106,7 @@ class Tracing:
             with self.tracer.start_as_current_span(name, context=parent, kind=SpanKind.SERVER, attributes=attributes,
                                                    record_exception=False, set_status_on_exception=False) as span:
                 try:
-                    result = await handler(d, req)
+                    result = await handler(d, req, params)
                 except CallCancelled:
                     _failed(span, attributes, "cancelled", "")
                     raise

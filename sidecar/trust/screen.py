@@ -1,7 +1,7 @@
 """Trust in what upstreams list: each listing judged against its pins before the merge,
 every change said once (a log line and an audit record), and the answer a held tool gets.
 
-Owns the I/O around the pure judgement of `sidecar.catalog.pins`: loading pins from the
+Owns the I/O around the pure judgement of `sidecar.trust.pins`: loading pins from the
 store (once per upstream), pinning a listing seen for the first time (trust on first
 use), and remembering which changes were already reported. Refuses: listing a held tool
 (a call to it is answered with what to run to review and approve it).
@@ -11,19 +11,25 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
 
 from sidecar.catalog import LiveCatalog, UpstreamListing
-from sidecar.catalog.pins import Change, Memo, Pin, Pinning, PinsNotKept, PinStore, Verdict, judge, pin_tools
-from sidecar.gate.first_sight import FirstSight, prepare_listing
+from sidecar.trust.pins import Change, Memo, Pin, Pinning, PinsNotKept, PinStore, Verdict, judge, pin_tools
+from sidecar.trust.first_sight import FirstSight, prepare_listing
 from sidecar.config import ServerConfig
-from sidecar.gate.audit import AuditLog
 
 __all__ = ["Trust", "held_words"]
 
 log = logging.getLogger(__name__)
+
+
+class AuditSink(Protocol):
+    """Where each change is recorded: the gate's audit file (`sidecar/gate/observers/audit.py`,
+    given by the gate, which sits above this room)."""
+
+    def write(self, record: dict[str, Any]) -> None: ...
 
 _KIND_WORDS = {
     "changed": "changed since it was approved",
@@ -48,7 +54,7 @@ def _rules(change: Change) -> str:
 
 
 class Trust:
-    def __init__(self, servers: Iterable[ServerConfig], audit: AuditLog, store: PinStore | None,
+    def __init__(self, servers: Iterable[ServerConfig], audit: AuditSink, store: PinStore | None,
                  bot: str = "", face: str = "", live: LiveCatalog | None = None) -> None:
         # With `live`, each server's policy is the current snapshot's (a server mounted late
         # is judged as at start); `servers` then only serves a trust made without a face.

@@ -24,14 +24,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from sidecar.front.labels import LABEL_CAP, label_values
-from sidecar.gate import ToolCall
-from sidecar.hub.face import Face
+from sidecar.gate.observers.labels import LABEL_CAP, label_values
+from sidecar.catalog import Catalog
+from sidecar.gate import Gate, ToolCall
+from sidecar.upstream import Pool
 from sidecar.upstream.lifecycle import UpstreamState
 from sidecar.wire.outbox import DROPPED_IN_PROCESS
 
@@ -47,12 +49,28 @@ BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0,
 _REFUSING = frozenset({"deny", "confirm", "refuse"})
 
 
+class ObservedFace(Protocol):
+    """What `/metrics` reads of a face (a `sidecar.hub.face.Face`, which sits above the gate)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def gate(self) -> Gate: ...
+
+    @property
+    def pool(self) -> Pool: ...
+
+    @property
+    def catalog(self) -> Catalog: ...
+
+
 @dataclass
 class MetricsSource:
     """One face behind the front, how to count its open sessions, and its label (the
     face's name; a gateway labels each bot's face by the bot's id)."""
 
-    face: Face
+    face: ObservedFace
     sessions: Callable[[], int]
     name: str = ""
 

@@ -2,11 +2,11 @@
 engine's elicitation, before the policy lets it run.
 
 Owns the form (the tool, its server and every argument, rendered by
-`sidecar.gate.confirm_text`; the choices "Allow once" and "Deny"), the reading of the answer
+`sidecar.gate.confirmation.form`; the choices "Allow once" and "Deny"), the reading of the answer
 (only an accepted form whose decision is "allow" allows; decline, cancel, an error, no
 answer within `policy.confirmSeconds`, anything else denies), and, on the 2026-07-28
 revision, the input-required round: the question goes back as the result, with its
-pending state sealed (`sidecar.gate.sealed`), and the retried call carries the answer.
+pending state sealed (`sidecar.gate.confirmation.sealed`), and the retried call carries the answer.
 
 What may ask is set by the front from the engine's declared capabilities, never from
 the call: no argument, `_meta` field or tool name can mark a call confirmed.
@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from sidecar.gate.confirm_text import confirmation_message
+from sidecar.gate.confirmation.form import confirmation_message
 from sidecar.redact import Redactor
 
 __all__ = ["Asker", "ConfirmStage", "Confirmation", "Confirmer", "Outcome", "answer_allows", "confirmation_form",
@@ -51,7 +51,7 @@ class Confirmer:
 def confirmation_form(tool: str, upstream: str, arguments: Mapping[str, Any], redact: Redactor,
                       reason: str = "") -> dict[str, Any]:
     """The `elicitation/create` params: a question naming the call (rendered by
-    `sidecar.gate.confirm_text`, where no value can forge a line), and two choices."""
+    `sidecar.gate.confirmation.form`, where no value can forge a line), and two choices."""
     message = confirmation_message(tool, upstream, arguments, redact, reason)
     schema = {"type": "object", "required": ["decision"], "properties": {"decision": {
         "type": "string", "title": "Decision",
@@ -102,12 +102,12 @@ class ConfirmStage:
         self.bot, self.face = bot, face
         self.redact = redact
         self.environ = environ
-        self.spent: Any = spent  # where used state ids go (None: this process; see sidecar.gate.shared_trust)
+        self.spent: Any = spent  # where used state ids go (None: this process; see sidecar.trust.shared)
         self._sealer: Any = None
 
     def sealer(self) -> Any:
         if self._sealer is None:
-            from sidecar.gate.sealed import Sealer, key_from
+            from sidecar.gate.confirmation.sealed import Sealer, key_from
             from sidecar.settings import process_settings
 
             environ = self.environ if self.environ is not None else process_settings().environ
@@ -135,7 +135,7 @@ class ConfirmStage:
             claim = sealer.new_claim(bot=self.bot, face=self.face, tool=tool, arguments=arguments,
                                      seconds=self.state_seconds, caller=confirmer.caller)
             return Confirmation("ask", "the person was asked", input_required(form, sealer.seal(claim)))
-        from sidecar.gate.store import StoreUnavailable
+        from sidecar.gate.budget.store import StoreUnavailable
 
         try:
             redeemed = sealer.redeem(confirmer.state, bot=self.bot, face=self.face, tool=tool, arguments=arguments,

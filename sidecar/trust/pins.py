@@ -22,7 +22,7 @@ from typing import Any, Literal, Protocol
 
 import msgspec
 
-from sidecar.catalog.poison import RULES_VERSION, Finding, foreign_names, identifiers, scan_tools, shadowing
+from sidecar.trust.scan import RULES_VERSION, Finding, foreign_names, identifiers, scan_tools, shadowing
 
 __all__ = [
     "DEFINITION_KEYS",

@@ -34,9 +34,9 @@ import msgspec
 import redis
 from redis.exceptions import RedisError
 
-from sidecar.catalog.pins import Approval, Pin, PinsNotKept, PinStore
+from sidecar.trust.pins import Approval, Pin, PinsNotKept, PinStore
 from sidecar.config import Store
-from sidecar.gate.store import StoreUnavailable
+from sidecar.errors import StoreUnavailable
 
 __all__ = ["RedisPins", "RedisSpent", "SharedTrust", "cli_pins", "sync_client"]
 

@@ -1,5 +1,5 @@
-"""The one door for metric label values: `/metrics` (`sidecar.front.metrics`) and the
-OpenTelemetry histograms (`sidecar.front.tracing`) pass every value through
+"""The one door for metric label values: `/metrics` (`sidecar.gate.observers.metrics`) and the
+OpenTelemetry histograms (`sidecar.gate.observers.tracing`) pass every value through
 `label_values`, which cuts it to `LABEL_CAP` characters. A cut value keeps its first
 characters and a digest of the whole, so two long values stay two series. Standard
 library only: it loads with either front's optional extra or with neither.

@@ -13,7 +13,7 @@ from typing import Any
 
 from jmespath import exceptions, functions, visitor
 
-from sidecar.gate.query_meter import Meter, QueryError, dict_cost, list_cost, sorted_in_slices
+from sidecar.gate.budget.query_meter import Meter, QueryError, dict_cost, list_cost, sorted_in_slices
 
 __all__ = ["MeteredFunctions", "interpreter_for"]
 

@@ -70,7 +70,7 @@ class HeldStore:
         """Held at once in the process: nothing to wait for (a shared store writes here)."""
 
     async def fetch(self, session: object, handle: object) -> HeldResult | None:
-        """`get`, in the shape a shared store answers (sidecar.gate.store)."""
+        """`get`, in the shape a shared store answers (sidecar.gate.budget.store)."""
         return self.get(session, handle)
 
     def held_bytes(self, upstream: str | None = None) -> int:
