@@ -38,6 +38,7 @@ from sidecar.wire.requests import (
     ResourceRef,
     UriParams,
 )
+from sidecar.wire.task_shapes import TASKS_EXTENSION, declares_tasks
 from sidecar.wire.versions import UI_EXTENSION
 
 
@@ -69,6 +70,8 @@ def server_capabilities(face: Face) -> dict[str, Any]:
                        if lifecycle.is_ready(u.state) or lifecycle.is_starting(u.state)])
     if ui is not None:  # MCP Apps: the host learns `ui://` resources and `_meta.ui` come through
         offered["extensions"] = {UI_EXTENSION: ui}
+    if tasks is not None and "call" in tasks.get("requests", {}).get("tools", {}):  # the 2026 tasks extension too
+        offered["extensions"] = {**offered.get("extensions", {}), TASKS_EXTENSION: {}}
     return offered
 
 
@@ -104,8 +107,9 @@ async def tools_call(d: Handling, req: Request, params: CallParams) -> Result:
     )
     await d.face.gate.run(call)
     answer = call_answer(call, d.redact)
-    if call.task is not None and call.target is not None:  # a task made by a call that passed the gate
-        return d.face.tasks.adopt(session.held_scope, call.target, answer)
+    modern = call.task is None and declares_tasks(params.meta)  # the 2026 tasks extension: the server decides
+    if (call.task is not None or modern) and call.target is not None:  # a task made by a call that passed the gate
+        return d.face.tasks.adopt(session.held_scope, call.target, answer, modern_engine=modern)
     return answer
 
 

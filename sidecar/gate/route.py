@@ -20,6 +20,9 @@ from typing import Any
 import msgspec
 
 from sidecar.catalog import Catalog, Listing
+from sidecar.upstream.handshake import MODERN_CLIENT_CAPABILITIES
+from sidecar.upstream.supervisor import Upstream
+from sidecar.wire.task_shapes import declares_tasks, extension_meta, offers_extension
 from sidecar.errors import EngineInputError, SidecarError, UpstreamError, UpstreamUnavailable
 from sidecar.gate.budget.charge import text_result
 from sidecar.gate.call import ToolCall
@@ -36,6 +39,30 @@ __all__ = ["ASKS", "route_upstream", "answer_locally", "scrub_answer", "SEARCH_S
 SEARCH_SECONDS = 120.0
 ASKS = re.compile(rb'"input_required"')  # searched in place (no copy); only a hit is decoded
 SCRUB_IN_THREAD = 1 << 20  # answers larger than this are redacted in a worker thread
+
+
+def ask_for_task(params: dict[str, Any], call: ToolCall, upstream: Upstream) -> None:
+    """A call whose engine asked for a task asks its upstream in the upstream's own way
+    (the answer is then a task the front records): a server that speaks the 2026 tasks
+    extension is told the client declares it, among the capabilities it is sent anyway (and
+    gets no `params.task`); a 2025-11-25 one
+    gets `params.task`, which for an engine that declared the extension goes only to a
+    tool that may run as a task."""
+    modern_engine = call.task is None and declares_tasks(call.meta)
+    if call.task is None and not modern_engine:
+        return
+    if offers_extension(upstream.capabilities):
+        params.pop("task", None)
+        meta = params.get("_meta", {})
+        relayed = meta.get(CAPABILITIES_KEY)  # a relayed call's own engine's (`_relaying`), else the sidecar's
+        params["_meta"] = {**meta, **extension_meta(relayed if isinstance(relayed, dict) else MODERN_CLIENT_CAPABILITIES)}
+    elif modern_engine and call.target is not None and _may_run_as_task(call.target.spec):
+        params["task"] = {}
+
+
+def _may_run_as_task(tool: dict[str, Any]) -> bool:
+    execution = tool.get("execution")
+    return isinstance(execution, dict) and execution.get("taskSupport") in ("optional", "required")
 
 
 def tool_error(text: str) -> msgspec.Raw:
@@ -64,6 +91,7 @@ async def route_upstream(call: ToolCall, pool: Pool, deadline: float | None, scr
         def send(again: dict[str, Any]) -> Any:
             return conn.request("tools/call", again, call.progress, call.on_sent, deadline)
 
+        ask_for_task(params, call, upstream)
         answer = await send(params)
         if ASKS.search(answer) is not None:  # a 2026-07-28 server's questions (sidecar.gate.asked)
             from sidecar.gate.asked import answer_rounds

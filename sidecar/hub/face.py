@@ -30,10 +30,11 @@ from sidecar.catalog import (
 from sidecar.catalog.facts import ServerFacts, facts_for
 from sidecar.catalog.live import ReadsLive
 from sidecar.config import ServerConfig, SidecarConfig
-from sidecar.errors import INVALID_PARAMS, METHOD_NOT_FOUND, EngineInputError
+from sidecar.errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, EngineInputError
 from sidecar.features import listable
 from sidecar.gate import QUERY_RESULT_TOOL, Gate
 from sidecar.gate.route import scrub_answer
+from sidecar.hub.question_links import linked_session
 from sidecar.hub.session import CAPABILITY_OF_REQUEST, EngineSession
 from sidecar.hub.tasks import RELATED_TASK, TaskTable
 from sidecar.hub.url_elicitations import COMPLETE, UrlElicitations
@@ -278,6 +279,28 @@ class Face(ReadsLive):
                 session.notify("notifications/tasks/status", self._clean({**params, "taskId": record.exposed_id}))
 
     def upstream_request(self, conn: Connection, frame: UpstreamFrame) -> None:
+        """Relay one server->client request. A fault while relaying it ends that request
+        only, with an error answer: it is raised inside the connection's reader, where it
+        would otherwise take the whole upstream down."""
+        assert frame.id is not None and frame.method is not None
+        try:
+            self._relay(conn, frame)
+        except Exception as exc:
+            self._relay_failed(conn, frame.id, frame.method, exc)
+
+    def _relay_failed(self, conn: Connection, ident: int | str, method: str, exc: Exception) -> None:
+        """The request's kind of fault is logged (never its words or params: they may hold
+        secrets); a relay it had begun is forgotten; the upstream hears one error answer."""
+        log.warning("upstream '%s': relaying its %s failed (%s); that request was answered with an error",
+                    conn.alias, method, type(exc).__name__)
+        log.debug("the relay failed with this traceback", exc_info=exc)
+        for session in self.sessions:
+            for engine_id, (owner, upstream_id) in session.relayed.items():
+                if owner is conn and upstream_id == ident:
+                    session.relayed.release(engine_id)
+        conn.respond_error(ident, INTERNAL_ERROR, f"the sidecar could not relay {method} to the client")
+
+    def _relay(self, conn: Connection, frame: UpstreamFrame) -> None:
         assert frame.id is not None and frame.method is not None
         if frame.method == "ping":
             conn.respond(frame.id, {})
@@ -286,7 +309,7 @@ class Face(ReadsLive):
         if capability is None:
             conn.respond_error(frame.id, METHOD_NOT_FOUND, f"the sidecar does not relay {frame.method}")
             return
-        session = self._asker_for(conn, capability)
+        session = linked_session(conn, frame.params, self.sessions, capability) or self._asker_for(conn, capability)
         if session is None:
             conn.respond_error(frame.id, METHOD_NOT_FOUND, f"the client did not declare the {capability} capability")
             return

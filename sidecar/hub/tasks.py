@@ -1,9 +1,11 @@
-"""Tasks (MCP 2025-11-25): which upstream owns each task an engine session made, and the
-ids the engine sees for them.
+"""Tasks (MCP 2025-11-25, and the 2026 tasks extension): which upstream owns each task an
+engine session made, and the ids the engine sees for them.
 
-A task comes into being only as the answer to a `tools/call` that carried `task` and passed
-the gate; `adopt` records it under the session's owner (its `held_scope`: the engine
-session, or the caller identity a session shares with) and hands the engine the id
+A task comes into being only as the answer to a `tools/call` that asked for one (`task`,
+or the 2026 extension declared) and passed the gate; `adopt` records it under the
+session's owner (its `held_scope`: the engine session, or the caller identity a session
+shares with), in the shape the engine asked in whichever shape the upstream used
+(`sidecar.wire.task_shapes`), and hands the engine the id
 `<alias>~<upstream task id>`, so two upstreams that pick the same id cannot collide. The
 table is the authority, not the id's shape: `find` answers only a task this owner made, and
 only while the bot may still call the tool that made it; any other id, well formed or not,
@@ -24,6 +26,7 @@ import msgspec
 
 from sidecar.catalog import CatalogEntry
 from sidecar.errors import INVALID_PARAMS, EngineInputError
+from sidecar.wire.task_shapes import as_legacy, as_modern, created_task, offers_extension
 
 __all__ = ["RELATED_TASK", "TaskRecord", "TaskTable", "tasks_capability"]
 
@@ -38,6 +41,7 @@ class TaskRecord(msgspec.Struct, frozen=True):
     upstream_id: str  # the upstream's own id
     owner: object  # the engine session (or shared caller) that made it
     entry: CatalogEntry  # the tool whose call made it (grants are checked against it)
+    modern: bool = False  # its upstream speaks the 2026 tasks extension (else 2025-11-25 tasks)
 
 
 class TaskTable:
@@ -49,23 +53,31 @@ class TaskTable:
     def __len__(self) -> int:
         return len(self._by_exposed)
 
-    def adopt(self, owner: object, entry: CatalogEntry, answer: msgspec.Raw) -> msgspec.Raw:
-        """A `tools/call` answer: when it is a CreateTaskResult, the task is recorded and
-        its id rewritten; any other answer (the upstream ran the call at once) as it came."""
+    def adopt(self, owner: object, entry: CatalogEntry, answer: msgspec.Raw, modern_engine: bool = False) -> msgspec.Raw:
+        """A `tools/call` answer: when it created a task (in either shape), the task is
+        recorded and handed to the engine under its id, in the shape the engine asked in
+        (`modern_engine`: the 2026 extension); any other answer (the upstream ran the call
+        at once) as it came."""
         try:
             result = msgspec.json.decode(answer)
         except msgspec.DecodeError:
             return answer
-        task = result.get("task") if isinstance(result, dict) else None
-        if not isinstance(task, dict) or not isinstance(upstream_id := task.get("taskId"), str):
+        created = created_task(result)
+        if created is None:
             return answer
-        record = self._remember(owner, entry, upstream_id)
-        result["task"] = {**task, "taskId": record.exposed_id}
-        return msgspec.Raw(msgspec.json.encode(result))
+        record = self._remember(owner, entry, created.fields["taskId"], created.modern)
+        task = {**created.fields, "taskId": record.exposed_id}
+        if modern_engine:
+            shaped: dict[str, Any] = {**as_modern(task), "resultType": "task"}
+        elif created.modern:
+            shaped = {"task": as_legacy(task)}
+        else:
+            shaped = {**result, "task": task}  # both 2025-11-25: as it came, the id rewritten
+        return msgspec.Raw(msgspec.json.encode(shaped))
 
-    def _remember(self, owner: object, entry: CatalogEntry, upstream_id: str) -> TaskRecord:
+    def _remember(self, owner: object, entry: CatalogEntry, upstream_id: str, modern: bool = False) -> TaskRecord:
         exposed = f"{entry.alias}{SEPARATOR}{upstream_id}"
-        record = TaskRecord(exposed, entry.alias, upstream_id, owner, entry)
+        record = TaskRecord(exposed, entry.alias, upstream_id, owner, entry, modern)
         self._by_exposed[exposed] = record
         self._by_exposed.move_to_end(exposed)
         self._by_upstream[(entry.alias, upstream_id)] = exposed
@@ -114,6 +126,8 @@ def tasks_capability(offered: Iterable[dict[str, Any]]) -> dict[str, Any] | None
     limited to what the sidecar routes (list, cancel, task-augmented `tools/call`)."""
     merged: dict[str, Any] = {}
     for caps in offered:
+        if offers_extension(caps):  # a 2026 server's tasks: the sidecar lists and cancels them for a 2025 engine
+            merged.update({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}})
         tasks = caps.get("tasks")
         if not isinstance(tasks, dict):
             continue

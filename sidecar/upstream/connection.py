@@ -167,6 +167,12 @@ class Connection:
         params["_meta"] = meta
         return params, token
 
+    def request_of_token(self, token: object) -> int | None:
+        """The id of the request in flight that was sent with progress token `token`."""
+        if type(token) is not int:
+            return None
+        return next((ident for ident, pending in self._ids.items() if pending.progress_token == token), None)
+
     def forget(self, ident: int) -> None:
         """Stop waiting for `ident` (done or abandoned); a late answer is then dropped."""
         pending = self._ids.release(ident)

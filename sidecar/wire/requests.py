@@ -31,6 +31,7 @@ __all__ = [
     "PromptRef",
     "ResourceRef",
     "TaskParams",
+    "UpdateParams",
     "UriParams",
     "params_of",
     "progress_token",
@@ -101,6 +102,12 @@ class TaskParams(Params, frozen=True, kw_only=True):
     taskId: Any = None
 
 
+class UpdateParams(TaskParams, frozen=True, kw_only=True):
+    """`tasks/update` (the 2026 tasks extension): the answers to a task's questions."""
+
+    inputResponses: Any = None  # noqa: N815 - the wire's name; checked where it is used
+
+
 class CancelledParams(Params, frozen=True, kw_only=True):
     requestId: int | str | None = None
     reason: str | None = None
@@ -124,6 +131,7 @@ PARAMS: dict[str, type[Params]] = {
     "tasks/cancel": TaskParams,
     "tasks/result": TaskParams,
     "tasks/list": PageParams,
+    "tasks/update": UpdateParams,
     "notifications/cancelled": CancelledParams,
 }
 

@@ -2,6 +2,7 @@
 
     python tests/apps/apps_server.py          # stdio
     python tests/apps/apps_server.py --http   # Streamable HTTP on 127.0.0.1; prints `PORT <n>`
+    python tests/apps/apps_server.py --http --modern   # the same, 2026-07-28 only (`initialize` refused)
 
 Tools: `show_clock` (bound to `ui://clock/app.html`, for the model and the app),
 `tick` (app-only: `visibility: ["app"]`), `plain` (no UI). Each answers with its own name
@@ -61,6 +62,11 @@ async def serve_http() -> None:
     sock.listen(64)  # connections wait in the backlog until uvicorn serves them
     print(f"PORT {sock.getsockname()[1]}", flush=True)
     app = server.streamable_http_app()
+    if "--modern" in sys.argv:  # a server without the session revisions (tests/eras/modern_server.py's layer)
+        sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[2]))
+        from tests.eras.modern_server import refusing_initialize
+
+        app = refusing_initialize(app)
     await uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on")).serve(sockets=[sock])
 
 

@@ -13,6 +13,10 @@ Tools:
     echo {nonce}      no question: returns the nonce
     progress_ask {}   reports progress, then asks a form, then reports again
     ask_then_hang {}  asks a form, then waits until cancelled
+    linked_ask {message, link, after?}  asks a form whose `_meta` names its call: by the
+                      call's progress token (link "token") or by the call's request id
+                      (link "request", `io.modelcontextprotocol/related-request`); with
+                      `after`, only once the question of that message has been asked
 
 With `--events FILE` one JSON object a line is appended: every question's outcome
 (answered or refused, with the error's words), every call's cancellation and end.
@@ -50,7 +54,9 @@ def _tool(name: str, props: dict[str, Any] | None = None) -> dict[str, Any]:
 
 TOOLS = [_tool("form", {"message": {"type": "string"}}), _tool("url"), _tool("sample", {"prompt": {"type": "string"}}),
          _tool("roots"), _tool("twice"), _tool("forever"), _tool("echo", {"nonce": {"type": "string"}}),
-         _tool("progress_ask"), _tool("ask_then_hang")]
+         _tool("progress_ask"), _tool("ask_then_hang"),
+         _tool("linked_ask", {"message": {"type": "string"}, "link": {"type": "string"}, "after": {"type": "string"}})]
+RELATED_REQUEST = "io.modelcontextprotocol/related-request"
 
 
 class Events:
@@ -70,6 +76,7 @@ class Events:
 class EraUpstream:
     def __init__(self, events: Events) -> None:
         self.events = events
+        self.asked: dict[str, anyio.Event] = {}  # linked_ask's questions, by message, once put
 
     async def list_tools(self, ctx: ServerRequestContext, params: Any) -> dict[str, Any]:
         return {"tools": TOOLS}
@@ -142,10 +149,27 @@ class EraUpstream:
             answer = await self._form(ctx, "Halfway: your name?")
             await ctx.session.report_progress(2, 2, "after the question")
             return {"content": [_text(f"progress_ask: {(answer.content or {}).get('name')}")]}
+        if name == "linked_ask":
+            return await self._linked_ask(ctx, args)
         if name == "ask_then_hang":
             await self._form(ctx, "Before the long part: your name?")
             await anyio.sleep_forever()
         raise MCPError(code=-32602, message=f"Unknown tool: {name}")
+
+    async def _linked_ask(self, ctx: ServerRequestContext, args: dict[str, Any]) -> dict[str, Any]:
+        message = str(args.get("message", "?"))
+        if args.get("after"):
+            await self.asked.setdefault(str(args["after"]), anyio.Event()).wait()
+        if args.get("link") == "token":
+            sent: Any = ctx.meta or {}
+            meta: dict[str, Any] = {"progressToken": sent.get("progressToken", sent.get("progress_token"))}
+        else:
+            meta = {RELATED_REQUEST: {"requestId": ctx.request_id}}
+        params = types.ElicitRequestFormParams(message=message, requested_schema=NAME_FORM, **{"_meta": meta})
+        asking = ctx.session.send_request(types.ElicitRequest(params=params), types.ElicitResult)
+        self.asked.setdefault(message, anyio.Event()).set()  # set before the answer: `after` waits on the asking
+        answer: types.ElicitResult = await self._asked("linked", asking)
+        return {"content": [_text(f"{message}: {(answer.content or {}).get('name')}")]}
 
     def build(self) -> Server:
         return Server("era-server", version="1.0.0", on_list_tools=self.list_tools, on_call_tool=self.call_tool)

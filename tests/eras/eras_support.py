@@ -78,11 +78,13 @@ def modern_headers(token: str, name: str, method: str = "tools/call") -> dict[st
 
 async def stateless_call(client: aiohttp.ClientSession, url: str, token: str, name: str, arguments: dict[str, Any],
                          *, state: str | None = None, responses: dict[str, Any] | None = None,
-                         capabilities: dict[str, Any] | None = None, ident: int = 1) -> tuple[int, dict[str, Any]]:
-    """One raw 2026-07-28 tools/call: (HTTP status, the JSON-RPC message)."""
+                         capabilities: dict[str, Any] | None = None, ident: int = 1,
+                         meta: dict[str, Any] | None = None) -> tuple[int, dict[str, Any]]:
+    """One raw 2026-07-28 tools/call: (HTTP status, the JSON-RPC message); `meta` joins its `_meta`."""
     caps = {"elicitation": {"form": {}, "url": {}}, "sampling": {}, "roots": {}} if capabilities is None else capabilities
     params: dict[str, Any] = {"name": name, "arguments": arguments, "_meta": {
-        "io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": caps}}
+        "io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": caps,
+        **(meta or {})}}
     if state is not None:
         params["requestState"] = state
     if responses is not None:

@@ -247,7 +247,7 @@ class HttpFront:
             result = discover_result(server_capabilities(self.face))
             return web.json_response({"jsonrpc": "2.0", "id": req.id, "result": result})
         if req.method == "subscriptions/listen":
-            return await self._listen(request, Listen(self.face, req.id, req.params.get("notifications")))
+            return await self._listen(request, Listen(self.face, req.id, req.params.get("notifications"), request[CALLER]))
         caps = envelope.get("io.modelcontextprotocol/clientCapabilities")
         if takes_rounds(req, caps if isinstance(caps, dict) else {}):
             return await self._held_round(request, req, caps if isinstance(caps, dict) else {})

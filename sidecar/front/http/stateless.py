@@ -30,10 +30,12 @@ from sidecar import __version__
 from sidecar.errors import INVALID_PARAMS, METHOD_NOT_FOUND
 from sidecar.front.eras.listen_resources import ResourceSubscriptions, asked_uris
 from sidecar.front.http.caching import acceptable, hinted, rehinted_bytes
+from sidecar.gate.budget.held import CallerScope
 from sidecar.hub.face import Face
 from sidecar.hub.session import EngineSession
 from sidecar.wire import Answer, Event, Notice, Request, RequestId, encode_notification, encode_result
 from sidecar.wire.outbox import FrameQueue, Shedding
+from sidecar.wire.task_shapes import LEGACY_TASK_STATUS, TASK_STATUS, as_modern
 from sidecar.wire.versions import CAPABILITIES_KEY, MODERN_VERSION
 
 __all__ = [
@@ -122,6 +124,7 @@ def judge(req: Request, envelope: dict[str, Any], headers: Mapping[str, list[str
 
 def discover_result(capabilities: dict[str, Any]) -> dict[str, Any]:
     info = {"name": "omb-sidecar", "version": __version__}
+    capabilities = {k: v for k, v in capabilities.items() if k != "tasks"}  # 2026-07-28: the tasks extension's
     return {
         "supportedVersions": list(SUPPORTED),
         "capabilities": capabilities,
@@ -219,10 +222,16 @@ KINDS = {
 UPDATED = "notifications/resources/updated"
 
 
+def own_task_ids(face: Face, owner: object, wanted: object) -> frozenset[str]:
+    """The task ids asked for that are this caller's own tasks (any other is not honoured)."""
+    ids = [i for i in wanted if isinstance(i, str)] if isinstance(wanted, list) else []
+    return frozenset(i for i in ids if any(r.exposed_id == i for r in face.tasks.of(owner)))
+
+
 class Listen:
     """One open `subscriptions/listen` stream: frames to write, in order; None ends it."""
 
-    def __init__(self, face: Face, ident: RequestId, wanted: object) -> None:
+    def __init__(self, face: Face, ident: RequestId, wanted: object, caller: str = "") -> None:
         self.face = face
         self.ident = ident
         asked = self.asked = wanted if isinstance(wanted, dict) else {}
@@ -231,6 +240,10 @@ class Listen:
         self.frames = FrameQueue(Shedding("a subscriptions/listen stream"))
         self.session = EngineSession(emit=self._take)
         self.session.announced = True
+        self.session.held_scope = CallerScope(caller)  # the caller's own tasks' statuses reach this stream
+        self.task_ids = own_task_ids(face, self.session.held_scope, asked.get("taskIds"))
+        if self.task_ids:
+            self.honoured["taskIds"] = sorted(self.task_ids)
         self.uris: frozenset[str] = frozenset()  # the resources whose updates were honoured
         self._resources: ResourceSubscriptions | None = None
         self._taken: list[str] = []  # the URIs held upstream for this stream
@@ -275,11 +288,20 @@ class Listen:
         method = event.method
         if method == UPDATED:
             self._updated(event.params)
+        elif method == LEGACY_TASK_STATUS:
+            self._task_status(event.params)
         elif method in self.allowed and method not in self._pending:
             # A change not yet written says all another would: one of each kind waits.
             frame = encode_notification(method, {"_meta": self._meta()})
             self._pending[method] = frame
             self.frames.offer(frame, method)
+
+    def _task_status(self, params: Any) -> None:
+        """A task's status, as the tasks extension says it, for a task this stream was honoured."""
+        task_id = params.get("taskId") if isinstance(params, dict) else None
+        if task_id in self.task_ids:
+            status = {**as_modern(params), "_meta": self._meta()}
+            self.frames.offer(encode_notification(TASK_STATUS, status), TASK_STATUS)
 
     def _updated(self, params: Any) -> None:
         """A resource changed: news for this stream only when it was honoured that URI."""

@@ -37,7 +37,8 @@ class Recorder:
         A gate nobody watches skips recording altogether."""
         return self.audit.path is not None or bool(self.observers) or log.isEnabledFor(logging.DEBUG)
 
-    def record(self, call: ToolCall) -> None:
+    def record(self, call: ToolCall, task: str | None = None) -> None:
+        """`task`: the id (as the engine holds it) of the task whose result this call fetched."""
         self.audit.write({
             "bot": self.bot, "face": self.face,
             "upstream": call.target.alias if call.target else None, "tool": call.ran,
@@ -47,6 +48,7 @@ class Recorder:
             "bytesIn": call.bytes_in, "bytesOut": call.bytes_out, "charge": call.charge or None,
             "held": call.handle is not None, "ms": round(call.seconds * 1000, 2),
             "error": type(call.error).__name__ if call.error else None,
+            **({"task": task} if task is not None else {}),
         })
         if log.isEnabledFor(logging.DEBUG):
             log.debug("call %s -> %s %s %s in %.1f ms", call.name, call.ran, call.outcome, call.charge, call.seconds * 1000)
