@@ -31,7 +31,7 @@ from sidecar.upstream.oauth.choices import (
     registration_method,
     registration_request,
 )
-from sidecar.upstream.oauth.discovery import callback_port, callback_uri, canonical_resource, choose_scopes, union_scopes
+from sidecar.upstream.oauth.discovery import app_callback_port, callback_uri, canonical_resource, choose_scopes, union_scopes
 from sidecar.upstream.oauth.exchange import OAuthHttp, Tokens
 from sidecar.upstream.oauth.flow import FLOW_SECONDS, PendingFlow, SignInError, start_flow
 from sidecar.upstream.oauth.grants import client_credentials, new_entry, proof_for, revocation_proof
@@ -132,7 +132,7 @@ async def _browser_flow(session: Session, server: ServerConfig, token_file: Toke
     oauth = server.oauth
     configured = oauth.client_id if oauth else None
     plan = plan_client(found.auth, configured, oauth.client_metadata_url if oauth else None)
-    fixed = callback_port(server.url or "") if plan.identity == "configured" else 0
+    fixed = app_callback_port(server) if plan.identity == "configured" else 0
     paste = bool(session.args.paste)
     try:
         callback: Callback = await open_callback(fixed, listen=not paste)
@@ -142,7 +142,7 @@ async def _browser_flow(session: Session, server: ServerConfig, token_file: Toke
     try:
         redirect_uri = callback_uri(callback.port)
         if plan.identity == "none":
-            raise SignInError(app_to_register_words(found.auth.issuer, callback_uri(callback_port(server.url or ""))))
+            raise SignInError(app_to_register_words(found.auth.issuer, callback_uri(app_callback_port(server))))
         client_id, issued, method = plan.client_id, None, registration_method(found.auth.auth_methods)
         if plan.identity == "register":
             client_id, issued = await http.register(found.auth, registration_request(redirect_uri, scope, method))
@@ -279,7 +279,7 @@ def sign_in_view(session: Session, name: str, entry: dict[str, Any], last_sign_i
         return {}
     view: dict[str, Any] = {}
     if server.oauth is not None and server.oauth.client_id:
-        view["redirectUri"] = callback_uri(callback_port(server.url))
+        view["redirectUri"] = callback_uri(app_callback_port(server))
     token_file = runtime.use(session.config, session.redactor)
     try:
         stored = token_file.entry(canonical_resource(server.url)) if token_file is not None else None

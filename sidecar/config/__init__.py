@@ -17,7 +17,7 @@ import base64
 import logging
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 import msgspec
@@ -205,6 +205,8 @@ class OAuthApp(msgspec.Struct, rename="camel", frozen=True):
     key_id: str | None = None  # the `kid` of that key, when the server wants one
     client_metadata_url: str | None = None  # an https Client ID Metadata Document
     issuer: str | None = None  # the one authorization server a configured secret or key is sent to
+    # the port of the return address registered with the app (default: one fixed per server address)
+    callback_port: Annotated[int, msgspec.Meta(ge=1024, le=65535)] | None = None
 
 
 class OAuthStore(msgspec.Struct, rename="camel", frozen=True):

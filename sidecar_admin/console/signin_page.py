@@ -29,7 +29,7 @@ from aiohttp import web
 from sidecar.config import ServerConfig
 from sidecar.front.http.console_door import ConsoleScene
 from sidecar.errors import SidecarError
-from sidecar.upstream.oauth.discovery import CALLBACK_PATH, callback_port, callback_uri, canonical_resource
+from sidecar.upstream.oauth.discovery import CALLBACK_PATH, app_callback_port, callback_uri, canonical_resource
 from sidecar_admin.console import acts
 from sidecar_admin.console.guard import Act, ConsoleSession, Page, Route
 from sidecar_admin.console.pages import Escape, layout, notice, post_form
@@ -86,7 +86,7 @@ class SignIn:
         public = self.console.scene.config.console.public_url or ""
         if public.startswith("https://") and not registered:
             return public.rstrip("/") + RETURN_PATH
-        return callback_uri(callback_port(server.url or ""))  # nothing listens: the person pastes it
+        return callback_uri(app_callback_port(server))  # nothing listens: the person pastes it
 
     # -- start ----------------------------------------------------------------------------
 
@@ -137,7 +137,7 @@ class SignIn:
             oauth = server.oauth
             plan = plan_client(found.auth, oauth.client_id if oauth else None, oauth.client_metadata_url if oauth else None)
             if plan.identity == "none":
-                raise SignInError(app_to_register_words(found.auth.issuer, callback_uri(callback_port(server.url or ""))))
+                raise SignInError(app_to_register_words(found.auth.issuer, callback_uri(app_callback_port(server))))
             redirect = self._return_address(server, plan.identity == "configured")
             client_id, issued, method = plan.client_id, None, registration_method(found.auth.auth_methods)
             if plan.identity == "register":

@@ -58,7 +58,7 @@ def test_canonical_address_and_port() -> None:
     assert canonical_resource("HTTPS://Host.Example:443/mcp/#x") == "https://host.example/mcp"
     assert canonical_resource("http://h:8080/mcp?x=1") == "http://h:8080/mcp?x=1"
     port = callback_port("https://host.example/mcp")
-    assert port == callback_port("https://HOST.example:443/mcp/") and 49200 <= port < 65200
+    assert port == callback_port("https://HOST.example:443/mcp/") and 20000 <= port < 32000  # below every system's outgoing-connection ports
     assert port != callback_port("https://host.example/other")
 
 

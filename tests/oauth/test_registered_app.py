@@ -65,3 +65,22 @@ async def test_a_registered_app_signs_in_on_its_fixed_port(tmp_path: Path) -> No
         config.write_text(json.dumps(document))
         _, listed, _ = await command(config, "servers", "list")
         assert "sign-in: needs sign-in" in listed, listed
+
+
+async def test_a_chosen_callback_port_is_the_registered_apps_return_address(tmp_path: Path) -> None:
+    """`oauth.callbackPort` (an app registered under an earlier release's port) is the
+    address shown to register and the one the sign-in listens on and sends."""
+    port, chosen = free_port(), free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    redirect = callback_uri(chosen)
+    assert chosen != callback_port(url)
+    async with sdk_auth_server("--no-registration", "--port", str(port), "--client", f"corp-app:{SECRET}",
+                               "--redirect", redirect):
+        entry = {"type": "http", "url": url,
+                 "oauth": {"clientId": "corp-app", "clientSecret": SECRET, "callbackPort": chosen}}
+        config = write_config(tmp_path / "config.json", {"corp": entry})
+        _, shown, _ = await command(config, "servers", "show", "corp")
+        assert json.loads(shown)["redirectUri"] == redirect
+        code, printed = await sign_in_by_browser(config, "corp")
+        assert code == 0, printed
+        assert f"redirect_uri={redirect.replace(':', '%3A').replace('/', '%2F')}" in printed

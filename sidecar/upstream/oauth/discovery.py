@@ -11,12 +11,17 @@ from __future__ import annotations
 
 import hashlib
 import re
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
+
+if TYPE_CHECKING:
+    from sidecar.config import ServerConfig
 
 __all__ = [
     "CALLBACK_PATH",
     "Challenge",
     "authorization_server_addresses",
+    "app_callback_port",
     "callback_port",
     "canonical_resource",
     "choose_scopes",
@@ -25,7 +30,10 @@ __all__ = [
 ]
 
 CALLBACK_PATH = "/mcp-oauth/callback"
-_PORT_BASE, _PORT_SPAN = 49200, 16000  # inside the dynamic range, away from its ends
+# Below every common range of ports the system hands out for outgoing connections (Linux
+# 32768-60999, macOS and Windows 49152-65535): a fixed port inside one can be held by any
+# program's connection at the moment a person signs in.
+_PORT_BASE, _PORT_SPAN = 20000, 12000
 _PARAM = re.compile(r'([A-Za-z_][A-Za-z0-9_-]*)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,"]*))')
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
@@ -126,6 +134,13 @@ def union_scopes(*groups: str | None) -> str:
         for scope in (group or "").split():
             seen.setdefault(scope, None)
     return " ".join(seen)
+
+
+def app_callback_port(server: ServerConfig) -> int:
+    """The loopback port of a registered app's return address: the one the operator chose
+    (`oauth.callbackPort`), else the one fixed for the server's address."""
+    chosen = server.oauth.callback_port if server.oauth is not None else None
+    return chosen if chosen is not None else callback_port(server.url or "")
 
 
 def callback_port(resource: str) -> int:
