@@ -53,21 +53,15 @@ def plain(ctx: Context[Any]) -> str:
 
 
 async def serve_http() -> None:
-    import socket
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[2]))  # the checkout
+    from tests.upstreams.loopback import serve_on_loopback
 
-    import uvicorn
-
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(64)  # connections wait in the backlog until uvicorn serves them
-    print(f"PORT {sock.getsockname()[1]}", flush=True)
     app = server.streamable_http_app()
     if "--modern" in sys.argv:  # a server without the session revisions (tests/eras/modern_server.py's layer)
-        sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[2]))
         from tests.eras.modern_server import refusing_initialize
 
         app = refusing_initialize(app)
-    await uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on")).serve(sockets=[sock])
+    await serve_on_loopback(app)
 
 
 if __name__ == "__main__":

@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import sys
 import warnings
 from typing import Any
@@ -183,17 +182,13 @@ class ChangingUpstream:
 
 
 async def _serve_modern(server: Server) -> None:
-    import uvicorn
-
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # run as a script: its neighbour by name
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))  # the checkout
     from modern_server import refusing_initialize
+    from tests.upstreams.loopback import serve_on_loopback
 
     app = refusing_initialize(server.streamable_http_app())
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    print(f"PORT {sock.getsockname()[1]}", flush=True)
-    await uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on")).serve(sockets=[sock])
+    await serve_on_loopback(app)
 
 
 async def main() -> None:

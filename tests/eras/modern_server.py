@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import sys
 import warnings
 from typing import Any
@@ -32,10 +31,12 @@ warnings.simplefilter("ignore")
 
 import anyio  # noqa: E402
 import mcp_types as types  # noqa: E402
-import uvicorn  # noqa: E402
 from mcp.server.context import ServerRequestContext  # noqa: E402
 from mcp.server.lowlevel import Server  # noqa: E402
 from mcp.shared.exceptions import MCPError  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))  # the checkout
+from tests.upstreams.loopback import refusing_versions, serve_on_loopback  # noqa: E402
 
 NAME_FORM = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
 TOOLS = [{"name": n, "description": f"The modern test tool {n}.", "inputSchema": {"type": "object", "properties": {}}}
@@ -140,41 +141,8 @@ class ModernUpstream:
 
 def refusing_initialize(app: Any) -> Any:
     """ASGI: `initialize` answered with an error, as a 2026-07-28-only server does."""
-
-    async def wrapped(scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or scope["method"] != "POST":
-            await app(scope, receive, send)
-            return
-        chunks, more = [], True
-        while more:
-            message = await receive()
-            chunks.append(message.get("body", b""))
-            more = message.get("more_body", False)
-        body = b"".join(chunks)
-        try:
-            parsed = json.loads(body)
-        except ValueError:
-            parsed = None
-        if isinstance(parsed, dict) and parsed.get("method") == "initialize":
-            error = json.dumps({"jsonrpc": "2.0", "id": parsed.get("id"), "error": {
-                "code": -32022, "message": "unsupported protocol version",
-                "data": {"supported": ["2026-07-28"]}}}).encode()
-            await send({"type": "http.response.start", "status": 400,
-                        "headers": [(b"content-type", b"application/json")]})
-            await send({"type": "http.response.body", "body": error})
-            return
-        replayed = False
-
-        async def replay() -> dict[str, Any]:
-            nonlocal replayed
-            if replayed:
-                return await receive()
-            replayed = True
-            return {"type": "http.request", "body": body, "more_body": False}
-
-        await app(scope, replay, send)
-
-    return wrapped
+    return refusing_versions(app, lambda request: ["2026-07-28"] if isinstance(request, dict)
+                             and request.get("method") == "initialize" else None)
 
 
 async def main() -> None:
@@ -182,11 +150,7 @@ async def main() -> None:
     parser.add_argument("--events", default=None)
     options = parser.parse_args()
     app = refusing_initialize(ModernUpstream(Events(options.events)).build().streamable_http_app())
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    print(f"PORT {sock.getsockname()[1]}", flush=True)
-    await uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on")).serve(sockets=[sock])
+    await serve_on_loopback(app)
 
 
 if __name__ == "__main__":

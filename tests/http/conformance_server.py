@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import base64
 import json
-import socket
 import struct
 import sys
 import warnings
@@ -39,12 +38,14 @@ warnings.simplefilter("ignore")  # sampling/elicitation/logging are deprecated a
 
 import anyio  # noqa: E402
 import mcp_types as types  # noqa: E402
-import uvicorn  # noqa: E402
 from mcp.server.context import ServerRequestContext  # noqa: E402
 from mcp.server.lowlevel import Server  # noqa: E402
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity  # noqa: E402
 from mcp.server.transport_security import TransportSecuritySettings  # noqa: E402
 from mcp.shared.exceptions import MCPError  # noqa: E402
+
+sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[2]))  # the checkout
+from tests.upstreams.loopback import serve_on_loopback  # noqa: E402
 
 from conformance_asks import (ASKING_PROMPTS, ASKING_TOOLS, DIAGNOSTIC_TOOLS, PREFIX, asked_in_session,  # noqa: E402
                               asking_prompt, asking_tool, diagnostic_in_session, diagnostic_tool)
@@ -408,12 +409,7 @@ async def main() -> None:
     parser.add_argument("--era", choices=["both", "session", "stateless"], default="both")
     options = parser.parse_args()
     ERA["name"] = options.era
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", options.port))
-    print(f"PORT {sock.getsockname()[1]}", flush=True)
-    config = uvicorn.Config(app(options.transport), log_level="warning", lifespan="on")
-    await uvicorn.Server(config).serve(sockets=[sock])
+    await serve_on_loopback(app(options.transport), options.port)
 
 
 if __name__ == "__main__":

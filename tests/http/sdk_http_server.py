@@ -8,7 +8,6 @@ Prints `PORT <n>` once it listens on 127.0.0.1; the endpoint is `/mcp`.
 
 from __future__ import annotations
 
-import socket
 import sys
 import warnings
 from pathlib import Path
@@ -17,7 +16,7 @@ warnings.simplefilter("ignore")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "upstreams"))
 
 import anyio  # noqa: E402
-import uvicorn  # noqa: E402
+from loopback import serve_on_loopback  # noqa: E402
 from sdk_server import SdkUpstream, parse_args  # noqa: E402
 
 
@@ -25,11 +24,7 @@ async def main() -> None:
     upstream = SdkUpstream(parse_args())
     upstream.events.emit("start", name=upstream.name, transport="http")
     app = upstream.build().streamable_http_app()
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    print(f"PORT {sock.getsockname()[1]}", flush=True)
-    await uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on")).serve(sockets=[sock])
+    await serve_on_loopback(app)
 
 
 if __name__ == "__main__":

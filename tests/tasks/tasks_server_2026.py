@@ -28,7 +28,6 @@ import asyncio
 import datetime
 import json
 import os
-import socket
 import sys
 import uuid
 import warnings
@@ -40,12 +39,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import anyio  # noqa: E402
 import mcp_types as types  # noqa: E402
-import uvicorn  # noqa: E402
 from mcp.server.context import ServerRequestContext  # noqa: E402
 from mcp.server.lowlevel import Server  # noqa: E402
 from mcp.shared.exceptions import MCPError  # noqa: E402
 
 from tests.eras.modern_server import refusing_initialize  # noqa: E402
+from tests.upstreams.loopback import serve_on_loopback  # noqa: E402
 
 TASKS = "io.modelcontextprotocol/tasks"
 CAPS = "io.modelcontextprotocol/clientCapabilities"
@@ -244,11 +243,7 @@ async def main() -> None:
     parser.add_argument("--events", default=None)
     options = parser.parse_args()
     app = refusing_initialize(TaskUpstream(Events(options.events)).build().streamable_http_app())
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    print(f"PORT {sock.getsockname()[1]}", flush=True)
-    await uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on")).serve(sockets=[sock])
+    await serve_on_loopback(app)
 
 
 if __name__ == "__main__":

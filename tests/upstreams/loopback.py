@@ -1,0 +1,63 @@
+"""How a test's MCP server serves HTTP: its ASGI app on 127.0.0.1 (port 0 picks a free
+one), the port printed as `PORT <n>` on stdout for the test that started it, then uvicorn
+on that socket until the process is stopped; and the ASGI layer that makes a server one
+of a single protocol era (the other era's requests refused as unsupported versions)."""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import Callable
+from typing import Any
+
+
+async def serve_on_loopback(app: Any, port: int = 0) -> None:
+    import uvicorn
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", port))
+    sock.listen(64)  # a client that connects before uvicorn starts waits in the backlog
+    print(f"PORT {sock.getsockname()[1]}", flush=True)
+    await uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on")).serve(sockets=[sock])
+
+
+def refusing_versions(app: Any, refused: Callable[[Any], list[str] | None]) -> Any:
+    """ASGI: a POSTed request for which `refused` names the revisions the server does have is
+    answered with the unsupported-version error (-32022) listing them, before `app` sees it,
+    as a server of one era only answers; anything else reaches `app` with its body replayed."""
+
+    async def wrapped(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await app(scope, receive, send)
+            return
+        chunks, more = [], True
+        while more:
+            message = await receive()
+            chunks.append(message.get("body", b""))
+            more = message.get("more_body", False)
+        body = b"".join(chunks)
+        try:
+            parsed = json.loads(body)
+        except ValueError:
+            parsed = None
+        supported = refused(parsed)
+        if supported is not None:
+            error = {"code": -32022, "message": "unsupported protocol version", "data": {"supported": supported}}
+            answer = {"jsonrpc": "2.0", "id": parsed.get("id") if isinstance(parsed, dict) else None, "error": error}
+            await send({"type": "http.response.start", "status": 400,
+                        "headers": [(b"content-type", b"application/json")]})
+            await send({"type": "http.response.body", "body": json.dumps(answer).encode()})
+            return
+        replayed = False
+
+        async def replay() -> dict[str, Any]:
+            nonlocal replayed
+            if replayed:
+                return dict(await receive())
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await app(scope, replay, send)
+
+    return wrapped
