@@ -210,13 +210,11 @@ class Face(ReadsLive):
     # -- routing ------------------------------------------------------------------
 
     async def upstream_for_resource(self, uri: str) -> Upstream:
-        """As `find_resource_upstream`, waiting first for upstreams still starting if unknown."""
-        try:
-            return self.find_resource_upstream(uri)
-        except EngineInputError:
-            if self.pool.settled():
-                raise
-        await self.pool.wait_first_start()
+        """As `find_resource_upstream`, waiting first for upstreams still starting when no
+        listing names the address yet (the one server offering resources so far may not be
+        the one that owns it)."""
+        if self._named_owner(uri) is None and not self.pool.settled():
+            await self.pool.wait_first_start()
         return self.find_resource_upstream(uri)
 
     async def upstream_for_prompt(self, name: str) -> tuple[Upstream, str]:
@@ -224,10 +222,13 @@ class Face(ReadsLive):
             await self.pool.wait_first_start(name.split("__", 1)[0] if "__" in name else None)
         return self.find_prompt_upstream(name)
 
-    def find_resource_upstream(self, uri: str) -> Upstream:
+    def _named_owner(self, uri: str) -> str | None:
+        """The upstream whose resource listing or templates name `uri`, if one does."""
         alias = self._resource_owner.get(uri)
-        if alias is None:
-            alias = next((a for pattern, a in self._templates if pattern.match(uri)), None)
+        return alias if alias is not None else next((a for pattern, a in self._templates if pattern.match(uri)), None)
+
+    def find_resource_upstream(self, uri: str) -> Upstream:
+        alias = self._named_owner(uri)
         if alias is None:
             offering = [u.alias for u in self.pool.ready() if "resources" in u.capabilities]
             alias = offering[0] if len(offering) == 1 else None

@@ -4,6 +4,9 @@ upstream on its first start waits for it."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from tests.harness import FakeServer, echo, in_memory, text_of, tool
 
 
@@ -45,3 +48,25 @@ async def test_a_call_to_an_upstream_still_starting_waits_for_it() -> None:
         assert engine.answers_to(rid) == []
         server.finish_start()
         assert text_of(await engine.answer_to(rid)) == "waited"
+
+
+async def test_a_read_of_a_resource_no_listing_names_yet_waits_for_the_server_still_starting() -> None:
+    """The one server offering resources so far is not taken for the owner of an address
+    it never listed while another server is still starting."""
+    def contents(owner: str) -> Callable[[dict[str, Any]], Any]:
+        return lambda params: {"contents": [{"uri": params["uri"], "text": f"from {owner}"}]}
+
+    fast = FakeServer([tool("echo")], resources=[{"uri": "fast://a", "name": "a"}],
+                      answers={"resources/read": contents("fast")}, name="fast")
+    slow = FakeServer([tool("echo")], resources=[{"uri": "slow://hello", "name": "hello"}],
+                      answers={"resources/read": contents("slow")}, answers_initialize=False, name="slow")
+    async with in_memory({"fast": fast, "slow": slow}, face={"listWaitSeconds": 0}) as sidecar:
+        engine = await sidecar.engine(settle=False)
+        await slow.handshake_held()
+        await sidecar.state_of("fast", "ready")
+        rid = engine.request("resources/read", {"uri": "slow://hello"})
+        await engine.roundtrip("ping")
+        assert engine.answers_to(rid) == []  # not sent to the one server ready so far
+        slow.finish_start()
+        answer = await engine.answer_to(rid)
+        assert answer["result"]["contents"][0]["text"] == "from slow", answer
