@@ -22,7 +22,6 @@ With `--events FILE`: one JSON line for each subscribe and each listen stream op
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import warnings
@@ -45,6 +44,9 @@ from mcp.server.subscriptions import (  # noqa: E402
 )
 from mcp.shared.exceptions import MCPError  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))  # the checkout
+from tests.upstreams.event_file import Events  # noqa: E402
+
 COUNTER = "mem://counter"
 BASE_TOOLS = ("grow", "grow_tools", "bump", "url_done", "echo", "end_listens", "crash")
 
@@ -57,19 +59,6 @@ def _tool(name: str) -> dict[str, Any]:
     return {"name": name, "description": f"The changing test tool {name}.",
             "inputSchema": {"type": "object", "properties": {"nonce": {"type": "string"}}}}
 
-
-class Events:
-    def __init__(self, path: str | None) -> None:
-        self.path = path
-
-    def emit(self, event: str, **fields: Any) -> None:
-        if self.path:
-            line = json.dumps({"event": event, "pid": os.getpid(), **fields}, default=str) + "\n"
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-            try:
-                os.write(fd, line.encode())
-            finally:
-                os.close(fd)
 
 
 class ChangingUpstream:

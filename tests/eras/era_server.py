@@ -40,6 +40,9 @@ from mcp.server.lowlevel import NotificationOptions, Server  # noqa: E402
 from mcp.server.stdio import stdio_server  # noqa: E402
 from mcp.shared.exceptions import MCPError  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))  # the checkout
+from tests.upstreams.event_file import Events  # noqa: E402
+
 NAME_FORM = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
 
 
@@ -58,19 +61,6 @@ TOOLS = [_tool("form", {"message": {"type": "string"}}), _tool("url"), _tool("sa
          _tool("linked_ask", {"message": {"type": "string"}, "link": {"type": "string"}, "after": {"type": "string"}})]
 RELATED_REQUEST = "io.modelcontextprotocol/related-request"
 
-
-class Events:
-    def __init__(self, path: str | None) -> None:
-        self.path = path
-
-    def emit(self, event: str, **fields: Any) -> None:
-        if self.path:
-            line = json.dumps({"event": event, "pid": os.getpid(), **fields}, default=str) + "\n"
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-            try:
-                os.write(fd, line.encode())
-            finally:
-                os.close(fd)
 
 
 class EraUpstream:

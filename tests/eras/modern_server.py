@@ -36,6 +36,7 @@ from mcp.server.lowlevel import Server  # noqa: E402
 from mcp.shared.exceptions import MCPError  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))  # the checkout
+from tests.upstreams.event_file import Events  # noqa: E402
 from tests.upstreams.loopback import refusing_versions, serve_on_loopback  # noqa: E402
 
 NAME_FORM = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
@@ -61,15 +62,6 @@ def _dump(value: Any) -> dict[str, Any]:
         else dict(value)
     return dumped
 
-
-class Events:
-    def __init__(self, path: str | None) -> None:
-        self.path = path
-
-    def emit(self, event: str, **fields: Any) -> None:
-        if self.path:
-            with open(self.path, "a") as sink:
-                sink.write(json.dumps({"event": event, "pid": os.getpid(), **fields}, default=str) + "\n")
 
 
 class ModernUpstream:

@@ -26,8 +26,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import datetime
-import json
-import os
 import sys
 import uuid
 import warnings
@@ -44,6 +42,7 @@ from mcp.server.lowlevel import Server  # noqa: E402
 from mcp.shared.exceptions import MCPError  # noqa: E402
 
 from tests.eras.modern_server import refusing_initialize  # noqa: E402
+from tests.upstreams.event_file import Events  # noqa: E402
 from tests.upstreams.loopback import serve_on_loopback  # noqa: E402
 
 TASKS = "io.modelcontextprotocol/tasks"
@@ -88,15 +87,6 @@ def _declared(meta: Any) -> bool:
     extensions = caps.get("extensions") if isinstance(caps, dict) else None
     return isinstance(extensions, dict) and TASKS in extensions
 
-
-class Events:
-    def __init__(self, path: str | None) -> None:
-        self.path = path
-
-    def emit(self, event: str, **fields: Any) -> None:
-        if self.path:
-            with open(self.path, "a") as sink:
-                sink.write(json.dumps({"event": event, "pid": os.getpid(), **fields}, default=str) + "\n")
 
 
 class TaskUpstream:
