@@ -46,12 +46,15 @@ class SidecarError(Exception):
     """Base of every error the sidecar raises on purpose."""
 
     code: int = INTERNAL_ERROR
+    data: object = None  # the JSON-RPC error's `data` member, when the error has one
 
-    def __init__(self, message: str, *, code: int | None = None) -> None:
+    def __init__(self, message: str, *, code: int | None = None, data: object = None) -> None:
         super().__init__(message)
         self.message = message
         if code is not None:
             self.code = code
+        if data is not None:
+            self.data = data
 
 
 class EngineInputError(SidecarError):
@@ -67,8 +70,7 @@ class UpstreamError(SidecarError):
 
     def __init__(self, message: str, *, code: int = INTERNAL_ERROR, data: object = None,
                  raw: bytes | None = None) -> None:
-        super().__init__(message, code=code)
-        self.data = data
+        super().__init__(message, code=code, data=data)
         self.raw = raw
 
 

@@ -50,9 +50,16 @@ def _modern(d: Handling, req: Request) -> bool:
     if declares_tasks(req.params.get("_meta")):
         return True
     if d.session.protocol_version == MODERN_VERSION:
-        raise EngineInputError(f"{req.method} is a method of the {TASKS_EXTENSION} extension: declare it in "
-                               "params._meta's client capabilities", code=MISSING_CAPABILITY)
+        raise _undeclared(req.method)
     return False
+
+
+def _undeclared(method: str) -> EngineInputError:
+    """The extension's refusal of a task method from a request that did not declare it, naming
+    the capability it needs in `data`, as the revision's error shape asks."""
+    return EngineInputError(f"{method} is a method of the {TASKS_EXTENSION} extension: declare it in "
+                            "params._meta's client capabilities", code=MISSING_CAPABILITY,
+                            data={"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}})
 
 
 async def tasks_get(d: Handling, req: Request, params: TaskParams) -> Result:
@@ -81,8 +88,7 @@ async def tasks_cancel(d: Handling, req: Request, params: TaskParams) -> Result:
 
 async def tasks_update(d: Handling, req: Request, params: UpdateParams) -> Result:
     if not _modern(d, req):
-        raise EngineInputError(f"tasks/update is a method of the {TASKS_EXTENSION} extension: declare it in "
-                               "params._meta's client capabilities", code=MISSING_CAPABILITY)
+        raise _undeclared("tasks/update")
     record, upstream = _owned(d, params)
     if not record.modern:
         raise EngineInputError(f"task {record.exposed_id!r} belongs to a server of the 2025-11-25 revision, "

@@ -38,4 +38,8 @@ def error_body(error: SidecarError, redact: Redactor) -> bytes:
     if isinstance(error, UpstreamError) and error.raw is not None:
         return redact.json(error.raw)
     assert not isinstance(error, CallCancelled), "a cancelled request gets no answer"
-    return msgspec.json.encode({"code": error.code, "message": redact(error.message)})
+    body: dict[str, object] = {"code": error.code, "message": redact(error.message)}
+    if error.data is None:
+        return msgspec.json.encode(body)
+    body["data"] = error.data
+    return redact.json(msgspec.json.encode(body))

@@ -191,7 +191,8 @@ class TaskUpstream:
 
     def _task(self, ctx: ServerRequestContext, params: TaskIdParams) -> dict[str, Any]:
         if not _declared(params.meta):
-            raise MCPError(code=MISSING_CAPABILITY, message=f"the client did not declare {TASKS}")
+            raise MCPError(code=MISSING_CAPABILITY, message=f"the client did not declare {TASKS}",
+                           data={"requiredCapabilities": {"extensions": {TASKS: {}}}})
         task = self.tasks.get(params.taskId)
         if task is None:
             raise MCPError(code=-32602, message=f"unknown task {params.taskId!r}")

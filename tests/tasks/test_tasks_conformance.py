@@ -45,13 +45,18 @@ def sidecar_config(tmp_path: Path, upstream: str) -> Path:
 
 
 async def run_scenarios(url: str, out: Path) -> dict[str, str]:
-    """check id -> status, for every check of the tasks scenarios."""
+    """"scenario: check id" -> status, for every check of the tasks scenarios. A check id can
+    recur across scenarios (`wire-schema-valid` runs in each), so the scenario is in the key."""
+    checks: dict[str, str] = {}
     for scenario in SCENARIOS:
+        written = out / scenario
+        written.mkdir()
         argv = [node22(), str(SUITE), "server", "--url", url, "--scenario", scenario, "--spec-version",
-                "2026-07-28", "--force", "-o", str(out)]
+                "2026-07-28", "--force", "-o", str(written)]
         with anyio.fail_after(120):
-            await anyio.run_process(argv, check=False, env=child_env(), cwd=str(out))
-    checks = {c["id"]: c["status"] for path in out.rglob("checks.json") for c in json.loads(path.read_text())}
+            await anyio.run_process(argv, check=False, env=child_env(), cwd=str(written))
+        checks.update({f"{scenario}: {c['id']}": c["status"]
+                       for path in written.rglob("checks.json") for c in json.loads(path.read_text())})
     assert checks, f"no checks written under {out}"
     return checks
 

@@ -33,6 +33,7 @@ async def test_task_methods_at_2026_07_28_are_the_extensions(http_sidecar: Any, 
             params = {"taskId": task_id, **({"inputResponses": {}} if method == "tasks/update" else {})}
             refused = await undeclared(method, params)
             assert refused["error"]["code"] == -32021 and TASKS in refused["error"]["message"], refused
+            assert refused["error"]["data"] == {"requiredCapabilities": {"extensions": {TASKS: {}}}}, refused
         for method in ("tasks/result", "tasks/list"):
             assert (await declared(method, {"taskId": task_id}))["error"]["code"] == -32601
         assert (await settled(declared, task_id))["status"] == "completed"
