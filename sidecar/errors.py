@@ -15,6 +15,7 @@ the kind first, the same words from a stdio child as from a URL server.
 from __future__ import annotations
 
 __all__ = [
+    "REQUEST_STATE_NOT_VALID",
     "StoreUnavailable",
     "PARSE_ERROR",
     "INVALID_REQUEST",
@@ -40,6 +41,10 @@ METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 UPSTREAM_UNAVAILABLE = -32000
+# One answer (invalid params) for every request state the sidecar cannot honour, a gate
+# confirmation's or a relayed question's: which check failed is not said.
+REQUEST_STATE_NOT_VALID = ("params.requestState is not valid (altered, foreign, expired or used): "
+                           "send the request again without it")
 
 
 class SidecarError(Exception):

@@ -161,7 +161,7 @@ async def test_two_sidecar_processes_share_spent_states(tmp_path: Path) -> None:
     import aiohttp
 
     from tests.cloud.cloud_support import fault_entry, write_config
-    from tests.gate.test_confirm_e2e import _said, _stateless_call
+    from tests.gate.test_confirm_e2e import _refused, _said, _stateless_call
     from tests.http.http_support import open_http_sidecar
 
     env = {"OMB_TEST_CONFIRM_KEY": base64.b64encode(KEY).decode()}
@@ -174,7 +174,7 @@ async def test_two_sidecar_processes_share_spent_states(tmp_path: Path) -> None:
             state = (await _stateless_call(http, a, {"nonce": "r-1"}))["requestState"]
             assert _said(await _stateless_call(http, b, {"nonce": "r-1"}, state)) == "r-1"
             replayed = await _stateless_call(http, a, {"nonce": "r-1"}, state)
-            assert replayed["isError"] is True and "not valid" in _said(replayed)
+            assert _refused(replayed)
             pending = (await _stateless_call(http, a, {"nonce": "r-2"}))["requestState"]
             process.send_signal(signal.SIGKILL)
             await process.wait()

@@ -36,9 +36,10 @@ def _asked(message: dict[str, Any]) -> str:
 
 
 def _refusal(status: int, message: dict[str, Any]) -> str:
-    """The words of a refused round: a tool error the model reads, as for a bad confirmation state."""
-    assert status == 200 and message["result"]["isError"] is True, message
-    words: str = message["result"]["content"][0]["text"]
+    """The words of a refused round: invalid params, as a 2026-07-28 server answers a
+    request state it cannot honour."""
+    assert message["error"]["code"] == -32602, (status, message)
+    words: str = message["error"]["message"]
     return words
 
 

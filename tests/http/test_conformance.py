@@ -49,9 +49,6 @@ SESSION_UPSTREAM_EXCUSED = {
                                                      "asks them one after another, so each is a round of its own",
     "input-required-result-capability-check": "the server asks what the sidecar declared at initialize; the sidecar "
                                               "ends the call naming the capability this engine did not declare",
-    "input-required-result-tampered-state": "the state is the sidecar's own (a held question's), refused with a tool "
-                                            "error the model reads, as a bad confirmation state is; a relayed "
-                                            "server's state is refused with -32602, as its server would",
 }
 
 

@@ -58,15 +58,11 @@ class Round:
         self.call: HeldCall | None = None  # the held call this round serves, once there is one
 
     def refuse(self, method: str, message: str) -> None:
-        """One answer that ends the round: for a tool call, a tool error the model reads
-        (as the gate's confirmation answers a bad state); otherwise invalid params."""
-        if method == "tools/call":
-            result = {"content": [{"type": "text", "text": message}], "isError": True}
-            self.exchange.put(self.encode(Answer(self.id, result)))
-            self.exchange.answered(self.id)
-        else:
-            self.exchange.put(encode_event(ErrorAnswer(self.id, INVALID_PARAMS, message)))
-            self.exchange.answered(self.id, INVALID_PARAMS)
+        """One answer that ends the round: invalid params, whatever the method, as a
+        2026-07-28 server answers a request state it cannot honour (the engine's client
+        then sends the request again without it)."""
+        self.exchange.put(encode_event(ErrorAnswer(self.id, INVALID_PARAMS, message)))
+        self.exchange.answered(self.id, INVALID_PARAMS)
 
 
 class HeldSession(EngineSession):

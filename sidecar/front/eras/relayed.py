@@ -22,7 +22,7 @@ from typing import Any
 
 import msgspec
 
-from sidecar.errors import EngineInputError
+from sidecar.errors import REQUEST_STATE_NOT_VALID, EngineInputError
 from sidecar.gate.asked import InputRefused
 from sidecar.gate.confirmation.sealed import StateClaim
 from sidecar.hub.face import Face
@@ -35,7 +35,6 @@ __all__ = ["PREFIX", "RELAY_PURPOSE", "StateRelay", "is_relayed", "relay_for", "
 RELAY_PURPOSE = b"omb-sidecar/relayed-state/1"
 PREFIX = "relay."  # never in a sealed state's own alphabet (URL-safe base64)
 ASKED_ABOUT = ("elicitation", "sampling", "roots")  # what a server's questions may need
-NOT_VALID = "params.requestState is not valid (altered, foreign, expired or used): send the request again without it"
 
 
 def is_relayed(state: object) -> bool:
@@ -86,7 +85,7 @@ class StateRelay:
             raise EngineInputError("params.requestState could not be checked: the shared store did not answer") \
                 from None
         if claim is None:
-            raise EngineInputError(NOT_VALID)
+            raise EngineInputError(REQUEST_STATE_NOT_VALID)
         return claim
 
     def params(self, params: dict[str, Any], claim: StateClaim | None, answers: Any) -> dict[str, Any]:

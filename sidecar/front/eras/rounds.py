@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from sidecar.errors import REQUEST_STATE_NOT_VALID
 from sidecar.concurrency import Jobs
 from sidecar.front.eras.held import HeldCall, Round
 from sidecar.front.eras.relayed import is_relayed
@@ -42,7 +43,6 @@ QUESTION_KEY = "upstream"  # the key of the upstream's question in `inputRequest
 HELD_METHODS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 RELAYED_CAPABILITIES = ("elicitation", "sampling", "roots")
 MAX_HELD = 64  # calls holding a question for their engine at once, per face
-NOT_VALID = "params.requestState is not valid (altered, foreign, expired or used): send the request again without it"
 NOT_HELD = ("the call this requestState continues is not held by this sidecar (its time ran out, or another "
             "replica holds it: give one engine's requests affinity to one replica); send the request again without it")
 
@@ -79,7 +79,7 @@ class HeldCalls:
             if sealer.open(state) is not None:  # a confirmation's state: the gate's confirmation reads it
                 self._start(req, caller, capabilities, this)
             else:
-                this.refuse(req.method, NOT_VALID)
+                this.refuse(req.method, REQUEST_STATE_NOT_VALID)
             return
         self._resume(req, caller, state, this)
 
@@ -100,7 +100,7 @@ class HeldCalls:
             this.refuse(req.method, "params.requestState could not be checked: the shared store did not answer")
             return
         if claim is None:
-            this.refuse(req.method, NOT_VALID)
+            this.refuse(req.method, REQUEST_STATE_NOT_VALID)
             return
         call = self.by_state.pop(claim.id, None)
         if call is None or call.over:

@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from sidecar.errors import REQUEST_STATE_NOT_VALID
 from sidecar.gate.confirmation.form import confirmation_message
 from sidecar.redact import Redactor
 
@@ -29,7 +30,7 @@ __all__ = ["Asker", "ConfirmStage", "Confirmation", "Confirmer", "Outcome", "ans
 log = logging.getLogger(__name__)
 
 Asker = Callable[[dict[str, Any], float], Awaitable[Any]]  # (elicitation params, seconds) -> result or None
-Outcome = Literal["allow", "deny", "ask"]
+Outcome = Literal["allow", "deny", "ask", "refuse"]  # refuse: a request state the gate cannot honour
 REQUEST_KEY = "confirm"
 
 
@@ -142,8 +143,8 @@ class ConfirmStage:
                                      caller=confirmer.caller)
         except StoreUnavailable:  # fail closed: a state that cannot be marked used is not honoured
             return Confirmation("deny", "the confirmation state could not be checked: the shared store did not answer")
-        if not redeemed:
-            return Confirmation("deny", "the confirmation state is not valid (altered, foreign, expired or used)")
+        if not redeemed:  # the request itself is refused, as for every state the sidecar cannot honour
+            return Confirmation("refuse", REQUEST_STATE_NOT_VALID)
         return _by_answer(stateless_answer(confirmer.responses))
 
 

@@ -17,6 +17,7 @@ from typing import Any
 import msgspec
 
 from sidecar.config import SidecarConfig
+from sidecar.errors import INVALID_PARAMS, EngineInputError
 from sidecar.gate.call import ToolCall
 from sidecar.gate.grants import Grant
 from sidecar.gate.policy import CallView, Decision, PolicyEngine, RuleMatch
@@ -90,6 +91,9 @@ class CheckPolicy:
         if settled.outcome == "ask":
             assert settled.result is not None
             call.complete(msgspec.Raw(settled.result))
+            return None
+        if settled.outcome == "refuse":  # invalid params, as every state the sidecar cannot honour
+            call.fail(EngineInputError(settled.reason, code=INVALID_PARAMS))
             return None
         if settled.outcome == "deny":
             return Decision("deny", settled.reason, "confirmation")
