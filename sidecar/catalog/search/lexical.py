@@ -23,6 +23,7 @@ from typing import NamedTuple
 
 from sidecar.catalog.merge import CatalogEntry
 from sidecar.catalog.search.lexicon import english_synonyms, translations
+from sidecar.catalog.search.related import RELATED_FACTOR, RELATED_PER_WORD, Related
 from sidecar.catalog.search.shapes import MARK, abbreviates, query_shapes, schema_shapes
 from sidecar.catalog.search.summary import split_description
 from sidecar.catalog.search.text import fold, name_stems, plain_words, prose_stems, query_words, stem
@@ -309,10 +310,35 @@ class LexicalIndex:
             found.append(word)
         return found
 
-    def _units(self, query: Query) -> list[tuple[str, float, list[tuple[str, float]]]]:
+    def vocabulary(self) -> frozenset[str]:
+        """Every stem (and shape mark) the catalog's tools hold."""
+        return self.build()._words()
+
+    def unknown_terms(self, query: Query) -> dict[str, str]:
+        """The request's stems the catalog does not hold, with their words as written (plain
+        words only: values and numbers have shapes instead): what the model may relate."""
+        vocabulary = self.build()._words()
+        return {t: w for t, w in query.terms if t not in vocabulary and w.isalpha()}
+
+    def _with_related(self, term: str, options: list[tuple[str, float]], related: Related) -> list[tuple[str, float]]:
+        """`options` and up to `RELATED_PER_WORD` catalog words the model relates to `term`
+        that it does not match already."""
+        found = dict(options)
+        added = 0
+        for word, similarity in related.get(term, ()):
+            if added >= RELATED_PER_WORD:
+                break
+            if word not in found:
+                found[word] = RELATED_FACTOR * similarity
+                added += 1
+        return list(found.items())
+
+    def _units(self, query: Query, related: Related | None = None) -> list[tuple[str, float, list[tuple[str, float]]]]:
         """(term, how much it counts, what it matches) for every part of a query."""
         vocabulary = self._words()
         units = [(t, 1.0, self.expand(t, w)) for t, w in query.terms]
+        if related:
+            units = [(t, weight, self._with_related(t, options, related)) for t, weight, options in units]
         units += [(f, 1.0, [(f, 1.0)] if f in vocabulary else []) for f in query.fields]
         units += [(s, 1.0, self._shape_options(s)) for s in query.shapes]
         known = {t for t, _, _ in units}
@@ -330,14 +356,15 @@ class LexicalIndex:
         found = self.evidence(query)
         return found.scores, found.coverage
 
-    def evidence(self, query: Query) -> Evidence:
-        """The scores, the coverage, and the tools the words name outright."""
+    def evidence(self, query: Query, related: Related | None = None) -> Evidence:
+        """The scores, the coverage, and the tools the words name outright; `related`
+        (from the model) adds catalog words close in meaning to the request's unknown ones."""
         self.build()
         vocabulary = self._words()
         scores: dict[int, float] = {}
         covered: dict[int, float] = {}
         strict: dict[int, int] = {}  # per tool, the query's full terms it matched as written or with one typo
-        units = self._units(query)
+        units = self._units(query, related)
         total = sum(1.0 for _, weight, _ in units if weight >= 1.0) or 1.0
         matched: set[str] = set()
         written: set[str] = set()  # as `matched`, without the words of a translation
