@@ -81,12 +81,14 @@ def _words_first(chosen: list[int], words: Evidence) -> list[int]:
     named = [i for i in chosen if i in words.outright]
     if not named:
         return chosen
-    first = max(named, key=lambda i: (words.scores.get(i, 0.0), -chosen.index(i)))
+    first = max(named, key=lambda i: (words.plain.get(i, 0.0), -chosen.index(i)))  # as written, not related
     return [first, *(i for i in chosen if i != first)]
 
 
 def _weak(chosen: list[int], words: Evidence, similar: list[float] | None) -> bool:
-    best = max((words.scores.get(i, 0.0) for i in chosen), default=0.0)
+    # The words as the request wrote them: a related word says the catalog has something
+    # like it, not that a tool does what was asked.
+    best = max((words.plain.get(i, 0.0) for i in chosen), default=0.0)
     if similar is None:
         return best < WEAK_SCORE
     return best < WEAK_SCORE_BLENDED and max((similar[i] for i in chosen), default=0.0) < WEAK_SIMILARITY

@@ -9,7 +9,7 @@ its nearest catalog words. Those count in the word score as weak matches: at mos
 `RELATED_FACTOR` of a match, times their similarity, so a word the catalog uses as written
 always counts for more, and they never make the words name a tool outright. The words
 come from the catalog itself, so the bridge adapts to each catalog and holds no list of
-its own. Imported only on the semantic path; numpy is imported by the caller's model.
+its own. Runs only on the semantic path (numpy comes with its extra).
 """
 
 from __future__ import annotations
@@ -21,11 +21,12 @@ from sidecar.catalog.merge import CatalogEntry
 from sidecar.catalog.search.summary import split_description
 from sidecar.catalog.search.text import STOP, stem, words
 
-__all__ = ["RELATED_FACTOR", "RELATED_PER_WORD", "RELATED_SIMILARITY", "Related", "RelatedWords", "catalog_words"]
+__all__ = ["RELATED_ASKED", "RELATED_FACTOR", "RELATED_PER_WORD", "RELATED_SIMILARITY", "Related", "RelatedWords", "catalog_words"]
 
 RELATED_SIMILARITY = 0.5  # the least cosine similarity of a word to a catalog word
 RELATED_PER_WORD = 2  # catalog words one request word may stand for
 RELATED_FACTOR = 0.5  # how much a related word counts, times its similarity (a typo counts 0.7)
+RELATED_ASKED = 16  # unknown request words looked up, at most (each costs the model a few tokens)
 _SHORTEST = 3  # catalog words shorter than this say too little alone
 
 Related = Mapping[str, Sequence[tuple[str, float]]]  # request stem -> (catalog stem, similarity)
@@ -58,18 +59,27 @@ class RelatedWords:
         not hold left out: a few more than `RELATED_PER_WORD`, as the word index skips
         those it already matches another way."""
         found: dict[str, tuple[tuple[str, float], ...]] = {}
-        if not self.stems:
+        if not self.stems or not asked:
             return found
-        for term, vector in asked.items():
-            similar = self.matrix @ vector
+        terms = list(asked)
+        similar = self.matrix @ _stacked(self.matrix, [asked[t] for t in terms])  # one product for every word
+        take = min(RELATED_PER_WORD * 3, len(self.stems))
+        for column, term in enumerate(terms):
+            values = similar[:, column]
+            best = values.argpartition(-take)[-take:]
             picked: dict[str, float] = {}
-            for position in similar.argsort()[::-1][: RELATED_PER_WORD * 3]:
-                value = float(similar[position])
-                if value < RELATED_SIMILARITY:
-                    break
+            for position in sorted(best.tolist(), key=lambda p: -float(values[p])):
+                value = float(values[position])
                 near = self.stems[position]
-                if near != term and near in known:
+                if value >= RELATED_SIMILARITY and near != term and near in known:
                     picked.setdefault(near, value)
             if picked:
                 found[term] = tuple(picked.items())
         return found
+
+
+def _stacked(like: Any, vectors: list[Any]) -> Any:
+    """The vectors as the columns of one matrix of `like`'s array type."""
+    import numpy  # the model's extra brings it; this module runs only on its path
+
+    return numpy.stack(vectors, axis=1).astype(like.dtype, copy=False)
