@@ -26,7 +26,7 @@ from sidecar.catalog.search.lexicon import english_synonyms, translations
 from sidecar.catalog.search.related import RELATED_ASKED, RELATED_FACTOR, RELATED_PER_WORD, Related
 from sidecar.catalog.search.shapes import MARK, abbreviates, query_shapes, schema_shapes
 from sidecar.catalog.search.summary import split_description
-from sidecar.catalog.search.text import fold, name_stems, plain_words, prose_stems, query_words, stem
+from sidecar.catalog.search.text import fold, is_cjk, name_stems, plain_words, prose_stems, query_words, stem
 
 __all__ = ["Evidence", "LexicalIndex", "Query", "parse_query", "tool_text"]
 
@@ -319,7 +319,7 @@ class LexicalIndex:
         """The request's stems the catalog does not hold, with their words as written (plain
         words only: values and numbers have shapes instead): what the model may relate."""
         vocabulary = self.build()._words()
-        unknown = [(t, w) for t, w in query.terms if t not in vocabulary and w.isalpha()]
+        unknown = [(t, w) for t, w in query.terms if t not in vocabulary and w.isalpha() and (len(w) >= 3 or is_cjk(w))]
         return dict(unknown[:RELATED_ASKED])
 
     def _related_options(self, term: str, options: list[tuple[str, float]], related: Related) -> list[tuple[str, float]]:
