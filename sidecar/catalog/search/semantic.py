@@ -160,14 +160,13 @@ class SemanticIndex:
         cache = VectorCache(encoder.version, self._cache_directory)
         texts = [tool_text(e) for e in self.entries]
         words = catalog_words(self.entries)
-        self.embedded = _embed(encoder, cache, texts)
-        _embed(encoder, cache, list(words))
+        tools, self.embedded = _embed(encoder, cache, texts)
+        known, _ = _embed(encoder, cache, list(words))
         cache.save()
-        known = cache.get([tool_key(encoder.version, t) for t in texts + list(words)])
-        rows = [numpy.frombuffer(known[tool_key(encoder.version, t)], dtype=numpy.float32) for t in texts]
-        word_rows = [numpy.frombuffer(known[tool_key(encoder.version, w)], dtype=numpy.float32) for w in words]
-        if word_rows:
-            self._words = RelatedWords(list(words.values()), numpy.vstack(word_rows))
+        if known:
+            rows = [numpy.frombuffer(known[w], dtype=numpy.float32) for w in words]
+            self._words = RelatedWords(list(words.values()), numpy.vstack(rows))
+        rows = [numpy.frombuffer(tools[t], dtype=numpy.float32) for t in texts]
         self._matrix = numpy.vstack(rows) if rows else numpy.zeros((0, 1), dtype=numpy.float32)
 
     def scores(self, query: str) -> list[float] | None:
@@ -203,15 +202,17 @@ class SemanticIndex:
         return Looked(similar, related)
 
 
-def _embed(encoder: Encoder, cache: VectorCache, texts: list[str]) -> int:
-    """Put the vectors of `texts` the cache lacks into it; how many were embedded."""
+def _embed(encoder: Encoder, cache: VectorCache, texts: list[str]) -> tuple[dict[str, bytes], int]:
+    """The vector of each of `texts` (by text), from the cache or embedded now and put in
+    it; and how many were embedded."""
     keys = {tool_key(encoder.version, t): t for t in texts}
     held = cache.get(list(keys))
     missing = [k for k in keys if k not in held]
     if missing:
-        fresh = encoder.encode([keys[k] for k in missing])
-        cache.put({k: row.tobytes() for k, row in zip(missing, fresh)})
-    return len(missing)
+        fresh = {k: row.tobytes() for k, row in zip(missing, encoder.encode([keys[k] for k in missing]))}
+        cache.put(fresh)
+        held.update(fresh)
+    return {keys[k]: vector for k, vector in held.items()}, len(missing)
 
 
 def _fill(ref: weakref.ref[SemanticIndex]) -> None:
