@@ -23,7 +23,7 @@ from typing import NamedTuple
 
 from sidecar.catalog.merge import CatalogEntry
 from sidecar.catalog.search.lexicon import english_synonyms, translations
-from sidecar.catalog.search.related import RELATED_ASKED, RELATED_FACTOR, RELATED_PER_WORD, Related
+from sidecar.catalog.search.related import RELATED_ASKED, Related, related_options
 from sidecar.catalog.search.shapes import MARK, abbreviates, query_shapes, schema_shapes
 from sidecar.catalog.search.summary import split_description
 from sidecar.catalog.search.text import fold, is_cjk, name_stems, plain_words, prose_stems, query_words, stem
@@ -322,13 +322,6 @@ class LexicalIndex:
         unknown = [(t, w) for t, w in query.terms if t not in vocabulary and w.isalpha() and (len(w) >= 3 or is_cjk(w))]
         return dict(unknown[:RELATED_ASKED])
 
-    def _related_options(self, term: str, options: list[tuple[str, float]], related: Related) -> list[tuple[str, float]]:
-        """Up to `RELATED_PER_WORD` catalog words the model relates to `term` that its
-        `options` do not hold already, with how much each counts."""
-        held = {word for word, _ in options}
-        added = [(word, RELATED_FACTOR * similarity) for word, similarity in related.get(term, ()) if word not in held]
-        return added[:RELATED_PER_WORD]
-
     def _units(self, query: Query) -> list[tuple[str, float, list[tuple[str, float]]]]:
         """(term, how much it counts, what it matches) for every part of a query."""
         vocabulary = self._words()
@@ -371,7 +364,7 @@ class LexicalIndex:
             best = self._unit_best(term, weight, options)
             for index, value in best.items():
                 plain[index] = plain.get(index, 0.0) + value
-            extra = self._related_options(term, options, related) if related else []
+            extra = related_options(term, options, related) if related else []
             if extra:
                 for index, value in self._unit_best(term, weight, extra).items():
                     best[index] = max(best.get(index, 0.0), value)

@@ -21,7 +21,8 @@ from sidecar.catalog.merge import CatalogEntry
 from sidecar.catalog.search.summary import split_description
 from sidecar.catalog.search.text import STOP, stem, words
 
-__all__ = ["RELATED_ASKED", "RELATED_FACTOR", "RELATED_PER_WORD", "RELATED_SIMILARITY", "Related", "RelatedWords", "catalog_words"]
+__all__ = ["RELATED_ASKED", "RELATED_FACTOR", "RELATED_PER_WORD", "RELATED_SIMILARITY", "Related", "RelatedWords", "catalog_words",
+           "related_options"]
 
 RELATED_SIMILARITY = 0.5  # the least cosine similarity of a word to a catalog word
 RELATED_PER_WORD = 2  # catalog words one request word may stand for
@@ -44,6 +45,15 @@ def catalog_words(entries: Sequence[CatalogEntry]) -> dict[str, str]:
             if len(word) >= _SHORTEST and word.isalpha() and word not in STOP:
                 found.setdefault(word, stem(word))
     return found
+
+
+def related_options(term: str, options: list[tuple[str, float]], related: Related) -> list[tuple[str, float]]:
+    """Up to `RELATED_PER_WORD` catalog words `related` gives for a request's `term` that its
+    `options` (what the word index matches it to) do not hold already, with how much each
+    counts."""
+    held = {word for word, _ in options}
+    added = [(word, RELATED_FACTOR * similarity) for word, similarity in related.get(term, ()) if word not in held]
+    return added[:RELATED_PER_WORD]
 
 
 class RelatedWords:
