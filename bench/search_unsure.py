@@ -34,23 +34,60 @@ WRITER = "bench.search_unsure"
 ANSWERABLE_UNSURE = 0.10  # the most answerable queries a threshold may mark unsure (training folds)
 WORD_FEATURES = ("best word score", "second's share", "terms covered", "terms")
 MODEL_FEATURES = ("best similarity", "gap to the fifth")
+# Added in the third round (issue 25): the share of the request's terms, each weighted by its
+# rarity in the catalog, that the best tool matches; the share (same weights) that neither
+# matches any tool nor, with the model, relates to a catalog word; the best similarity as a
+# z-score over the catalog's tools; and whether the model's closest tool is among the words' best three.
+MORE_WORD_FEATURES = ("rare terms covered", "terms unexplained")
+MORE_MODEL_FEATURES = ("similarity z-score", "model's best in the words' top three")
+
+
+def _term_shares(index: Any, parsed: Any, best: int | None, related: Any) -> tuple[float, float]:
+    """(the idf-weighted share of the request's terms that tool `best` matches, the share
+    that matches nothing and relates to nothing)."""
+    lexical = index.lexical
+    vocabulary = lexical.vocabulary()
+    rarest = math.log((len(index.entries) + 1) / 0.5) + 0.1  # what a word no tool holds would weigh
+    covered = unexplained = total = 0.0
+    for term, weight, options in lexical._units(parsed):
+        if weight < 1.0:
+            continue
+        rarity = lexical._idf(term) if term in vocabulary else rarest
+        total += rarity
+        close = [word for word, factor in options if factor >= 0.7]
+        if best is not None and any(best in lexical._hits_of(word) for word in close):
+            covered += rarity
+        if not options and not related.get(term):
+            unexplained += rarity
+    return (covered / total, unexplained / total) if total else (0.0, 0.0)
 
 
 def features(index: Any, query: str) -> tuple[list[float], bool]:
-    """(the request's features, the shipped rule's verdict)."""
+    """(the request's features: `WORD_FEATURES`, `MORE_WORD_FEATURES`, then with the model
+    `MODEL_FEATURES` and `MORE_MODEL_FEATURES`; the shipped rule's verdict)."""
     from sidecar.catalog.search.lexical import parse_query
     from sidecar.catalog.search.text import query_terms
 
-    words = index.lexical.evidence(parse_query(query))
+    parsed = parse_query(query)
+    looked = None
+    if index.semantic is not None:
+        looked = index.semantic.look(query, index.lexical.unknown_terms(parsed), index.lexical.vocabulary())
+    related = looked.related if looked is not None else {}
+    words = index.lexical.evidence(parsed, related)
     ranked = index.rank(query, 10)
-    scores = sorted(words.scores.values(), reverse=True) + [0.0, 0.0]
-    best = max(words.scores, key=lambda i: words.scores[i]) if words.scores else None
+    scores = sorted(words.plain.values(), reverse=True) + [0.0, 0.0]
+    best = max(words.plain, key=lambda i: words.plain[i]) if words.plain else None
     row = [math.log1p(scores[0]), scores[1] / scores[0] if scores[0] else 1.0,
            words.coverage.get(best, 0.0) if best is not None else 0.0, math.log(len(query_terms(query)) + 1)]
-    similar = index.semantic.scores(query) if index.semantic is not None else None
-    if similar is not None:
+    row += _term_shares(index, parsed, best, related)
+    if looked is not None:
+        similar = looked.similar
         top = sorted(similar, reverse=True)
-        row += [top[0], top[0] - top[min(4, len(top) - 1)]]
+        mean = sum(similar) / len(similar)
+        spread = math.sqrt(sum((v - mean) ** 2 for v in similar) / len(similar)) or 1.0
+        words_best = sorted(words.scores, key=lambda i: -words.scores[i])[:3]
+        closest = max(range(len(similar)), key=lambda i: similar[i])
+        row += [top[0], top[0] - top[min(4, len(top) - 1)], (top[0] - mean) / spread, float(closest in words_best)]
     return row, ranked.weak
 
 
@@ -93,11 +130,12 @@ def _probability(beta: Any, x: Any) -> Any:
     return 1 / (1 + np.exp(-(np.hstack([x, np.ones((len(x), 1))]) @ beta)))
 
 
-def cross_validate(rows: list[dict[str, Any]], columns: int) -> list[bool]:
-    """Each query's held-out verdict (True: unsure) from the rule fitted on the other folds."""
+def cross_validate(rows: list[dict[str, Any]], columns: list[int]) -> list[bool]:
+    """Each query's held-out verdict (True: unsure) from the rule fitted on the other folds,
+    over the feature `columns`."""
     import numpy as np
 
-    x = np.array([r["x"][:columns] for r in rows])
+    x = np.array([[r["x"][c] for c in columns] for r in rows])
     x = (x - x.mean(0)) / (x.std(0) + 1e-9)
     y = np.array([0.0 if r["answerable"] else 1.0 for r in rows])
     marked = np.zeros(len(rows), bool)
@@ -120,6 +158,19 @@ def _rates(rows: list[dict[str, Any]], marked: list[bool]) -> dict[str, dict[str
     return found
 
 
+def _rules(use_model: bool) -> dict[str, list[int]]:
+    """Each fitted rule's feature columns (see `features` for their order)."""
+    words, more = len(WORD_FEATURES), len(MORE_WORD_FEATURES)
+    first = list(range(words))
+    added = list(range(words, words + more))
+    if not use_model:
+        return {"fitted, words": first, "fitted, words + rare terms and unexplained": first + added}
+    model = list(range(words + more, words + more + len(MODEL_FEATURES)))
+    rest = list(range(words + more + len(MODEL_FEATURES), words + more + len(MODEL_FEATURES) + len(MORE_MODEL_FEATURES)))
+    return {"fitted, words and model": first + model,
+            "fitted, + rare terms, unexplained, z-score, agreement": first + added + model + rest}
+
+
 def study(progress: Callable[[str], None] = lambda line: None) -> dict[str, Any]:
     modes = [("lexical", False)] + ([("semantic", True)] if bench_search.model_installed() else [])
     result: dict[str, Any] = {}
@@ -128,9 +179,9 @@ def study(progress: Callable[[str], None] = lambda line: None) -> dict[str, Any]
         for mode, use_model in modes:
             progress(f"search_unsure: {mode}")
             rows = collect(use_model)
-            columns = len(WORD_FEATURES) + (len(MODEL_FEATURES) if use_model else 0)
-            fitted = "fitted, words and model" if use_model else "fitted, words"
-            rules = {"shipped": _rates(rows, [r["shipped"] for r in rows]), fitted: _rates(rows, cross_validate(rows, columns))}
+            rules = {"shipped": _rates(rows, [r["shipped"] for r in rows])}
+            for name, columns in _rules(use_model).items():
+                rules[name] = _rates(rows, cross_validate(rows, columns))
             result[mode] = rules
     return result
 

@@ -23,18 +23,25 @@ from bench.search import recall, unanswerable
 from sidecar.catalog import CatalogEntry, SearchIndex
 from sidecar.catalog.search import words
 from sidecar.catalog.search.lexical import parse_query
+from sidecar.catalog.search.semantic import Looked
+from sidecar.catalog.search.text import name_stems
 
 DEV = Path(os.environ.get("OMB_RETRIEVAL_DEV") or Path(__file__).resolve().parents[2].parent / "shared" / "retrieval-dev")
 
 
 class Adversary:
-    """Stands in for the sentence model: every request is closest in meaning to `decoy`."""
+    """Stands in for the sentence model: every request is closest in meaning to `decoy`,
+    and every word the catalog does not know is related to the words of `decoy`'s name."""
 
-    def __init__(self, size: int, decoy: int) -> None:
-        self.size, self.decoy = size, decoy
+    def __init__(self, size: int, decoy: int, decoy_words: frozenset[str] = frozenset()) -> None:
+        self.size, self.decoy, self.decoy_words = size, decoy, decoy_words
 
     def scores(self, query: str) -> list[float]:
         return [1.0 if i == self.decoy else 0.0 for i in range(self.size)]
+
+    def look(self, query: str, unknown: dict[str, str], known: frozenset[str]) -> Looked:
+        related = {term: tuple((word, 1.0) for word in sorted(self.decoy_words & known)) for term in unknown}
+        return Looked(self.scores(query), related)
 
 
 def _index(face: str) -> tuple[list[CatalogEntry], SearchIndex]:
@@ -67,7 +74,8 @@ def test_a_tool_named_outright_stays_first_whatever_the_model_says(face: str, da
     named = position in index.lexical.evidence(parse_query(request)).outright
     if words_only[0] != tools[position].name or not named:  # a shared name, or a typo the words miss
         return
-    index.semantic = Adversary(len(tools), (position + 1) % len(tools))  # type: ignore[assignment]
+    decoy = (position + 1) % len(tools)
+    index.semantic = Adversary(len(tools), decoy, name_stems(tools[decoy].name))  # type: ignore[assignment]
     assert index.search(request, 3)[0].name == tools[position].name, request
 
 

