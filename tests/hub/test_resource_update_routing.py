@@ -12,7 +12,7 @@ from typing import Any
 import anyio
 import pytest
 
-from tests.conftest import read_event_file
+from tests.conftest import await_event, read_event_file
 from tests.eras.changing_support import COUNTER, Heard, heard_then, method_of, session_entry
 from tests.eras.eras_support import Person, sdk_client, sdk_wait_for_tools
 from tests.http.http_support import open_http_sidecar
@@ -92,3 +92,24 @@ async def test_a_stdio_engine_hears_updates_only_while_subscribed(write_config: 
                 await c.session.call_tool("changing__bump", {})
             await _marker(c.session, heard)
             assert _updates(heard) == before + (1 if subscribed else 0), subscribed
+
+
+async def test_a_closed_session_gives_back_the_subscriptions_only_it_held(write_config: Any, tmp_path: Path) -> None:
+    events = tmp_path / "changing.jsonl"
+
+    def unsubscribed() -> list[str]:
+        return [e["uri"] for e in read_event_file(events) if e["event"] == "unsubscribe"]
+
+    async with open_http_sidecar(write_config({"changing": session_entry(events)}), tmp_path) as sc:
+        async with sdk_client(sc.url, sc.token, Person(), "legacy") as staying:
+            await sdk_wait_for_tools(staying, "changing__echo")
+            await staying.subscribe_resource(COUNTER)
+            async with sdk_client(sc.url, sc.token, Person(), "legacy") as leaving:
+                await leaving.subscribe_resource(COUNTER)
+            # the leaving session is closed (its DELETE answered): the staying one still asks
+            with anyio.fail_after(30):
+                await staying.call_tool("changing__echo", {"nonce": "still here"})
+            assert unsubscribed() == []
+        await await_event(events, lambda e: e["event"] == "unsubscribe" and e["uri"] == COUNTER,
+                          what="the last session's subscription given back upstream")
+    assert unsubscribed() == [COUNTER]
