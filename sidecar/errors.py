@@ -31,6 +31,7 @@ __all__ = [
     "TimedOut",
     "FAULT_KINDS",
     "upstream_fault",
+    "refused_unread",
     "ConfigError",
     "CallCancelled",
 ]
@@ -119,6 +120,14 @@ def upstream_fault(kind: type[UpstreamUnavailable], alias: str, detail: str, *, 
     tools/call that said it was not retried (RELIABILITY rule 5)."""
     tail = "; the call was not retried" if is_call and "not retried" not in detail else ""
     return kind(f"{kind.label}: upstream '{alias}' {detail}{tail}", detail=detail)
+
+
+def refused_unread(size: int, why: str, *, or_more: bool = False) -> TooLarge:
+    """The one wording of an answer refused unread, whatever carried it (a stdio line, an
+    HTTP body, an event), so an engine reads the same shape from every transport and front:
+    `sent an answer the sidecar refused unread (N bytes, over the C-byte line cap)`.
+    `or_more`: the reading stopped at the cap, so N is what was read, not the whole."""
+    return TooLarge(f"sent an answer the sidecar refused unread ({size} bytes{' or more' if or_more else ''}, {why})")
 
 
 class StoreUnavailable(SidecarError):

@@ -274,9 +274,8 @@ def _failure(exc: SidecarError, meter: _Meter, closed: str | None, by_address: b
 
 async def _explain(server: ServerConfig, failure: _Failed) -> CheckResult:
     name, kind = server.alias, failure.kind
-    if kind == "sign-in" or "omb-sidecar signin" in failure.words:  # signed in before, and that sign-in is not enough now
-        words = failure.words.split("the server ", 1)[-1].removesuffix(" before it finished the handshake")
-        return CheckResult(name=name, outcome="refused", reason=words, sign_in=True)
+    if kind == "sign-in":  # a `SignInNeeded`, by its type: signed in before, and that is not enough now
+        return CheckResult(name=name, outcome="refused", reason=failure.words, sign_in=True)
     if kind == "refused":
         match = _REFUSAL.search(failure.words)
         status = match.group(1) if match else "401"

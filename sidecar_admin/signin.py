@@ -88,7 +88,9 @@ def probe_tool(tools: list[dict[str, Any]]) -> str | None:
 async def calls_refused(conn: Connection, tools: list[dict[str, Any]]) -> str:
     """Whether a server that listed its tools asks who is calling only at call time: a
     tool name no server has first; if that is answered without asking, one read-only tool
-    (see `probe_tool`) once, with no arguments. Returns the refusal's words, or ''."""
+    (see `probe_tool`) once, with no arguments. Returns the refusal's words, or ''. A
+    signed-in server that wants a wider sign-in raises its `SignInNeeded`: the caller
+    decides by that type, never by the words."""
     refusal = await _refused(conn, _NO_SUCH_TOOL)
     name = probe_tool(tools)
     if not refusal and name is not None:
@@ -99,9 +101,9 @@ async def calls_refused(conn: Connection, tools: list[dict[str, Any]]) -> str:
 async def _refused(conn: Connection, name: str) -> str:
     try:
         await conn.request("tools/call", {"name": name, "arguments": {}}, deadline=10.0)
+    except SignInNeeded:
+        raise  # a signed-in server that wants a wider sign-in: told by its type
     except SidecarError as exc:
-        if isinstance(exc, SignInNeeded):
-            return exc.detail  # a signed-in server that wants a wider sign-in
         if any(word in exc.message for word in _REFUSED):
             return "it refused a tool call (HTTP 401)"
     return ""

@@ -126,11 +126,19 @@ async def by_uri(d: Handling, req: Request, params: UriParams) -> Result:
 
 
 async def resource_subscription(d: Handling, req: Request, params: UriParams) -> Result:
-    """Passed on to a session-era upstream; a 2026-07-28 one hears of it on the sidecar's listen stream."""
+    """Passed on to a session-era upstream; a 2026-07-28 one hears of it on the sidecar's listen stream.
+    The session hears the URI's updates from then on (until it unsubscribes); an unsubscribe
+    while another session still asks for the URI stays here."""
     upstream = await d.face.upstream_for_resource(params.uri)
-    if watched_on_stateless(upstream, params.uri, req.method == "resources/subscribe"):
-        return {}
-    return await d.forward(req, params, upstream)
+    subscribing = req.method == "resources/subscribe"
+    if not subscribing and d.face.watched_by_another(params.uri, d.session):
+        answer: Result = {}
+    elif watched_on_stateless(upstream, params.uri, subscribing):
+        answer = {}
+    else:
+        answer = await d.forward(req, params, upstream)
+    (d.session.resource_uris.add if subscribing else d.session.resource_uris.discard)(params.uri)
+    return answer
 
 
 async def prompts_list(d: Handling, req: Request, params: PageParams) -> Result:

@@ -34,10 +34,11 @@ from sidecar.errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, Eng
 from sidecar.features import listable
 from sidecar.gate import QUERY_RESULT_TOOL, Gate
 from sidecar.gate.route import scrub_answer
+from sidecar.hub.notices import UPDATED, NoticeFaults, cancel_relayed, decoded, subscribers, updated_uri
 from sidecar.hub.question_links import linked_session
 from sidecar.hub.session import CAPABILITY_OF_REQUEST, EngineSession
 from sidecar.hub.tasks import RELATED_TASK, TaskTable
-from sidecar.hub.url_elicitations import COMPLETE, UrlElicitations
+from sidecar.hub.url_elicitations import COMPLETE, UrlElicitations, url_mode
 from sidecar.settings import process_settings
 from sidecar.upstream import Connection, Pool, Upstream, lifecycle
 from sidecar.wire import UpstreamFrame
@@ -85,6 +86,7 @@ class Face(ReadsLive):
         self.tracer: Any = tracer  # a sidecar.gate.observers.tracing.Tracing when traces are on
         self.tasks = TaskTable()  # the tasks engine sessions made, by the upstream that owns each
         self.url_elicitations = UrlElicitations()  # who was asked each URL-mode question, for its completion
+        self.notice_faults = NoticeFaults()  # upstream notifications that could not be handled, by upstream
         self._started = time.monotonic()
         self.rebuild()
 
@@ -247,19 +249,40 @@ class Face(ReadsLive):
     # -- from upstreams -------------------------------------------------------------
 
     def upstream_notification(self, conn: Connection, frame: UpstreamFrame) -> None:
+        """Handle one notification from an upstream. A fault while handling it (params the
+        sidecar cannot read, a handler's bug) ends that notification only: it is raised
+        inside the connection's reader, where it would otherwise take the upstream down."""
+        try:
+            self._notification(conn, frame)
+        except Exception as exc:
+            self.notice_faults.failed(conn.alias, frame.method or "", exc)
+
+    def _notification(self, conn: Connection, frame: UpstreamFrame) -> None:
         upstream = self.pool.get(conn.alias)
         if upstream is not None and upstream.notification(conn, frame):
             return
         method = frame.method or ""
-        if method in ("notifications/message", "notifications/resources/updated"):
-            params = msgspec.json.decode(frame.params) if frame.params else None
-            self._broadcast(method, self._clean(params))
+        if method == "notifications/message":
+            self._broadcast(method, self._clean(decoded(frame.params)))
+        elif method == UPDATED:
+            self._relay_updated(decoded(frame.params))
         elif method == "notifications/cancelled":
-            self._cancel_relayed(conn, frame)
+            cancel_relayed(self.sessions, conn, frame.params, self._clean)
         elif method == "notifications/tasks/status":
             self._relay_task_status(conn, frame)
         elif method == COMPLETE:
             self._relay_url_completed(conn, frame)
+
+    def _relay_updated(self, params: Any) -> None:
+        """A resource changed: told to the sessions that asked for that URI, only."""
+        uri = updated_uri(params)
+        if uri is not None:
+            for session in subscribers(self.sessions, uri):
+                session.notify(UPDATED, self._clean(params))
+
+    def watched_by_another(self, uri: str, session: EngineSession) -> bool:
+        """Whether a session other than `session` asks for updates of `uri`."""
+        return any(other is not session for other in subscribers(self.sessions, uri))
 
     def _relay_url_completed(self, conn: Connection, frame: UpstreamFrame) -> None:
         """A URL-mode elicitation finished: told to the session that was asked it, only."""
@@ -314,7 +337,7 @@ class Face(ReadsLive):
         if session is None:
             conn.respond_error(frame.id, METHOD_NOT_FOUND, f"the client did not declare the {capability} capability")
             return
-        if frame.method == "elicitation/create" and not session.declared_url_elicitation() and _url_mode(frame.params):
+        if frame.method == "elicitation/create" and not session.declared_url_elicitation() and url_mode(frame.params):
             conn.respond_error(frame.id, METHOD_NOT_FOUND, "the client did not declare the elicitation capability's URL mode")
             return
         scrub = self.gate.answers  # what reaches the engine hides configured secrets, as answers do
@@ -348,40 +371,12 @@ class Face(ReadsLive):
         chosen = [s for s in free if s.declared(capability)] or waiting or [s for s in able if not s.call_bound]
         return chosen[0] if chosen else None
 
-    def _cancel_relayed(self, conn: Connection, frame: UpstreamFrame) -> None:
-        try:
-            params = msgspec.json.decode(frame.params) if frame.params else {}
-        except msgspec.DecodeError:
-            return
-        wanted = params.get("requestId") if isinstance(params, dict) else None
-        for session in self.sessions:
-            for ident, (owner, upstream_id) in list(session.relayed.items()):
-                if owner is conn and upstream_id == wanted:
-                    session.relayed.release(ident)
-                    reason = params.get("reason", "")
-                    session.notify("notifications/cancelled", {"requestId": ident, "reason": self._clean(reason)})
-
     def _clean(self, value: Any) -> Any:
         return self.gate.answers.clean(value) if self.gate.answers else value
 
     def _broadcast(self, method: str, params: Any = None) -> None:
         for session in self.sessions:
             session.notify(method, params)
-
-
-class _Mode(msgspec.Struct):
-    mode: Any = None
-
-
-_mode = msgspec.json.Decoder(_Mode)
-
-
-def _url_mode(params: msgspec.Raw | None) -> bool:
-    """An elicitation's params ask for URL mode (read at the top level only)."""
-    try:
-        return bool(params) and _mode.decode(params).mode == "url"  # type: ignore[arg-type]
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        return False
 
 
 def encode_cursor(offset: int) -> str:

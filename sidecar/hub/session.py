@@ -67,6 +67,9 @@ class EngineSession:
         # What held results are bound to: this session; for stateless (2026-07-28)
         # requests, one scope shared by the face, so a handle outlives its request.
         self.held_scope: object = self
+        # The resources whose `notifications/resources/updated` this session asked for
+        # (`resources/subscribe`, or a listen stream's honoured filter): no other reach it.
+        self.resource_uris: set[str] = set()
 
     def declared(self, capability: str) -> bool:
         return isinstance(self.client_capabilities.get(capability), dict)

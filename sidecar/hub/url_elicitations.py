@@ -20,7 +20,7 @@ import msgspec
 
 from sidecar.hub.session import EngineSession
 
-__all__ = ["COMPLETE", "UrlElicitations"]
+__all__ = ["COMPLETE", "UrlElicitations", "url_mode"]
 
 COMPLETE = "notifications/elicitation/complete"
 LIMIT = 1024
@@ -43,6 +43,16 @@ def _url_id(params: msgspec.Raw | None) -> str | None:
     except (msgspec.DecodeError, msgspec.ValidationError):
         return None
     return head.elicitationId if head.mode == "url" and isinstance(head.elicitationId, str) else None
+
+
+def url_mode(params: msgspec.Raw | None) -> bool:
+    """An elicitation's params ask for URL mode (read at the top level only)."""
+    if not params:
+        return False
+    try:
+        return bool(_asked.decode(params).mode == "url")
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return False
 
 
 class UrlElicitations:

@@ -17,7 +17,7 @@ from typing import Any
 import aiohttp
 import msgspec
 
-from sidecar.errors import TooLarge, UpstreamUnavailable
+from sidecar.errors import UpstreamUnavailable, refused_unread
 from sidecar.upstream.channel import Outgoing
 from sidecar.upstream.handshake import MAX_LIST_BYTES, MODERN_VERSION
 from sidecar.upstream.replies import Replies
@@ -97,13 +97,13 @@ class ModernEnvelope:
 async def read_capped(response: aiohttp.ClientResponse, cap: int) -> bytes:
     """The whole body, refused (`TooLarge`) before buffering past `cap` bytes."""
     if response.content_length is not None and response.content_length > cap:
-        raise TooLarge(f"answered more than {cap} bytes (the cap): {response.content_length} bytes")
+        raise refused_unread(response.content_length, f"over the {cap}-byte body cap")
     chunks: list[bytes] = []
     size = 0
     async for chunk in response.content.iter_any():
         size += len(chunk)
         if size > cap:
-            raise TooLarge(f"answered more than {cap} bytes (the cap)")
+            raise refused_unread(size, f"over the {cap}-byte body cap", or_more=True)
         chunks.append(chunk)
     return b"".join(chunks)
 

@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 import msgspec
 
-from sidecar.errors import TooLarge, UpstreamUnavailable
+from sidecar.errors import UpstreamUnavailable, refused_unread
 from sidecar.upstream.channel import Inbox, Outgoing
 from sidecar.wire import TOO_DEEP, UpstreamFrame, decode_upstream_frame
 from sidecar.wire.depth import too_deep
@@ -73,7 +73,7 @@ class Replies:
         naming the limit, and its id is returned; else the connection is told."""
         found = salvage(notice.head, notice.tail)
         if out is not None and out.is_request and (found.id == out.id or (found.id is None and found.method is None)):
-            self.fault(out, TooLarge(f"sent an answer the sidecar refused unread ({notice.size} bytes, {notice.why})"))
+            self.fault(out, refused_unread(notice.size, notice.why))
             return out.id
         self._inbox.dropped(notice)
         return None

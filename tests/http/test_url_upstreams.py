@@ -142,7 +142,7 @@ async def test_a_list_over_32_mb_is_refused_before_it_is_read(raw_sidecar, write
     async with serve_fake(FakeUpstream(list_length=40 * 1024 * 1024)) as fake:
         async with await started(raw_sidecar, write_config, {"web": url_entry(fake.url)}) as sc:
             await sc.initialize()
-            await wait_in_log(sc, f"answered more than {32 * 1024 * 1024} bytes")
+            await wait_in_log(sc, f"over the {32 * 1024 * 1024}-byte body cap")
 
 
 @pytest.mark.parametrize("entry,words", [

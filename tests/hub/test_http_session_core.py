@@ -103,6 +103,7 @@ async def test_each_frame_lands_in_the_post_or_stream_it_belongs_to() -> None:
         call_b = await upstream.expect_call("work")
         call_a.progress(1, 2)  # to the POST whose request carries the token, though not the newest
         upstream.notify("notifications/message", {"level": "info", "data": "log"})  # the newest POST streaming
+        engine.session.engine.resource_uris.add("mem://doc")  # as its resources/subscribe leaves it
         upstream.notify("notifications/resources/updated", {"uri": "mem://doc"})  # the GET stream
         asked = asyncio.create_task(call_b.ask("sampling/createMessage", {"messages": [], "maxTokens": 1}))
         streamed = [await _next(second.frames), await _next(second.frames)]
@@ -186,6 +187,7 @@ async def test_a_get_stream_nobody_reads_refuses_upstream_requests_and_keeps_ans
         post = engine.post(_call("a", "f__work"), streaming=False)
         call = await upstream.expect_call("work")
         for n in range(4):  # each ~100 KB, past the unopened stream's 256 KB
+            engine.session.engine.resource_uris.add(f"mem://doc/{n}?" + "x" * 100_000)  # as a subscribe leaves it
             upstream.notify("notifications/resources/updated", {"uri": f"mem://doc/{n}?" + "x" * 100_000})
         refused = await call.ask("sampling/createMessage", {"messages": [], "maxTokens": 1})
         assert refused["error"] == {"code": -32603, "message": "the client is not reading what it is sent: "

@@ -117,6 +117,7 @@ async def test_a_full_session_sheds_notifications_refuses_requests_and_keeps_its
         sink.full = True
         call.progress(1, 2)
         upstream.notify("notifications/message", {"level": "info", "data": "chatter"})
+        engine.session.resource_uris.add("mem://x")  # as its resources/subscribe leaves it
         upstream.notify("notifications/resources/updated", {"uri": "mem://x"})
         refused = await call.ask("sampling/createMessage", SAMPLE)
         assert refused["error"]["code"] == -32603

@@ -30,28 +30,32 @@ async def test_an_upstreams_log_message_reaches_the_engine_with_secrets_hidden()
         assert SECRET not in str(engine.frames)
 
 
-async def test_a_resource_update_reaches_every_engine_with_secrets_hidden() -> None:
-    servers = {"f": _subscribable("f", "mem://f/doc")}
+async def test_a_resource_update_reaches_every_engine_subscribed_with_secrets_hidden() -> None:
+    uri = f"mem://f/doc?key={SECRET}"
+    servers = {"f": _subscribable("f", uri)}
     async with in_memory(servers, entries=ENTRIES) as sidecar:
-        one, two = await sidecar.engine(), await sidecar.engine()
-        sidecar.upstream("f").notify("notifications/resources/updated", {"uri": f"mem://f/doc?key={SECRET}"})
+        one, two, other = await sidecar.engine(), await sidecar.engine(), await sidecar.engine()
+        for engine in (one, two):
+            assert (await engine.roundtrip("resources/subscribe", {"uri": uri}))["result"] == {}
+        sidecar.upstream("f").notify("notifications/resources/updated", {"uri": uri})
         for engine in (one, two):
             updated = await engine.expect_notification("notifications/resources/updated")
             assert updated["params"] == {"uri": "mem://f/doc?key=[redacted]"}
+        assert (await other.roundtrip("ping"))["result"] == {}  # what was sent to it has arrived
+        assert not [f for f in other.frames if f.get("method") == "notifications/resources/updated"]
 
 
 async def test_a_subscription_goes_to_the_upstream_that_owns_the_resource_only() -> None:
     servers = {"f": _subscribable("f", "mem://f/doc"), "g": _subscribable("g", "mem://g/doc")}
     async with in_memory(servers) as sidecar:
         engine = await sidecar.engine()
-        for method in ("resources/subscribe", "resources/unsubscribe"):
-            answer = await engine.roundtrip(method, {"uri": "mem://g/doc"})
-            assert answer["result"] == {}
+        assert (await engine.roundtrip("resources/subscribe", {"uri": "mem://g/doc"}))["result"] == {}
+        sidecar.upstream("g").notify("notifications/resources/updated", {"uri": "mem://g/doc"})
+        assert (await engine.expect_notification("notifications/resources/updated"))["params"] == {"uri": "mem://g/doc"}
+        assert (await engine.roundtrip("resources/unsubscribe", {"uri": "mem://g/doc"}))["result"] == {}
         assert [f["params"] for f in sidecar.upstream("g").frames("resources/subscribe")] == [{"uri": "mem://g/doc"}]
         assert len(sidecar.upstream("g").frames("resources/unsubscribe")) == 1
         assert sidecar.upstream("f").frames("resources/subscribe") == []
-        sidecar.upstream("g").notify("notifications/resources/updated", {"uri": "mem://g/doc"})
-        assert (await engine.expect_notification("notifications/resources/updated"))["params"] == {"uri": "mem://g/doc"}
 
 
 async def test_a_subscription_to_a_uri_under_an_upstreams_template_goes_to_that_upstream() -> None:

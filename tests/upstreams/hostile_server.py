@@ -14,6 +14,7 @@ It answers `initialize` correctly (tools, prompts and resources, with `listChang
 * tool `relist {}`: sends the three `list_changed` notifications, then answers "relisted".
 * tool `echo {nonce}`: answers the nonce.
 * tool `exit {}`: exits at once (code 3) without answering.
+* `resources/read` of `big://N`: a text of N characters (any other URI: an empty text).
 
 With `exit-if=FILE`, it exits at start (code 3) while FILE exists: an upstream that
 cannot come back.
@@ -80,6 +81,10 @@ def handle(message: dict[str, Any], folder: Path | None) -> None:
         call(ident, message.get("params") or {})
     elif method == "resources/templates/list":
         answer(ident, {"resourceTemplates": []})
+    elif method == "resources/read":
+        uri = str((message.get("params") or {}).get("uri", ""))
+        size = int(uri[len("big://"):]) if uri.startswith("big://") and uri[len("big://"):].isdigit() else 0
+        answer(ident, {"contents": [{"uri": uri, "mimeType": "text/plain", "text": "r" * size}]})
     else:
         write(json.dumps({"jsonrpc": "2.0", "id": ident, "error": {"code": -32601, "message": "no"}}).encode())
 

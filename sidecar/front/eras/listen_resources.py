@@ -9,8 +9,8 @@ that is `resources/subscribe`; a 2026-07-28 upstream has the URI added to the fi
 the sidecar's own listen stream on it (`sidecar.upstream.listening.WatchedUris`). A URI
 no upstream can subscribe for (unknown, an upstream without the capability, a refusal)
 is left out of what the stream is told is honoured, as the revision asks of a server
-that cannot honour part of a filter. The upstream's `notifications/resources/updated` reaches every engine session
-through the face; each stream keeps only the URIs it was honoured. A server that restarts
+that cannot honour part of a filter. The upstream's `notifications/resources/updated` reaches, through
+the face, the sessions and streams that asked for its URI only. A server that restarts
 has forgotten its subscriptions: once it is ready on a new connection, the URIs still
 held there are subscribed again.
 """
@@ -24,6 +24,7 @@ from typing import Any
 
 from sidecar.errors import SidecarError
 from sidecar.hub.face import Face
+from sidecar.hub.notices import subscribers
 from sidecar.upstream import Connection, Upstream, lifecycle
 from sidecar.wire.versions import MODERN_VERSION
 
@@ -85,7 +86,9 @@ class ResourceSubscriptions:
 
     def _unsubscribe(self, alias: str, uri: str) -> None:
         upstream = self.face.pool.get(alias)
-        if upstream is not None and not watched_on_stateless(upstream, uri, subscribe=False):
+        if upstream is None or any(subscribers(self.face.sessions, uri)):  # an engine session still asks for it
+            return
+        if not watched_on_stateless(upstream, uri, subscribe=False):
             self._spawn(self._send(alias, "resources/unsubscribe", uri))
 
     def _upstream_changed(self, upstream: Upstream) -> None:

@@ -65,7 +65,9 @@ log = logging.getLogger(__name__)
 
 SESSION_HEADER = "Mcp-Session-Id"
 SESSION_NOT_FOUND = -32001
-CALLER = "omb.caller"  # the request's key for its caller identity
+# The request's key for its caller identity: typed where aiohttp has request keys (3.14+;
+# a plain string key there draws a NotAppKeyWarning), a string before.
+CALLER = web.RequestKey("omb.caller", str) if hasattr(web, "RequestKey") else "omb.caller"
 PING_SECONDS = 15.0
 _LAST_WORDS_SECONDS = 2.0  # the shutdown errors' time to be written, at most
 _SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}

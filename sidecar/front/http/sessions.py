@@ -11,6 +11,10 @@ POST still streaming, else to the GET stream; everything else goes to the GET st
 Refuses an engine id already waiting in the same session (answered by the dispatcher
 rules, in that POST), and a new session past the cap.
 
+A session that ends (DELETE, or idle expiry) gives back the resource subscriptions it
+held upstream that no other session or listen stream still asks for; at shutdown the
+upstreams go too, so nothing is sent.
+
 Every stream is a `FrameQueue` bounded in bytes: a client that opens a GET stream or an
 event-stream answer and never reads it gets its notifications dropped (counted) once the
 stream holds too much, and an upstream's request relayed to it refused; answers always
@@ -19,21 +23,29 @@ go in (each is owed to a request the client sent). A GET stream not open yet kee
 
 from __future__ import annotations
 
+import logging
 import secrets
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from sidecar.concurrency import Jobs
+from sidecar.errors import SidecarError
 from sidecar.front.dispatcher import Dispatcher
+from sidecar.front.eras.listen_resources import watched_on_stateless
 from sidecar.front.shutdown import answer_in_flight
 from sidecar.hub.face import Face
+from sidecar.hub.notices import subscribers
 from sidecar.hub.session import EngineSession
 from sidecar.redact import Redactor
 from sidecar.wire import Answer, ErrorAnswer, Event, Notice, RequestId, encode_event
 from sidecar.wire.outbox import IDLE_HARD_BYTES, FrameQueue, Shedding
 
 __all__ = ["Exchange", "HttpSession", "SessionTable", "new_session_id"]
+
+log = logging.getLogger(__name__)
+
+UNSUBSCRIBE_SECONDS = 5.0  # each resource a closed session leaves behind, at most
 
 
 def new_session_id() -> str:
@@ -239,11 +251,14 @@ class SessionTable:
         self.passing.add(session)
         return session
 
-    async def drop(self, ident: str) -> bool:
+    async def drop(self, ident: str, *, release: bool = True) -> bool:
+        """End a session; with `release`, the subscriptions only it held are given back upstream."""
         session = self.sessions.pop(ident, None)
         if session is None:
             return False
         await session.close()
+        if release:
+            await unsubscribe_left(self.face, session.engine.resource_uris)
         return True
 
     async def expire(self) -> int:
@@ -264,5 +279,22 @@ class SessionTable:
 
     async def close_all(self) -> None:
         for ident in list(self.sessions):
-            await self.drop(ident)
+            await self.drop(ident, release=False)  # shutting down: the upstreams stop too
+
+
+async def unsubscribe_left(face: Face, uris: Iterable[str]) -> None:
+    """Of the URIs a closed session asked for, those no session or listen stream still asks
+    for are unsubscribed upstream (a 2026-07-28 one drops them from the sidecar's listen
+    filter), each bounded; a refusal is logged and left: the updates it still sends reach
+    nobody."""
+    for uri in sorted(uris):
+        if any(subscribers(face.sessions, uri)):
+            continue
+        try:
+            upstream = face.find_resource_upstream(uri)
+            if not watched_on_stateless(upstream, uri, subscribe=False):
+                conn = upstream.ready_connection()
+                await conn.request("resources/unsubscribe", {"uri": uri}, deadline=UNSUBSCRIBE_SECONDS)
+        except SidecarError as exc:
+            log.info("a closed session's subscription to %s was not given back: %s", uri, exc.message)
 

@@ -254,6 +254,7 @@ class Listen:
         self._resources, self._taken = resources, []
         await resources.take(asked_uris(self.asked), self._taken)  # filled as it goes: a hang-up releases what it held
         self.uris = frozenset(self._taken)
+        self.session.resource_uris = set(self._taken)  # the face tells this stream of these URIs' updates
         if self._taken:
             self.honoured["resourceSubscriptions"] = list(self._taken)
         self.open()
@@ -265,6 +266,7 @@ class Listen:
 
     def close(self) -> None:
         """Leave the face, and the upstream subscriptions held for it; a graceful end gets the closing result."""
+        self.session.resource_uris = set()  # no longer asking: an engine's own subscription is not held up by it
         if self._resources is not None:
             self._resources.release(self._taken)
             self._resources = None
