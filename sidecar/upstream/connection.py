@@ -29,9 +29,9 @@ from sidecar.errors import (
     INVALID_REQUEST,
     CallCancelled,
     TimedOut,
-    TooLarge,
     UpstreamError,
     UpstreamUnavailable,
+    refused_unread,
     upstream_fault,
 )
 from sidecar.upstream.channel import Outgoing
@@ -284,7 +284,7 @@ class Connection:
             if found.id is not None:
                 self.respond_error(found.id, INVALID_REQUEST, f"the request was refused unread: {words}")
             return
-        refused = TooLarge(f"sent an answer the sidecar refused unread ({words})")
+        refused = refused_unread(notice.size, notice.why)
         if found.id is not None:
             pending = self._ids.release(found.id)
             waiting = [pending] if pending is not None else []
