@@ -11,6 +11,14 @@ the top functions by own time and by cumulative time.
 `--plain` runs without the profiler and prints, per tree and interleaved over
 `--rounds`, the sidecar's own CPU per call (from /proc, robust on a loaded
 machine) and the calls per second.
+
+`--counts` prints the exact number of Python function calls each call costs,
+per function, and with two `--tree`s the difference: each tree is profiled at
+`--calls` and at twice as many, and the first run is subtracted from the
+second, so start-up, listing and warm-up cancel out. A count is noise-free on a
+shared machine, where a time is not.
+
+    python -m bench.profile_calls --counts --window 1 --calls 2000 --tree OLD --tree .
 """
 
 from __future__ import annotations
@@ -56,11 +64,43 @@ def drive(argv: list[str], cwd: Path, calls: int, window: int) -> tuple[float, f
     return done / elapsed, cpu / done * 1e6
 
 
-def profile_calls(calls: int, window: int, out: Path) -> pstats.Stats:
+def profile_calls(calls: int, window: int, out: Path, tree: Path = REPO_ROOT) -> pstats.Stats:
     """Run `calls` echo calls, `window` in flight, through a profiled sidecar."""
-    rate, _ = drive([PYTHON, "-c", _WRAPPER, str(out)], REPO_ROOT, calls, window)
+    rate, _ = drive([PYTHON, "-c", _WRAPPER, str(out)], tree, calls, window)
     print(f"{rate:,.0f} calls/s under the profiler", file=sys.stderr)
     return pstats.Stats(str(out))
+
+
+def _counts(stats: pstats.Stats, tree: Path) -> dict[str, int]:
+    """Primitive+recursive call count per function, keyed by tree-relative place."""
+    found: dict[str, int] = {}
+    for (file, _line, name), row in stats.stats.items():  # type: ignore[attr-defined]
+        place = file.removeprefix(str(tree) + "/")
+        key = f"{place}:{name}"
+        found[key] = found.get(key, 0) + int(row[1])
+    return found
+
+
+def per_call_counts(tree: Path, calls: int, window: int) -> dict[str, float]:
+    """Function calls each echo call costs in `tree`'s sidecar: run at 2N minus run at N."""
+    work = Path(tempfile.mkdtemp(prefix="omb-counts-"))
+    once = _counts(profile_calls(calls, window, work / "once.pstats", tree), tree)
+    twice = _counts(profile_calls(2 * calls, window, work / "twice.pstats", tree), tree)
+    return {key: (n - once.get(key, 0)) / calls for key, n in twice.items() if n != once.get(key, 0)}
+
+
+def print_counts(trees: list[Path], calls: int, window: int, top: int) -> None:
+    """Per-call counts of one tree, or of the last tree against the first."""
+    seen = [per_call_counts(tree, calls, window) for tree in trees]
+    first, last = seen[0], seen[-1]
+    print(f"function calls per call: {sum(first.values()):.1f}" +
+          (f" -> {sum(last.values()):.1f}" if len(seen) > 1 else ""))
+    rows = sorted(set(first) | set(last), key=lambda k: -abs(last.get(k, 0) - first.get(k, 0))
+                  if len(seen) > 1 else -first[k])
+    for key in rows[:top]:
+        before, after = first.get(key, 0.0), last.get(key, 0.0)
+        print(f"{before:8.2f} {after:8.2f} {after - before:+8.2f}  {key}" if len(seen) > 1
+              else f"{before:8.2f}  {key}")
 
 
 def compare(trees: list[Path], calls: int, window: int, rounds: int) -> None:
@@ -85,7 +125,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--plain", action="store_true", help="no profiler: CPU per call of each --tree")
     parser.add_argument("--tree", type=Path, action="append", help="a checkout whose sidecar runs (--plain)")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--counts", action="store_true", help="exact function calls per call (of each --tree)")
     args = parser.parse_args(argv)
+    if args.counts:
+        print_counts([t.resolve() for t in args.tree or [REPO_ROOT]], args.calls, args.window, args.top)
+        return 0
     if args.plain:
         compare([t.resolve() for t in args.tree or [REPO_ROOT]], args.calls, args.window, args.rounds)
         return 0

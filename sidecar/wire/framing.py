@@ -77,6 +77,9 @@ class LineFramer:
         cap: split once (a pipelined burst of many frames costs one pass, not one buffer
         shift per line) and keep only the unfinished tail."""
         end = data.rfind(b"\n")
+        if end + 1 == len(data) and data.find(b"\n", 0, end) < 0:  # one whole line, as a lone call reads:
+            line = data.rstrip(b"\r\n")  # one copy, no split, no list comprehension (its only \n is the last)
+            return [line] if line.strip() else []
         if end < 0:
             self._buffer += data
             self._scanned = len(data)
