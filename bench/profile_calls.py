@@ -16,14 +16,18 @@ machine) and the calls per second.
 per function, and with two `--tree`s the difference: each tree is profiled at
 `--calls` and at twice as many, and the first run is subtracted from the
 second, so start-up, listing and warm-up cancel out. A count is noise-free on a
-shared machine, where a time is not.
+shared machine, where a time is not. `--opcodes` counts the bytecodes each
+function runs instead (a trace of every opcode: slow, so fewer calls), which also
+weighs the work inside a function that a call count does not see.
 
     python -m bench.profile_calls --counts --window 1 --calls 2000 --tree OLD --tree .
+    python -m bench.profile_calls --opcodes --window 1 --calls 500 --tree OLD --tree .
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import pstats
 import statistics
 import sys
@@ -46,6 +50,27 @@ try:
     main()
 finally:
     profile.disable()
+"""
+
+_OPCODES_WRAPPER = """
+import atexit, collections, json, sys
+counts, out = collections.Counter(), sys.argv.pop(1)
+def local(frame, event, arg):
+    if event == "opcode":
+        counts[frame.f_code] += 1
+    return local
+def start(frame, event, arg):
+    frame.f_trace_opcodes = True
+    return local
+def dump():
+    sys.settrace(None)
+    with open(out, "w") as file:
+        json.dump([[c.co_filename, c.co_name, n] for c, n in counts.items()], file)
+atexit.register(dump)
+from sidecar.cli import main
+sys.argv[0] = "sidecar"
+sys.settrace(start)
+main()
 """
 
 
@@ -71,29 +96,42 @@ def profile_calls(calls: int, window: int, out: Path, tree: Path = REPO_ROOT) ->
     return pstats.Stats(str(out))
 
 
-def _counts(stats: pstats.Stats, tree: Path) -> dict[str, int]:
-    """Primitive+recursive call count per function, keyed by tree-relative place."""
+def _keyed(rows: list[tuple[str, str, int]], tree: Path) -> dict[str, int]:
+    """Counts per function, keyed by tree-relative place (so two trees compare)."""
     found: dict[str, int] = {}
-    for (file, _line, name), row in stats.stats.items():  # type: ignore[attr-defined]
-        place = file.removeprefix(str(tree) + "/")
-        key = f"{place}:{name}"
-        found[key] = found.get(key, 0) + int(row[1])
+    for file, name, n in rows:
+        key = f"{file.removeprefix(str(tree) + '/')}:{name}"
+        found[key] = found.get(key, 0) + n
     return found
 
 
-def per_call_counts(tree: Path, calls: int, window: int) -> dict[str, float]:
-    """Function calls each echo call costs in `tree`'s sidecar: run at 2N minus run at N."""
+def _function_calls(tree: Path, calls: int, window: int, out: Path) -> dict[str, int]:
+    """Primitive+recursive calls per function, from cProfile."""
+    stats = profile_calls(calls, window, out, tree).stats  # type: ignore[attr-defined]
+    return _keyed([(file, name, int(row[1])) for (file, _line, name), row in stats.items()], tree)
+
+
+def _opcodes(tree: Path, calls: int, window: int, out: Path) -> dict[str, int]:
+    """Bytecodes run per function, from an opcode trace."""
+    drive([PYTHON, "-c", _OPCODES_WRAPPER, str(out)], tree, calls, window)
+    with open(out) as file:
+        return _keyed([(file_, name, int(n)) for file_, name, n in json.load(file)], tree)
+
+
+def per_call_counts(tree: Path, calls: int, window: int, opcodes: bool = False) -> dict[str, float]:
+    """What each echo call costs in `tree`'s sidecar, per function: run at 2N minus run at N."""
     work = Path(tempfile.mkdtemp(prefix="omb-counts-"))
-    once = _counts(profile_calls(calls, window, work / "once.pstats", tree), tree)
-    twice = _counts(profile_calls(2 * calls, window, work / "twice.pstats", tree), tree)
+    count = _opcodes if opcodes else _function_calls
+    once = count(tree, calls, window, work / "once")
+    twice = count(tree, 2 * calls, window, work / "twice")
     return {key: (n - once.get(key, 0)) / calls for key, n in twice.items() if n != once.get(key, 0)}
 
 
-def print_counts(trees: list[Path], calls: int, window: int, top: int) -> None:
+def print_counts(trees: list[Path], calls: int, window: int, top: int, opcodes: bool = False) -> None:
     """Per-call counts of one tree, or of the last tree against the first."""
-    seen = [per_call_counts(tree, calls, window) for tree in trees]
+    seen = [per_call_counts(tree, calls, window, opcodes) for tree in trees]
     first, last = seen[0], seen[-1]
-    print(f"function calls per call: {sum(first.values()):.1f}" +
+    print(f"{'bytecodes' if opcodes else 'function calls'} per call: {sum(first.values()):.1f}" +
           (f" -> {sum(last.values()):.1f}" if len(seen) > 1 else ""))
     rows = sorted(set(first) | set(last), key=lambda k: -abs(last.get(k, 0) - first.get(k, 0))
                   if len(seen) > 1 else -first[k])
@@ -126,9 +164,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tree", type=Path, action="append", help="a checkout whose sidecar runs (--plain)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--counts", action="store_true", help="exact function calls per call (of each --tree)")
+    parser.add_argument("--opcodes", action="store_true", help="exact bytecodes per call (of each --tree)")
     args = parser.parse_args(argv)
-    if args.counts:
-        print_counts([t.resolve() for t in args.tree or [REPO_ROOT]], args.calls, args.window, args.top)
+    if args.counts or args.opcodes:
+        print_counts([t.resolve() for t in args.tree or [REPO_ROOT]], args.calls, args.window, args.top, args.opcodes)
         return 0
     if args.plain:
         compare([t.resolve() for t in args.tree or [REPO_ROOT]], args.calls, args.window, args.rounds)
