@@ -42,8 +42,16 @@ class LineFramer:
 
     def feed(self, data: bytes) -> list[bytes]:
         """Return every line completed by `data`, in order."""
-        if not self._buffer and not self._discarding and len(data) <= self.max_line:
-            return self._whole_lines(data)
+        if self._buffer or self._discarding or len(data) > self.max_line:
+            return self._buffered(data)
+        end = data.rfind(b"\n")
+        if end + 1 == len(data) and data.find(b"\n", 0, end) < 0:  # one whole line, as every read of a lone
+            line = data.rstrip(b"\r\n")  # call is: one copy, no split, no list comprehension (its only \n ends it)
+            return [line] if line.strip() else []
+        return self._whole_lines(data, end)
+
+    def _buffered(self, data: bytes) -> list[bytes]:
+        """Lines from what is buffered and `data`, a line at a time."""
         self._buffer += data
         lines: list[bytes] = []
         while True:
@@ -72,14 +80,10 @@ class LineFramer:
             if line.strip():
                 lines.append(line)
 
-    def _whole_lines(self, data: bytes) -> list[bytes]:
+    def _whole_lines(self, data: bytes, end: int) -> list[bytes]:
         """Nothing is buffered and `data` fits the cap, so no line in it can be over the
         cap: split once (a pipelined burst of many frames costs one pass, not one buffer
-        shift per line) and keep only the unfinished tail."""
-        end = data.rfind(b"\n")
-        if end + 1 == len(data) and data.find(b"\n", 0, end) < 0:  # one whole line, as a lone call reads:
-            line = data.rstrip(b"\r\n")  # one copy, no split, no list comprehension (its only \n is the last)
-            return [line] if line.strip() else []
+        shift per line) and keep only the unfinished tail (`end`: its last newline)."""
         if end < 0:
             self._buffer += data
             self._scanned = len(data)
