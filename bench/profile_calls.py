@@ -147,11 +147,17 @@ def compare(trees: list[Path], calls: int, window: int, rounds: int) -> None:
     for _ in range(rounds):
         for tree in trees:
             seen[tree].append(drive([PYTHON, "-m", "sidecar"], tree, calls, window))
+    first = seen[trees[0]]
     for tree, runs in seen.items():
         rates = sorted(r for r, _ in runs)
         cpus = sorted(c for _, c in runs)
+        # Each round's ratio to the first tree's run of the same round: the machine's mood
+        # of that moment is shared by both, so the ratio swings less than either figure.
+        paired = sorted(c / base for (_, c), (_, base) in zip(runs, first))
         print(f"{tree}: calls/s {rates[0]:,.0f}-{rates[-1]:,.0f} (median {statistics.median(rates):,.0f}); "
-              f"CPU us/call {cpus[0]:.2f}-{cpus[-1]:.2f} (median {statistics.median(cpus):.2f})")
+              f"CPU us/call {cpus[0]:.2f}-{cpus[-1]:.2f} (median {statistics.median(cpus):.2f}); "
+              f"CPU against the first tree, round by round {paired[0]:.3f}-{paired[-1]:.3f} "
+              f"(median {statistics.median(paired):.3f})")
 
 
 def main(argv: list[str] | None = None) -> int:
