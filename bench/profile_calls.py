@@ -11,11 +11,23 @@ the top functions by own time and by cumulative time.
 `--plain` runs without the profiler and prints, per tree and interleaved over
 `--rounds`, the sidecar's own CPU per call (from /proc, robust on a loaded
 machine) and the calls per second.
+
+`--counts` prints the exact number of Python function calls each call costs,
+per function, and with two `--tree`s the difference: each tree is profiled at
+`--calls` and at twice as many, and the first run is subtracted from the
+second, so start-up, listing and warm-up cancel out. A count is noise-free on a
+shared machine, where a time is not. `--opcodes` counts the bytecodes each
+function runs instead (a trace of every opcode: slow, so fewer calls), which also
+weighs the work inside a function that a call count does not see.
+
+    python -m bench.profile_calls --counts --window 1 --calls 2000 --tree OLD --tree .
+    python -m bench.profile_calls --opcodes --window 1 --calls 500 --tree OLD --tree .
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import pstats
 import statistics
 import sys
@@ -40,6 +52,27 @@ finally:
     profile.disable()
 """
 
+_OPCODES_WRAPPER = """
+import atexit, collections, json, sys
+counts, out = collections.Counter(), sys.argv.pop(1)
+def local(frame, event, arg):
+    if event == "opcode":
+        counts[frame.f_code] += 1
+    return local
+def start(frame, event, arg):
+    frame.f_trace_opcodes = True
+    return local
+def dump():
+    sys.settrace(None)
+    with open(out, "w") as file:
+        json.dump([[c.co_filename, c.co_name, n] for c, n in counts.items()], file)
+atexit.register(dump)
+from sidecar.cli import main
+sys.argv[0] = "sidecar"
+sys.settrace(start)
+main()
+"""
+
 
 def drive(argv: list[str], cwd: Path, calls: int, window: int) -> tuple[float, float]:
     """`calls` echo calls, `window` in flight; returns (calls/s, CPU us per call)."""
@@ -56,11 +89,56 @@ def drive(argv: list[str], cwd: Path, calls: int, window: int) -> tuple[float, f
     return done / elapsed, cpu / done * 1e6
 
 
-def profile_calls(calls: int, window: int, out: Path) -> pstats.Stats:
+def profile_calls(calls: int, window: int, out: Path, tree: Path = REPO_ROOT) -> pstats.Stats:
     """Run `calls` echo calls, `window` in flight, through a profiled sidecar."""
-    rate, _ = drive([PYTHON, "-c", _WRAPPER, str(out)], REPO_ROOT, calls, window)
+    rate, _ = drive([PYTHON, "-c", _WRAPPER, str(out)], tree, calls, window)
     print(f"{rate:,.0f} calls/s under the profiler", file=sys.stderr)
     return pstats.Stats(str(out))
+
+
+def _keyed(rows: list[tuple[str, str, int]], tree: Path) -> dict[str, int]:
+    """Counts per function, keyed by tree-relative place (so two trees compare)."""
+    found: dict[str, int] = {}
+    for file, name, n in rows:
+        key = f"{file.removeprefix(str(tree) + '/')}:{name}"
+        found[key] = found.get(key, 0) + n
+    return found
+
+
+def _function_calls(tree: Path, calls: int, window: int, out: Path) -> dict[str, int]:
+    """Primitive+recursive calls per function, from cProfile."""
+    stats = profile_calls(calls, window, out, tree).stats  # type: ignore[attr-defined]
+    return _keyed([(file, name, int(row[1])) for (file, _line, name), row in stats.items()], tree)
+
+
+def _opcodes(tree: Path, calls: int, window: int, out: Path) -> dict[str, int]:
+    """Bytecodes run per function, from an opcode trace."""
+    drive([PYTHON, "-c", _OPCODES_WRAPPER, str(out)], tree, calls, window)
+    with open(out) as file:
+        return _keyed([(file_, name, int(n)) for file_, name, n in json.load(file)], tree)
+
+
+def per_call_counts(tree: Path, calls: int, window: int, opcodes: bool = False) -> dict[str, float]:
+    """What each echo call costs in `tree`'s sidecar, per function: run at 2N minus run at N."""
+    work = Path(tempfile.mkdtemp(prefix="omb-counts-"))
+    count = _opcodes if opcodes else _function_calls
+    once = count(tree, calls, window, work / "once")
+    twice = count(tree, 2 * calls, window, work / "twice")
+    return {key: (n - once.get(key, 0)) / calls for key, n in twice.items() if n != once.get(key, 0)}
+
+
+def print_counts(trees: list[Path], calls: int, window: int, top: int, opcodes: bool = False) -> None:
+    """Per-call counts of one tree, or of the last tree against the first."""
+    seen = [per_call_counts(tree, calls, window, opcodes) for tree in trees]
+    first, last = seen[0], seen[-1]
+    print(f"{'bytecodes' if opcodes else 'function calls'} per call: {sum(first.values()):.1f}" +
+          (f" -> {sum(last.values()):.1f}" if len(seen) > 1 else ""))
+    rows = sorted(set(first) | set(last), key=lambda k: -abs(last.get(k, 0) - first.get(k, 0))
+                  if len(seen) > 1 else -first[k])
+    for key in rows[:top]:
+        before, after = first.get(key, 0.0), last.get(key, 0.0)
+        print(f"{before:8.2f} {after:8.2f} {after - before:+8.2f}  {key}" if len(seen) > 1
+              else f"{before:8.2f}  {key}")
 
 
 def compare(trees: list[Path], calls: int, window: int, rounds: int) -> None:
@@ -69,11 +147,17 @@ def compare(trees: list[Path], calls: int, window: int, rounds: int) -> None:
     for _ in range(rounds):
         for tree in trees:
             seen[tree].append(drive([PYTHON, "-m", "sidecar"], tree, calls, window))
+    first = seen[trees[0]]
     for tree, runs in seen.items():
         rates = sorted(r for r, _ in runs)
         cpus = sorted(c for _, c in runs)
+        # Each round's ratio to the first tree's run of the same round: the machine's mood
+        # of that moment is shared by both, so the ratio swings less than either figure.
+        paired = sorted(c / base for (_, c), (_, base) in zip(runs, first))
         print(f"{tree}: calls/s {rates[0]:,.0f}-{rates[-1]:,.0f} (median {statistics.median(rates):,.0f}); "
-              f"CPU us/call {cpus[0]:.2f}-{cpus[-1]:.2f} (median {statistics.median(cpus):.2f})")
+              f"CPU us/call {cpus[0]:.2f}-{cpus[-1]:.2f} (median {statistics.median(cpus):.2f}); "
+              f"CPU against the first tree, round by round {paired[0]:.3f}-{paired[-1]:.3f} "
+              f"(median {statistics.median(paired):.3f})")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -85,7 +169,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--plain", action="store_true", help="no profiler: CPU per call of each --tree")
     parser.add_argument("--tree", type=Path, action="append", help="a checkout whose sidecar runs (--plain)")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--counts", action="store_true", help="exact function calls per call (of each --tree)")
+    parser.add_argument("--opcodes", action="store_true", help="exact bytecodes per call (of each --tree)")
     args = parser.parse_args(argv)
+    if args.counts or args.opcodes:
+        print_counts([t.resolve() for t in args.tree or [REPO_ROOT]], args.calls, args.window, args.top, args.opcodes)
+        return 0
     if args.plain:
         compare([t.resolve() for t in args.tree or [REPO_ROOT]], args.calls, args.window, args.rounds)
         return 0

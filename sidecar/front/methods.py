@@ -39,7 +39,7 @@ from sidecar.wire.requests import (
     UriParams,
 )
 from sidecar.wire.task_shapes import TASKS_EXTENSION, declares_tasks
-from sidecar.wire.versions import UI_EXTENSION
+from sidecar.wire.versions import MODERN_VERSION, UI_EXTENSION
 
 
 __all__ = ["METHODS", "server_capabilities"]
@@ -90,7 +90,10 @@ async def tools_list(d: Handling, req: Request, params: PageParams) -> Result:
 
 async def tools_call(d: Handling, req: Request, params: CallParams) -> Result:
     session = d.session
-    relay, relayed, answers = relayed_round(d.face, session, caller_of(session), req.params, req.method)
+    if session.protocol_version == MODERN_VERSION:  # a 2026-07-28 engine's round (sidecar.front.eras.relayed)
+        relay, relayed, answers = relayed_round(d.face, session, caller_of(session), req.params, req.method)
+    else:  # nothing to relay: no caller name, no call, on every older engine's call
+        relay = relayed = answers = None
     call = ToolCall(
         name=params.name,
         arguments={} if params.arguments is None else params.arguments,

@@ -87,14 +87,14 @@ async def route_upstream(call: ToolCall, pool: Pool, deadline: float | None, scr
             params["task"] = call.task
         modern = call.relay is not None and upstream.info is not None and upstream.info.protocol_version == MODERN_VERSION
         relay = _relaying(call, params) if modern else None
-
-        def send(again: dict[str, Any]) -> Any:
-            return conn.request("tools/call", again, call.progress, call.on_sent, deadline)
-
-        ask_for_task(params, call, upstream)
-        answer = await send(params)
+        if call.task is not None or call.meta:  # only such a call can ask for a task
+            ask_for_task(params, call, upstream)
+        answer = await conn.request("tools/call", params, call.progress, call.on_sent, deadline)
         if ASKS.search(answer) is not None:  # a 2026-07-28 server's questions (sidecar.gate.asked)
             from sidecar.gate.asked import answer_rounds
+
+            def send(again: dict[str, Any]) -> Any:  # built only for a call that has rounds to answer
+                return conn.request("tools/call", again, call.progress, call.on_sent, deadline)
 
             answer = await answer_rounds(answer, params, send, call.ask_engine, call.target.alias, scrub, relay=relay)
     except UpstreamError as exc:

@@ -42,8 +42,18 @@ class LineFramer:
 
     def feed(self, data: bytes) -> list[bytes]:
         """Return every line completed by `data`, in order."""
-        if not self._buffer and not self._discarding and len(data) <= self.max_line:
-            return self._whole_lines(data)
+        if self._buffer or self._discarding or len(data) > self.max_line:
+            return self._buffered(data)
+        lines = data.split(b"\n")  # the last part is the unfinished tail (b"" when the read ends a line)
+        if len(lines) == 2 and not lines[1]:  # one whole line, as every read of a lone call is: no comprehension
+            line = lines[0]
+            if line[-1:] == b"\r":
+                line = line.rstrip(b"\r")
+            return [line] if line.strip() else []
+        return self._whole_lines(lines)
+
+    def _buffered(self, data: bytes) -> list[bytes]:
+        """Lines from what is buffered and `data`, a line at a time."""
         self._buffer += data
         lines: list[bytes] = []
         while True:
@@ -72,19 +82,14 @@ class LineFramer:
             if line.strip():
                 lines.append(line)
 
-    def _whole_lines(self, data: bytes) -> list[bytes]:
-        """Nothing is buffered and `data` fits the cap, so no line in it can be over the
-        cap: split once (a pipelined burst of many frames costs one pass, not one buffer
-        shift per line) and keep only the unfinished tail."""
-        end = data.rfind(b"\n")
-        if end < 0:
-            self._buffer += data
-            self._scanned = len(data)
-            return []
-        if end + 1 < len(data):
-            self._buffer += data[end + 1:]
+    def _whole_lines(self, lines: list[bytes]) -> list[bytes]:
+        """Nothing was buffered and the read fits the cap, so no line in it can be over the
+        cap: it was split once (a pipelined burst of many frames costs one pass, not one
+        buffer shift per line); only the unfinished tail, its last part, is kept."""
+        tail = lines.pop()
+        if tail:
+            self._buffer += tail
             self._scanned = len(self._buffer)
-        lines = data[:end].split(b"\n")
         return [line.rstrip(b"\r") for line in lines if line.strip()]
 
     def _drop_if_oversized(self) -> None:

@@ -61,7 +61,7 @@ class Shedding:
         self.where = where
         self.soft = soft
         self.hard = hard
-        self.dropped: collections.Counter[str] = collections.Counter()
+        self.dropped: dict[str, int] = {}  # kind -> frames refused (a dict: one is made per HTTP request)
         self._warn_at = 1
 
     def fits(self, method: str | None, held: int, hard: int | None = None) -> bool:
@@ -73,12 +73,14 @@ class Shedding:
         """Whether it goes in; a refusal is counted as a drop."""
         if self.fits(method, held, hard):
             return True
-        self.dropped[method or "request"] += 1
+        kind = method or "request"
+        self.dropped[kind] = self.dropped.get(kind, 0) + 1
         DROPPED_IN_PROCESS[0] += 1
         total = sum(self.dropped.values())
         if total >= self._warn_at:
             self._warn_at *= 10
-            kinds = ", ".join(f"{n} {kind}" for kind, n in self.dropped.most_common(4))
+            most = sorted(self.dropped.items(), key=lambda item: -item[1])[:4]
+            kinds = ", ".join(f"{n} {kind}" for kind, n in most)
             log.warning("%s is not reading fast enough: %d frames toward it dropped so far (%s)",
                         self.where, total, kinds)
         return False
@@ -87,13 +89,15 @@ class Shedding:
 class FrameQueue:
     """Frames toward one engine stream, in order, measured in bytes. `put` always takes
     the frame (answers, and `None` or `b""` as end markers); `offer` takes a notification
-    or relayed request only if the sink's `Shedding` admits it."""
+    or relayed request only if the sink's `Shedding` admits it. One reader at a time
+    (`get`): it waits on a future made only when the queue is empty (one queue per HTTP
+    request, most of which never wait twice: an `asyncio.Event` cost a future anyway)."""
 
     def __init__(self, shedding: Shedding) -> None:
         self.shedding = shedding
         self.bytes = 0
         self._frames: collections.deque[bytes | None] = collections.deque()
-        self._ready = asyncio.Event()
+        self._waiter: asyncio.Future[None] | None = None
         self._owed: dict[str, bytes] = {}  # list changes shed: they go once the queue drains
 
     def __len__(self) -> int:
@@ -104,7 +108,11 @@ class FrameQueue:
         self.bytes += size
         _total[0] += size
         self._frames.append(frame)
-        self._ready.set()
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            if not waiter.done():
+                waiter.set_result(None)
 
     def admits(self, method: str | None, hard: int | None = None) -> bool:
         return self.shedding.admits(method, self.bytes, hard)
@@ -126,14 +134,15 @@ class FrameQueue:
             owed, self._owed = self._owed, {}
             for late in owed.values():
                 self.put(late)
-        if not self._frames:
-            self._ready.clear()
         return frame
 
     async def get(self) -> bytes | None:
         """The next frame; safe to cancel (a frame is taken only when it is returned)."""
         while not self._frames:
-            await self._ready.wait()
+            waiter = self._waiter
+            if waiter is None or waiter.done():  # a cancelled wait cancelled its future: make another
+                waiter = self._waiter = asyncio.get_running_loop().create_future()
+            await waiter
         return self.get_nowait()
 
     def discard(self) -> None:
@@ -142,7 +151,6 @@ class FrameQueue:
         self.bytes = 0
         self._frames.clear()
         self._owed.clear()
-        self._ready.clear()
 
 
 class Outbox:

@@ -49,7 +49,8 @@ class Params(msgspec.Struct, frozen=True, kw_only=True):
     @property
     def progress(self) -> int | str | None:
         """The engine's progress token for this request, None when it asked for none."""
-        return progress_token(self.meta)
+        meta = self.meta
+        return None if meta is None else progress_token(meta)  # most calls bring no _meta: no call then
 
 
 class InitializeParams(Params, frozen=True, kw_only=True):

@@ -39,7 +39,9 @@ def _object(value: Any) -> dict[str, Any]:
 
 def declares_tasks(meta: Any) -> bool:
     """A request `_meta` whose client capabilities declare the tasks extension."""
-    extensions = _object(_object(_object(meta).get(CLIENT_CAPABILITIES)).get("extensions"))
+    if not meta or not isinstance(meta, dict):  # no _meta, as on most calls: asked twice per call, so kept cheap
+        return False
+    extensions = _object(_object(meta.get(CLIENT_CAPABILITIES)).get("extensions"))
     return TASKS_EXTENSION in extensions
 
 

@@ -61,3 +61,23 @@ def test_any_chunking_drops_exactly_the_lines_over_the_cap(lines: list[bytes], c
     kept = [line.rstrip(b"\r") for line in lines if len(line) <= cap]
     assert out == [line for line in kept if line.strip()]
     assert framer.oversized == sum(len(line) > cap for line in lines)
+
+
+@given(st.lists(st.binary(max_size=30).filter(lambda b: b"\n" not in b), max_size=20))
+def test_one_line_per_read_gives_what_a_line_at_a_time_reference_gives(lines: list[bytes]) -> None:
+    """Each read holding exactly one line (every read of a lone call) takes the framer's
+    one-line path; blank and `\\r`-ended lines come out as from any other read."""
+    framer = LineFramer(1000)
+    out: list[bytes] = []
+    for line in lines:
+        out += framer.feed(line + b"\n")
+    assert out == [line.rstrip(b"\r") for line in lines if line.rstrip(b"\r").strip()]
+    assert framer.pending_bytes == 0
+
+
+def test_an_empty_read_and_a_read_after_a_partial_line() -> None:
+    framer = LineFramer(100)
+    assert framer.feed(b"") == []
+    assert framer.feed(b'{"a"') == []
+    assert framer.feed(b":1}\n") == [b'{"a":1}']  # the buffered path, not the one-line one
+    assert framer.feed(b"x\r\r\n") == [b"x"]

@@ -28,7 +28,7 @@ from sidecar.gate.confirmation.sealed import StateClaim
 from sidecar.hub.face import Face
 from sidecar.hub.session import EngineSession
 from sidecar.upstream.input_required import InputRequired
-from sidecar.wire.versions import CAPABILITIES_KEY
+from sidecar.wire.versions import CAPABILITIES_KEY, MODERN_VERSION
 
 __all__ = ["PREFIX", "RELAY_PURPOSE", "StateRelay", "is_relayed", "relay_for", "relayed_round"]
 
@@ -126,8 +126,6 @@ def relayed_round(face: Face, session: EngineSession, caller: str,
     """For a 2026-07-28 engine's request: its relay, the claim of the relayed state it
     brings back (None when it brings none, or another kind), and the answers meant for the
     server (`inputResponses`, unless they answer the sidecar's own question)."""
-    from sidecar.wire.versions import MODERN_VERSION
-
     if session.protocol_version != MODERN_VERSION:
         return None, None, None
     relay = relay_for(face, session, caller, method, params)

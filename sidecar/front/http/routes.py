@@ -403,8 +403,10 @@ def _progress_token(req: Request) -> object:
     return request_progress_token(req.params)
 
 
+_JUDGED = ("mcp-protocol-version", "mcp-method", "mcp-name")  # the headers `judge` reads
+
+
 def _multi(request: web.Request) -> dict[str, list[str]]:
-    found: dict[str, list[str]] = {}
-    for name, value in request.headers.items():
-        found.setdefault(name.lower(), []).append(value)
-    return found
+    """Every value of each header `judge` reads (not every header: this is per request)."""
+    headers = request.headers
+    return {name: headers.getall(name) for name in _JUDGED if name in headers}
