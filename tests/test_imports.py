@@ -328,3 +328,55 @@ def test_confirmation_and_review_paths_load_no_redis_without_a_store() -> None:
             "print(' '.join(sorted(sys.modules)))")
     loaded = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split())
     assert not {m for m in loaded if m.split(".")[0] == "redis"}
+
+
+# Loaded only after the early `initialize` answer: what the engine waits on at start-up
+# must not pay for them (issue 23). (`json` is needed: the engine's frame is checked for
+# duplicate keys with it; `importlib.util` is loaded by `site` already.)
+NOT_BEFORE_THE_EARLY_ANSWER = (
+    "argparse", "asyncio", "base64", "hashlib", "ssl", "uvloop",
+    "sidecar.app", "sidecar.catalog.merge", "sidecar.catalog.layouts", "sidecar.catalog.answers",
+    "sidecar.front", "sidecar.gate", "sidecar.hub", "sidecar.wire.framing",
+)
+
+
+async def test_the_early_initialize_answer_loads_only_what_it_needs(tmp_path: Path) -> None:
+    """A real stdio start with the engine's `initialize` already waiting: at the moment the
+    CLI answers it, the modules above are not loaded yet; the session then goes on as usual."""
+    from tests.conftest import open_raw
+
+    config = tmp_path / "sidecar.json"
+    config.write_text(json.dumps({"mcpServers": {
+        "notes": {"command": sys.executable, "args": [str(ROOT / "examples" / "notes.py")]}}}))
+    loaded_file = tmp_path / "modules.txt"
+    code = ("import sys, sidecar.cli as cli\n"
+            "answer = cli._answer_waiting_initialize\n"
+            "def snapshot(*args):\n"
+            "    early = answer(*args)\n"
+            "    open(sys.argv[1], 'w').write(' '.join(sys.modules) if early is not None else 'no early answer')\n"
+            "    return early\n"
+            "cli._answer_waiting_initialize = snapshot\n"
+            "cli.main(sys.argv[2:])")
+    async with open_raw([sys.executable, "-c", code, str(loaded_file), "--config", str(config)]) as sc:
+        await sc.initialize()
+        await sc.wait_for_tools(["notes__search_notes"])
+    text = loaded_file.read_text()
+    assert text != "no early answer", "the initialize was not waiting when the CLI looked: nothing to check"
+    loaded = set(text.split())
+    early = sorted(m for m in loaded for lazy in NOT_BEFORE_THE_EARLY_ANSWER if m == lazy or m.startswith(lazy + "."))
+    assert not early, f"loaded before the early initialize answer: {early}"
+
+
+def test_the_plain_serve_command_line_reads_as_the_parser_reads_it() -> None:
+    """`[serve] --config PATH` skips argparse (building the parser costs start-up time): what
+    it yields is what the parser yields; anything else is left to the parser."""
+    from sidecar.cli import _plain_serve, _serve_parser
+    from sidecar.settings import Settings
+
+    settings = Settings.read()
+    for argv in (["--config", "a.json"], ["serve", "--config", "a.json"], ["--config=a b.json"]):
+        plain = _plain_serve(argv, settings)
+        assert plain is not None and vars(plain) == vars(_serve_parser(settings).parse_args(argv)), argv
+    for argv in (["--config", "-x"], ["--conf", "a"], ["--config"], ["demo"], [], ["--examples"],
+                 ["--config", "a", "--http", "127.0.0.1:1"], ["--config", "a", "--log-level", "DEBUG"]):
+        assert _plain_serve(argv, settings) is None, argv

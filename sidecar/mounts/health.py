@@ -16,19 +16,21 @@ face leaves out is `sidecar.mounts.plan`.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import logging
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import msgspec
 
-from sidecar.catalog.live import LiveCatalog
 from sidecar.trust.pins import Approval, Pin, PinsNotKept, digest_of, pin_tools
+from sidecar.trust.scan import Finding
 from sidecar.config import ServerConfig, SidecarConfig
 from sidecar.private_files import lock_beside, write_private
+
+if TYPE_CHECKING:  # the catalog is the face's; the mount plan reads this file before it loads
+    from sidecar.catalog.live import LiveCatalog
 
 __all__ = [
     "HEALTH_FILE",
@@ -94,13 +96,31 @@ class HealthRecord(HealthHead, kw_only=True):
     pins: dict[str, Pin] | None = None  # tool name -> its approved definition (None: never pinned)
 
 
+class _JudgedPin(msgspec.Struct, frozen=True, kw_only=True):
+    """A pin as a face judges by it: the `definition` (canonical JSON, read by `servers
+    review` only) is skipped while decoding, never built: about 2.8 KB a tool kept idle."""
+
+    digest: str
+    body: str
+    reviewed: bool = False
+    findings: tuple[Finding, ...] | None = None
+    scanned_by: str = ""
+
+
+class _JudgedPins(msgspec.Struct):
+    pins: dict[str, _JudgedPin] | None = None
+
+
 _records = msgspec.json.Decoder(dict[str, HealthRecord])
+_judged = msgspec.json.Decoder(_JudgedPins)
 _heads = msgspec.json.Decoder(dict[str, HealthHead])  # the pins skipped, never built
 _raw_records = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _record = msgspec.json.Decoder(HealthRecord)
 
 
 def fingerprint(server: ServerConfig) -> str:
+    import hashlib  # here: the mount plan reads a fingerprint only for a failed record, after the early answer
+
     shape = [server.type, server.command, server.args, server.cwd, server.url, sorted(server.env),
              sorted(h.lower() for h in server.headers)]
     return hashlib.sha256(msgspec.json.encode(shape)).hexdigest()[:32]
@@ -123,6 +143,19 @@ class HealthFile:
         def one(data: bytes) -> HealthRecord | None:
             raw = _raw_records.decode(data).get(alias)
             return _record.decode(raw) if raw is not None else None
+
+        return self._decoded(one, None)
+
+    def load_judged_pins(self, alias: str) -> dict[str, Pin] | None:
+        """One server's pins as a face judges by them: each without its `definition` (""),
+        which a face never reads; the file keeps it, and a face never writes pins it read."""
+        def one(data: bytes) -> dict[str, Pin] | None:
+            raw = _raw_records.decode(data).get(alias)
+            found = _judged.decode(raw).pins if raw is not None else None
+            if found is None:
+                return None
+            return {name: Pin(digest=p.digest, body=p.body, definition="", reviewed=p.reviewed, findings=p.findings,
+                              scanned_by=p.scanned_by) for name, p in found.items()}
 
         return self._decoded(one, None)
 
@@ -224,8 +257,7 @@ class HealthPins:
             return 0
 
     def load_pins(self, alias: str) -> dict[str, Pin] | None:
-        record = self.health.load_one(alias)
-        return record.pins if record is not None else None
+        return self.health.load_judged_pins(alias)
 
     def pin_first_sight(self, alias: str, pins: Mapping[str, Pin]) -> dict[str, Pin]:
         server = self._live.facts.servers.get(alias)
