@@ -10,7 +10,7 @@ the gate's `PinStore` (`HealthPins`). Pins change only by a person's act (an `Ap
 made by `servers approve`, `check` and the console's Approve); a face may only pin what it sees first, where no
 pins exist, and a folder where they cannot be kept makes it fail closed (`PinsNotKept`).
 When checks come due is the admin's business (`sidecar_admin.health`); which servers a
-face leaves out is `sidecar.mounts.plan`.
+face leaves out is `sidecar.mounts.plan`, from the records' heads (`sidecar.mounts.heads`).
 """
 
 from __future__ import annotations
@@ -27,9 +27,10 @@ import msgspec
 from sidecar.trust.pins import Approval, Pin, PinsNotKept, digest_of, pin_tools
 from sidecar.trust.scan import Finding
 from sidecar.config import ServerConfig, SidecarConfig
+from sidecar.mounts.heads import HEALTH_FILE, HealthHead, fingerprint, health_path_for, read_heads, unreadable
 from sidecar.private_files import lock_beside, write_private
 
-if TYPE_CHECKING:  # the catalog is the face's; the mount plan reads this file before it loads
+if TYPE_CHECKING:  # the catalog is the face's: typing only
     from sidecar.catalog.live import LiveCatalog
 
 __all__ = [
@@ -47,7 +48,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-HEALTH_FILE = "mcp-health.json"
 _T = TypeVar("_T")
 Outcome = Literal["connected", "refused", "unreachable", "timed-out", "failed", "needs-values", "not-allowed"]
 
@@ -79,19 +79,6 @@ class CheckResult(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
         return f"Not connected: {self.reason}"
 
 
-class HealthHead(msgspec.Struct, rename="camel", kw_only=True):
-    """A record less its pins: what the mount plan reads (a file's pins are most of it)."""
-
-    ok: bool
-    checked_at: float
-    outcome: str
-    reason: str = ""
-    tools: int = 0
-    tool_names: list[str] = []
-    fingerprint: str = ""
-    announced: bool = False  # a face already said it leaves this server out
-
-
 class HealthRecord(HealthHead, kw_only=True):
     pins: dict[str, Pin] | None = None  # tool name -> its approved definition (None: never pinned)
 
@@ -113,17 +100,8 @@ class _JudgedPins(msgspec.Struct):
 
 _records = msgspec.json.Decoder(dict[str, HealthRecord])
 _judged = msgspec.json.Decoder(_JudgedPins)
-_heads = msgspec.json.Decoder(dict[str, HealthHead])  # the pins skipped, never built
 _raw_records = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _record = msgspec.json.Decoder(HealthRecord)
-
-
-def fingerprint(server: ServerConfig) -> str:
-    import hashlib  # here: the mount plan reads a fingerprint only for a failed record, after the early answer
-
-    shape = [server.type, server.command, server.args, server.cwd, server.url, sorted(server.env),
-             sorted(h.lower() for h in server.headers)]
-    return hashlib.sha256(msgspec.json.encode(shape)).hexdigest()[:32]
 
 
 class HealthFile:
@@ -135,7 +113,7 @@ class HealthFile:
 
     def load_heads(self) -> dict[str, HealthHead]:
         """Every record without its pins (cheaper by far: a file's pins are most of it)."""
-        return self._decoded(_heads.decode, {})
+        return read_heads(self.path)
 
     def load_one(self, alias: str) -> HealthRecord | None:
         """One server's record; the others' are skipped, their pins never built (a face
@@ -165,7 +143,7 @@ class HealthFile:
         except FileNotFoundError:
             return empty
         except (OSError, msgspec.DecodeError) as exc:
-            log.warning("server health file %s could not be read (%s); starting afresh", self.path, type(exc).__name__)
+            unreadable(self.path, exc)
             return empty
 
     @contextlib.contextmanager
@@ -280,9 +258,6 @@ def record_start(config: SidecarConfig, server: ServerConfig, *, ok: bool, reaso
 
 
 def health_file_for(config: SidecarConfig) -> HealthFile | None:
-    """`data.folder`, else the config file's own folder; None for a config never read from disk."""
-    if config.data.folder:
-        return HealthFile(Path(config.data.folder).expanduser() / HEALTH_FILE)
-    if config.source:
-        return HealthFile(Path(config.source).resolve().parent / HEALTH_FILE)
-    return None
+    """The health file of `config` (`health_path_for`); None for a config never read from disk."""
+    path = health_path_for(config)
+    return HealthFile(path) if path is not None else None
