@@ -366,17 +366,3 @@ async def test_the_early_initialize_answer_loads_only_what_it_needs(tmp_path: Pa
     early = sorted(m for m in loaded for lazy in NOT_BEFORE_THE_EARLY_ANSWER if m == lazy or m.startswith(lazy + "."))
     assert not early, f"loaded before the early initialize answer: {early}"
 
-
-def test_the_plain_serve_command_line_reads_as_the_parser_reads_it() -> None:
-    """`[serve] --config PATH` skips argparse (building the parser costs start-up time): what
-    it yields is what the parser yields; anything else is left to the parser."""
-    from sidecar.cli import _plain_serve, _serve_parser
-    from sidecar.settings import Settings
-
-    settings = Settings.read()
-    for argv in (["--config", "a.json"], ["serve", "--config", "a.json"], ["--config=a b.json"]):
-        plain = _plain_serve(argv, settings)
-        assert plain is not None and vars(plain) == vars(_serve_parser(settings).parse_args(argv)), argv
-    for argv in (["--config", "-x"], ["--conf", "a"], ["--config"], ["demo"], [], ["--examples"],
-                 ["--config", "a", "--http", "127.0.0.1:1"], ["--config", "a", "--log-level", "DEBUG"]):
-        assert _plain_serve(argv, settings) is None, argv
