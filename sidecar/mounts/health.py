@@ -237,6 +237,11 @@ class HealthPins:
     def load_pins(self, alias: str) -> dict[str, Pin] | None:
         return self.health.load_judged_pins(alias)
 
+    def load_reviewable(self, alias: str) -> dict[str, Pin] | None:
+        """The pins with their definitions, for a person's review (`Trust.pins_for_review`)."""
+        record = self.health.load_one(alias)
+        return record.pins if record is not None else None
+
     def pin_first_sight(self, alias: str, pins: Mapping[str, Pin]) -> dict[str, Pin]:
         server = self._live.facts.servers.get(alias)
         if server is None:

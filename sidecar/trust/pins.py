@@ -38,6 +38,7 @@ __all__ = [
     "digest_of",
     "judge",
     "pin_tools",
+    "without_definitions",
 ]
 
 Pinning = Literal["hold", "warn", "off"]
@@ -133,6 +134,12 @@ def definition_of(tool: Mapping[str, Any], reviewed: bool = False,
     return Pin(digest=digest, body=hashlib.sha256(_canonical(tool, with_name=False)).hexdigest(),
                definition=canonical.decode(), reviewed=reviewed, findings=found,
                scanned_by=RULES_VERSION if found is not None else "")
+
+
+def without_definitions(pins: Mapping[str, Pin]) -> dict[str, Pin]:
+    """The pins as a face judges by them: each without its canonical `definition`, which
+    only a person's review reads (from where the pins are kept): ~2.8 KB a tool at rest."""
+    return {name: msgspec.structs.replace(pin, definition="") if pin.definition else pin for name, pin in pins.items()}
 
 
 def pin_tools(tools: Sequence[Mapping[str, Any]], reviewed: bool = False, before: Mapping[str, Pin] | None = None,
