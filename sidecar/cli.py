@@ -14,10 +14,11 @@ from a terminal, it prints that help rather than wait for an engine on stdin.
 
 from __future__ import annotations
 
-import argparse
+import functools
 import os
 import sys
 from collections.abc import Callable, Coroutine, Sequence
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from sidecar.config import SidecarConfig, load_config
@@ -28,6 +29,8 @@ from sidecar.redact import Redactor
 from sidecar.settings import Settings, process_settings, use_settings
 
 if TYPE_CHECKING:
+    import argparse
+
     from sidecar.front.gateway import WatchHealth
     from sidecar.front.http.console_door import MountConsole
     from sidecar.wire.hello import Early
@@ -71,24 +74,32 @@ def package_version() -> str:
         return f"{__version__} (not installed)"
 
 
-class _ServeParser(argparse.ArgumentParser):
-    """The top-level parser; its help names the version, read only when the help is shown."""
+@functools.cache
+def _parser_classes() -> tuple[type[argparse.ArgumentParser], type[argparse.Action]]:
+    """The top-level parser (its help names the version, read only when the help is shown)
+    and the `--version` action; argparse loads here, not for a plain `--config PATH` start."""
+    import argparse
 
-    def format_help(self) -> str:
-        self.description = f"omb-sidecar {package_version()}: {DESCRIPTION}\n\n{_command_table()}"
-        return super().format_help()
+    class ServeParser(argparse.ArgumentParser):
+        def format_help(self) -> str:
+            self.description = f"omb-sidecar {package_version()}: {DESCRIPTION}\n\n{_command_table()}"
+            return super().format_help()
 
+    class VersionAction(argparse.Action):
+        def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                     option_string: str | None = None) -> None:
+            sys.stdout.write(f"omb-sidecar {package_version()}\n")
+            parser.exit()
 
-class _VersionAction(argparse.Action):
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
-                 option_string: str | None = None) -> None:
-        sys.stdout.write(f"omb-sidecar {package_version()}\n")
-        parser.exit()
+    return ServeParser, VersionAction
 
 
 def _serve_parser(settings: Settings | None = None) -> argparse.ArgumentParser:
+    import argparse
+
     settings = settings or process_settings()
-    parser = _ServeParser(
+    serve_parser, version_action = _parser_classes()
+    parser = serve_parser(
         prog="omb-sidecar",
         usage="omb-sidecar [serve] --config PATH [--http HOST:PORT --token-file FILE]\n"
               "       omb-sidecar [serve] --examples [--http HOST:PORT --token-file FILE]\n"
@@ -97,7 +108,7 @@ def _serve_parser(settings: Settings | None = None) -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("command", nargs="?", choices=["serve", "demo"], default="serve", help=argparse.SUPPRESS)
-    parser.add_argument("--version", nargs=0, action=_VersionAction, help="print the version and stop")
+    parser.add_argument("--version", nargs=0, action=version_action, help="print the version and stop")
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--config", help="the sidecar's JSON config file")
     source.add_argument("--examples", action="store_true",
@@ -146,6 +157,8 @@ def _examples(settings: Settings) -> SidecarConfig:
 
 
 def _demo_parser(settings: Settings | None = None) -> argparse.ArgumentParser:
+    import argparse
+
     settings = settings or process_settings()
     parser = argparse.ArgumentParser(
         prog="omb-sidecar demo", epilog=DEMO_EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -213,6 +226,19 @@ def _answer_waiting_initialize(upstreams: int, tracing: bool) -> Early | None:
     return early
 
 
+def _plain_serve(argv: Sequence[str], settings: Settings) -> SimpleNamespace | None:
+    """`[serve] --config PATH`, the way every engine starts the sidecar, read without
+    argparse (building the parser costs start-up time): what `_serve_parser` would
+    return for it. None for anything else, which the parser reads."""
+    rest = list(argv[1:] if argv[:1] == ["serve"] else argv)
+    if len(rest) == 1 and rest[0].startswith("--config="):
+        rest = ["--config", rest[0].removeprefix("--config=")]
+    if len(rest) != 2 or rest[0] != "--config" or not rest[1] or rest[1].startswith("-"):
+        return None
+    return SimpleNamespace(command="serve", version=None, config=rest[1], examples=False, http=None,
+                           token_file=None, token_env=None, allow_remote=False, log_level=settings.log_level)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in SERVER_COMMANDS:
@@ -223,8 +249,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not argv and _stdin_is_a_terminal():
         sys.stdout.write(_serve_parser(settings).format_help())  # a person typed it: no engine will write to stdin
         return 0
-    parser = _demo_parser(settings) if argv and argv[0] == "demo" else _serve_parser(settings)
-    args = parser.parse_args(argv)
+    plain = _plain_serve(argv, settings)
+    if plain is not None:
+        args: argparse.Namespace | SimpleNamespace = plain
+    else:
+        parser = _demo_parser(settings) if argv and argv[0] == "demo" else _serve_parser(settings)
+        args = parser.parse_args(argv)
     redactor = Redactor()
     setup_logging(args.log_level, redactor)
     if args.command == "demo":
@@ -242,7 +272,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.http and not installed("aiohttp"):
         print(f"omb-sidecar: {missing_module_words('--http', 'aiohttp')}", file=sys.stderr)
         return 2
-    log_missing()
     try:
         early = None
         if not args.http:
@@ -257,6 +286,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             # a command that could not start is no upstream "still starting" to the handshake
             early = _answer_waiting_initialize(sum(s.type != "stdio" or started_early(s) for s in reached),
                                                settings.tracing)
+        log_missing()  # after the early answer: asking the import system costs start-up time
         from sidecar.mounts.health import record_start
         from sidecar.upstream.oauth import where
 
@@ -285,7 +315,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def _http_settings(args: argparse.Namespace, settings: Settings) -> FrontSettings:
+def _http_settings(args: argparse.Namespace | SimpleNamespace, settings: Settings) -> FrontSettings:
     """The HTTP front's settings from the command line; a refusal ends the process in words."""
     from sidecar.front.http.listener import FrontSettings, GuardError
 

@@ -11,7 +11,6 @@ A later optional feature adds one `Feature` to `FEATURES`; nothing else changes.
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -45,6 +44,8 @@ FEATURES: tuple[Feature, ...] = (
 @cache
 def installed(module: str) -> bool:
     """Whether `module` can be imported, asked without importing it."""
+    import importlib.util  # asked after the early `initialize` answer (log_missing), so loaded then
+
     try:
         return importlib.util.find_spec(module) is not None
     except (ImportError, ValueError):

@@ -14,8 +14,6 @@ decided where they are configured (`answer_secrets` picks those fit to hide in a
 
 from __future__ import annotations
 
-import base64
-import json
 import logging
 import re
 import urllib.parse
@@ -39,6 +37,8 @@ CREDENTIAL_NAME = re.compile(
 
 
 def _json_forms(text: str) -> set[str]:
+    import json  # only a config with secrets pays for it
+
     once = json.dumps(text)[1:-1]
     raw = json.dumps(text, ensure_ascii=False)[1:-1]
     return {once, raw, once.replace("/", "\\/"), raw.replace("/", "\\/"), json.dumps(once)[1:-1]}
@@ -51,6 +51,8 @@ def _percent_forms(text: str) -> set[str]:
 
 
 def _base64_forms(raw: bytes) -> set[str]:
+    import base64
+
     whole = base64.b64encode(raw).decode()
     forms = {whole, whole.rstrip("=")}
     for align in range(3):
@@ -187,6 +189,8 @@ def answer_secrets(named: Mapping[str, str]) -> list[str]:
 
 
 def _basic_pair(encoded: str) -> list[str]:
+    import base64  # a Basic credential is rare: start-up does not load base64 for it
+
     try:
         pair = base64.b64decode(encoded, validate=True).decode("utf-8")
     except (ValueError, UnicodeDecodeError):

@@ -202,3 +202,18 @@ async def test_a_token_file_others_can_read_gets_one_warning(tmp_path: Path, mod
         assert warned == [f"omb-sidecar WARNING sidecar.private_files: the token file {token} can be read by other "
                           f"users (mode 0{mode:o}): run `chmod 600 {token}`"], said
     assert "http-front-token" not in said
+
+
+def test_the_plain_serve_command_line_reads_as_the_parser_reads_it() -> None:
+    """`[serve] --config PATH` skips argparse (building the parser costs start-up time): what
+    it yields is what the parser yields; anything else is left to the parser."""
+    from sidecar.cli import _plain_serve, _serve_parser
+    from sidecar.settings import Settings
+
+    settings = Settings.read()
+    for argv in (["--config", "a.json"], ["serve", "--config", "a.json"], ["--config=a b.json"]):
+        plain = _plain_serve(argv, settings)
+        assert plain is not None and vars(plain) == vars(_serve_parser(settings).parse_args(argv)), argv
+    for argv in (["--config", "-x"], ["--conf", "a"], ["--config"], ["demo"], [], ["--examples"],
+                 ["--config", "a", "--http", "127.0.0.1:1"], ["--config", "a", "--log-level", "DEBUG"]):
+        assert _plain_serve(argv, settings) is None, argv

@@ -328,3 +328,41 @@ def test_confirmation_and_review_paths_load_no_redis_without_a_store() -> None:
             "print(' '.join(sorted(sys.modules)))")
     loaded = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split())
     assert not {m for m in loaded if m.split(".")[0] == "redis"}
+
+
+# Loaded only after the early `initialize` answer: what the engine waits on at start-up
+# must not pay for them (issue 23). (`json` is needed: the engine's frame is checked for
+# duplicate keys with it; `importlib.util` is loaded by `site` already.)
+NOT_BEFORE_THE_EARLY_ANSWER = (
+    "argparse", "asyncio", "base64", "hashlib", "ssl", "uvloop",
+    "sidecar.app", "sidecar.catalog", "sidecar.mounts.health", "sidecar.trust",
+    "sidecar.front", "sidecar.gate", "sidecar.hub", "sidecar.wire.framing",
+)
+
+
+async def test_the_early_initialize_answer_loads_only_what_it_needs(tmp_path: Path) -> None:
+    """A real stdio start with the engine's `initialize` already waiting: at the moment the
+    CLI answers it, the modules above are not loaded yet; the session then goes on as usual."""
+    from tests.conftest import open_raw
+
+    config = tmp_path / "sidecar.json"
+    config.write_text(json.dumps({"mcpServers": {
+        "notes": {"command": sys.executable, "args": [str(ROOT / "examples" / "notes.py")]}}}))
+    loaded_file = tmp_path / "modules.txt"
+    code = ("import sys, sidecar.cli as cli\n"
+            "answer = cli._answer_waiting_initialize\n"
+            "def snapshot(*args):\n"
+            "    early = answer(*args)\n"
+            "    open(sys.argv[1], 'w').write(' '.join(sys.modules) if early is not None else 'no early answer')\n"
+            "    return early\n"
+            "cli._answer_waiting_initialize = snapshot\n"
+            "cli.main(sys.argv[2:])")
+    async with open_raw([sys.executable, "-c", code, str(loaded_file), "--config", str(config)]) as sc:
+        await sc.initialize()
+        await sc.wait_for_tools(["notes__search_notes"])
+    text = loaded_file.read_text()
+    assert text != "no early answer", "the initialize was not waiting when the CLI looked: nothing to check"
+    loaded = set(text.split())
+    early = sorted(m for m in loaded for lazy in NOT_BEFORE_THE_EARLY_ANSWER if m == lazy or m.startswith(lazy + "."))
+    assert not early, f"loaded before the early initialize answer: {early}"
+

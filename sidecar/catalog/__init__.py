@@ -1,35 +1,37 @@
 """What the engine sees: merge upstream listings, name them, lay them out, search them. No I/O.
 
-`SearchIndex` is re-exported lazily: the search package loads only when a layout hides
+Every name is re-exported lazily (PEP 562): importing one module of the package (the trust
+scan's `sanitize`, say, before the early `initialize` answer) does not load the merge, the
+layouts and the answers with it, and the search package loads only when a layout hides
 tools behind a search tool, or a query comes (start-up does not pay for it).
 """
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
-from sidecar.catalog.answers import answer_meta, resolve_meta_call, unknown_tool_text
-from sidecar.catalog.layouts import (
-    META_NAMES,
-    LayoutPlan,
-    Listing,
-    MetaTool,
-    UpstreamTraits,
-    build_listing,
-    choose_layout,
-    full_layout,
-)
-from sidecar.catalog.live import LiveCatalog
-from sidecar.catalog.merge import (
-    EMPTY_CATALOG,
-    Catalog,
-    CatalogEntry,
-    UpstreamListing,
-    UpstreamSize,
-    build_catalog,
-)
-from sidecar.catalog.names import name_budget
-from sidecar.catalog.sanitize import ToolCaps
-
 if TYPE_CHECKING:
+    from sidecar.catalog.answers import answer_meta, resolve_meta_call, unknown_tool_text
+    from sidecar.catalog.layouts import (
+        META_NAMES,
+        LayoutPlan,
+        Listing,
+        MetaTool,
+        UpstreamTraits,
+        build_listing,
+        choose_layout,
+        full_layout,
+    )
+    from sidecar.catalog.live import LiveCatalog
+    from sidecar.catalog.merge import (
+        EMPTY_CATALOG,
+        Catalog,
+        CatalogEntry,
+        UpstreamListing,
+        UpstreamSize,
+        build_catalog,
+    )
+    from sidecar.catalog.names import name_budget
+    from sidecar.catalog.sanitize import ToolCaps
     from sidecar.catalog.search import SearchIndex
 
 __all__ = [
@@ -57,9 +59,24 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name == "SearchIndex":
-        from sidecar.catalog.search import SearchIndex
+# name -> the module that defines it, imported on first use
+_HOMES = {
+    **dict.fromkeys(("answer_meta", "resolve_meta_call", "unknown_tool_text"), "answers"),
+    **dict.fromkeys(("META_NAMES", "LayoutPlan", "Listing", "MetaTool", "UpstreamTraits", "build_listing",
+                     "choose_layout", "full_layout"), "layouts"),
+    "LiveCatalog": "live",
+    **dict.fromkeys(("EMPTY_CATALOG", "Catalog", "CatalogEntry", "UpstreamListing", "UpstreamSize",
+                     "build_catalog"), "merge"),
+    "name_budget": "names",
+    "ToolCaps": "sanitize",
+    "SearchIndex": "search",
+}
 
-        return SearchIndex
-    raise AttributeError(f"module 'sidecar.catalog' has no attribute {name!r}")
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'sidecar.catalog' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"sidecar.catalog.{home}"), name)
+    globals()[name] = value  # found once: the next lookup is a plain attribute
+    return value

@@ -13,7 +13,6 @@ what the sidecar learns is kept when `data.folder` is not set).
 
 from __future__ import annotations
 
-import base64
 import logging
 from collections.abc import Mapping
 from pathlib import Path
@@ -328,6 +327,8 @@ def _credentials_in(header_value: str) -> list[str]:
         return []
     found = [credential]
     if scheme.lower() == "basic":
+        import base64  # only a Basic header pays for it
+
         try:
             pair = base64.b64decode(credential, validate=True).decode("utf-8")
         except (ValueError, UnicodeDecodeError):

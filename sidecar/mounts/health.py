@@ -10,25 +10,28 @@ the gate's `PinStore` (`HealthPins`). Pins change only by a person's act (an `Ap
 made by `servers approve`, `check` and the console's Approve); a face may only pin what it sees first, where no
 pins exist, and a folder where they cannot be kept makes it fail closed (`PinsNotKept`).
 When checks come due is the admin's business (`sidecar_admin.health`); which servers a
-face leaves out is `sidecar.mounts.plan`.
+face leaves out is `sidecar.mounts.plan`, from the records' heads (`sidecar.mounts.heads`).
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import logging
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import msgspec
 
-from sidecar.catalog.live import LiveCatalog
 from sidecar.trust.pins import Approval, Pin, PinsNotKept, digest_of, pin_tools
+from sidecar.trust.scan import Finding
 from sidecar.config import ServerConfig, SidecarConfig
+from sidecar.mounts.heads import HEALTH_FILE, HealthHead, fingerprint, health_path_for, read_heads, unreadable
 from sidecar.private_files import lock_beside, write_private
+
+if TYPE_CHECKING:  # the catalog is the face's: typing only
+    from sidecar.catalog.live import LiveCatalog
 
 __all__ = [
     "HEALTH_FILE",
@@ -45,7 +48,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-HEALTH_FILE = "mcp-health.json"
 _T = TypeVar("_T")
 Outcome = Literal["connected", "refused", "unreachable", "timed-out", "failed", "needs-values", "not-allowed"]
 
@@ -77,33 +79,29 @@ class CheckResult(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
         return f"Not connected: {self.reason}"
 
 
-class HealthHead(msgspec.Struct, rename="camel", kw_only=True):
-    """A record less its pins: what the mount plan reads (a file's pins are most of it)."""
-
-    ok: bool
-    checked_at: float
-    outcome: str
-    reason: str = ""
-    tools: int = 0
-    tool_names: list[str] = []
-    fingerprint: str = ""
-    announced: bool = False  # a face already said it leaves this server out
-
-
 class HealthRecord(HealthHead, kw_only=True):
     pins: dict[str, Pin] | None = None  # tool name -> its approved definition (None: never pinned)
 
 
+class _JudgedPin(msgspec.Struct, frozen=True, kw_only=True):
+    """A pin as a face judges by it: the `definition` (canonical JSON, read by `servers
+    review` only) is skipped while decoding, never built: about 2.8 KB a tool kept idle."""
+
+    digest: str
+    body: str
+    reviewed: bool = False
+    findings: tuple[Finding, ...] | None = None
+    scanned_by: str = ""
+
+
+class _JudgedPins(msgspec.Struct):
+    pins: dict[str, _JudgedPin] | None = None
+
+
 _records = msgspec.json.Decoder(dict[str, HealthRecord])
-_heads = msgspec.json.Decoder(dict[str, HealthHead])  # the pins skipped, never built
+_judged = msgspec.json.Decoder(_JudgedPins)
 _raw_records = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _record = msgspec.json.Decoder(HealthRecord)
-
-
-def fingerprint(server: ServerConfig) -> str:
-    shape = [server.type, server.command, server.args, server.cwd, server.url, sorted(server.env),
-             sorted(h.lower() for h in server.headers)]
-    return hashlib.sha256(msgspec.json.encode(shape)).hexdigest()[:32]
 
 
 class HealthFile:
@@ -115,7 +113,7 @@ class HealthFile:
 
     def load_heads(self) -> dict[str, HealthHead]:
         """Every record without its pins (cheaper by far: a file's pins are most of it)."""
-        return self._decoded(_heads.decode, {})
+        return read_heads(self.path)
 
     def load_one(self, alias: str) -> HealthRecord | None:
         """One server's record; the others' are skipped, their pins never built (a face
@@ -126,13 +124,26 @@ class HealthFile:
 
         return self._decoded(one, None)
 
+    def load_judged_pins(self, alias: str) -> dict[str, Pin] | None:
+        """One server's pins as a face judges by them: each without its `definition` (""),
+        which a face never reads; the file keeps it, and a face never writes pins it read."""
+        def one(data: bytes) -> dict[str, Pin] | None:
+            raw = _raw_records.decode(data).get(alias)
+            found = _judged.decode(raw).pins if raw is not None else None
+            if found is None:
+                return None
+            return {name: Pin(digest=p.digest, body=p.body, definition="", reviewed=p.reviewed, findings=p.findings,
+                              scanned_by=p.scanned_by) for name, p in found.items()}
+
+        return self._decoded(one, None)
+
     def _decoded(self, decode: Callable[[bytes], _T], empty: _T) -> _T:
         try:
             return decode(self.path.read_bytes())
         except FileNotFoundError:
             return empty
         except (OSError, msgspec.DecodeError) as exc:
-            log.warning("server health file %s could not be read (%s); starting afresh", self.path, type(exc).__name__)
+            unreadable(self.path, exc)
             return empty
 
     @contextlib.contextmanager
@@ -224,6 +235,10 @@ class HealthPins:
             return 0
 
     def load_pins(self, alias: str) -> dict[str, Pin] | None:
+        return self.health.load_judged_pins(alias)
+
+    def load_reviewable(self, alias: str) -> dict[str, Pin] | None:
+        """The pins with their definitions, for a person's review (`Trust.pins_for_review`)."""
         record = self.health.load_one(alias)
         return record.pins if record is not None else None
 
@@ -248,9 +263,6 @@ def record_start(config: SidecarConfig, server: ServerConfig, *, ok: bool, reaso
 
 
 def health_file_for(config: SidecarConfig) -> HealthFile | None:
-    """`data.folder`, else the config file's own folder; None for a config never read from disk."""
-    if config.data.folder:
-        return HealthFile(Path(config.data.folder).expanduser() / HEALTH_FILE)
-    if config.source:
-        return HealthFile(Path(config.source).resolve().parent / HEALTH_FILE)
-    return None
+    """The health file of `config` (`health_path_for`); None for a config never read from disk."""
+    path = health_path_for(config)
+    return HealthFile(path) if path is not None else None

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 import msgspec
 
 from sidecar.config import Health, ServerConfig, SidecarConfig, rules
-from sidecar.mounts.health import HealthHead, fingerprint, health_file_for
+from sidecar.mounts.heads import HealthHead, fingerprint, health_path_for, read_heads
 
 __all__ = ["LeftOut", "MountPlan", "leave_out", "mountable", "period_words", "plan_mounts", "retry_words"]
 
@@ -92,14 +92,16 @@ def leave_out(config: SidecarConfig, scheduled: bool = False) -> MountPlan:
     """The face's question: which servers to start. Marks each failure as said, so the next
     face (or the next process) leaves it out quietly. `scheduled`: a health schedule runs
     beside this face (it tries a failed server again)."""
-    health = health_file_for(config)
+    path = health_path_for(config)
     schedule = config.health if scheduled else None
-    if health is None:
+    if path is None:
         return plan_mounts(config.servers, {}, schedule)
-    plan = plan_mounts(config.servers, health.load_heads(), schedule)
+    plan = plan_mounts(config.servers, read_heads(path), schedule)
     fresh = {item.alias for item in plan.left_out if item.announce}
     if fresh:
-        with contextlib.suppress(OSError), health.edit() as records:
+        from sidecar.mounts.health import HealthFile  # the whole file (pins and all): only to mark a failure said
+
+        with contextlib.suppress(OSError), HealthFile(path).edit() as records:
             for alias in fresh:
                 if alias in records and not records[alias].ok:
                     records[alias].announced = True

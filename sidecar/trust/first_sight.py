@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sidecar.trust.pins import Memo, Pin, definition_of
-from sidecar.trust.scan import identifiers
+from sidecar.trust.scan import forget_texts, identifiers
 
 __all__ = ["SLICE_SECONDS", "FirstSight", "prepare_listing"]
 
@@ -47,10 +47,26 @@ class _Slices:
             self.ends = time.perf_counter() + SLICE_SECONDS
 
 
+_preparing = 0  # listings being prepared now, in this process (their slices interleave)
+
+
 async def prepare_listing(tools: list[dict[str, Any]], memo: Memo, *, first_sight: bool,
                           shadowing: bool) -> FirstSight | None:
     """Fill `memo` for `tools` (digests, findings, shadowing words when `shadowing`); on
-    `first_sight`, also the pins `pin_tools` would make. None when not first sight."""
+    `first_sight`, also the pins `pin_tools` would make. None when not first sight. The last
+    listing prepared at a time lets the scan forget the texts it read (`forget_texts`)."""
+    global _preparing
+    _preparing += 1
+    try:
+        return await _prepare(tools, memo, first_sight=first_sight, shadowing=shadowing)
+    finally:
+        _preparing -= 1
+        if not _preparing:
+            forget_texts()
+
+
+async def _prepare(tools: list[dict[str, Any]], memo: Memo, *, first_sight: bool,
+                   shadowing: bool) -> FirstSight | None:
     slices = _Slices()
     listed: list[tuple[str, Mapping[str, Any]]] = []
     digests: list[str] = []

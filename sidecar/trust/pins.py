@@ -16,7 +16,6 @@ no pins yet is trusted on its first listing (its flagged tools still count as ch
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, Protocol
 
@@ -39,6 +38,7 @@ __all__ = [
     "digest_of",
     "judge",
     "pin_tools",
+    "without_definitions",
 ]
 
 Pinning = Literal["hold", "warn", "off"]
@@ -118,18 +118,28 @@ def _canonical(tool: Mapping[str, Any], with_name: bool = True) -> bytes:
 
 def digest_of(tool: Mapping[str, Any]) -> str:
     """The digest of a definition, name included (one encoding, one hash)."""
+    import hashlib  # loaded by the first digest, not by the mount plan before the early answer
+
     return hashlib.sha256(_canonical(tool)).hexdigest()
 
 
 def definition_of(tool: Mapping[str, Any], reviewed: bool = False,
                   findings: Mapping[str, tuple[Finding, ...]] | None = None) -> Pin:
     """The pin of one tool as it is listed now (with its scan findings, when known by digest)."""
+    import hashlib
+
     canonical = _canonical(tool)
     digest = hashlib.sha256(canonical).hexdigest()
     found = findings.get(digest) if findings is not None else None
     return Pin(digest=digest, body=hashlib.sha256(_canonical(tool, with_name=False)).hexdigest(),
                definition=canonical.decode(), reviewed=reviewed, findings=found,
                scanned_by=RULES_VERSION if found is not None else "")
+
+
+def without_definitions(pins: Mapping[str, Pin]) -> dict[str, Pin]:
+    """The pins as a face judges by them: each without its canonical `definition`, which
+    only a person's review reads (from where the pins are kept): ~2.8 KB a tool at rest."""
+    return {name: msgspec.structs.replace(pin, definition="") if pin.definition else pin for name, pin in pins.items()}
 
 
 def pin_tools(tools: Sequence[Mapping[str, Any]], reviewed: bool = False, before: Mapping[str, Pin] | None = None,
@@ -156,6 +166,8 @@ _CLASSIC_FIELDS = frozenset((*DEFINITION_KEYS, "name"))
 def _listed_key(listed: bytes) -> bytes:
     """What the memo keeps of a tool's bytes as listed: a 256-bit BLAKE2b of them (a whole
     catalog's bytes held as keys cost about 1.7 MB for 425 tools; the hash, 2 ms a listing)."""
+    import hashlib
+
     return hashlib.blake2b(listed, digest_size=32).digest()
 
 
@@ -278,6 +290,8 @@ def _change(name: str, digest: str, tool: Mapping[str, Any], pins: Mapping[str, 
     if old is not None:
         return Change(tool=name, kind="changed", old_digest=old.digest, new_digest=digest, findings=findings)
     if removed:
+        import hashlib
+
         body = hashlib.sha256(_canonical(tool, with_name=False)).hexdigest()
         source = next((n for n, p in removed.items() if p.body == body), None)
         if source is not None:

@@ -52,8 +52,8 @@ from sidecar.trust.scan_rules import (
 )
 from sidecar.catalog.sanitize import strip_invisible
 
-__all__ = ["Finding", "RULES", "RULES_VERSION", "Rule", "foreign_names", "identifiers", "scan_tool", "scan_tools",
-           "shadowing", "tool_text"]
+__all__ = ["Finding", "RULES", "RULES_VERSION", "Rule", "forget_texts", "foreign_names", "identifiers", "scan_tool",
+           "scan_tools", "shadowing", "tool_text"]
 
 _TEXT_KEYS = ("description", "title")
 
@@ -225,6 +225,15 @@ def _walk_deep(value: Any, path: str, key: str) -> Iterator[tuple[str, str]]:
                     stack.extend((where, text, None, True) for where, text in reversed(words))
         elif isinstance(value, list):
             stack.extend((f"{path}[{index}]", key, inner, False) for index, inner in reversed(list(enumerate(value))))
+
+
+def forget_texts() -> None:
+    """Drop what the scan remembers of texts it read (windows searched, strings normalised,
+    anchors per field). They serve a batch, where boilerplate repeats; the findings are kept
+    by digest (`Memo.findings`), so kept at rest they only hold memory: about 4.5 MB after
+    the first sight of a 425-tool server."""
+    for cache in (_window_search, _normal, _held_within, _folded):
+        cache.cache_clear()
 
 
 def tool_text(tool: Mapping[str, Any]) -> list[tuple[str, str]]:

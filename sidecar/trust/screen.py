@@ -16,7 +16,8 @@ from typing import Any, Protocol
 import msgspec
 
 from sidecar.catalog import LiveCatalog, UpstreamListing
-from sidecar.trust.pins import Change, Memo, Pin, Pinning, PinsNotKept, PinStore, Verdict, judge, pin_tools
+from sidecar.trust.pins import (Change, Memo, Pin, Pinning, PinsNotKept, PinStore, Verdict, judge, pin_tools,
+                                 without_definitions)
 from sidecar.trust.first_sight import FirstSight, prepare_listing
 from sidecar.config import ServerConfig
 
@@ -161,8 +162,19 @@ class Trust:
             return {}
         if kept == pins:
             log.info("upstream '%s': %d tool definitions pinned on first sight", alias, len(pins))
+            self.pins[alias] = without_definitions(pins)  # kept whole by the store; judged without them
             return None
         return kept
+
+    def pins_for_review(self, alias: str) -> Mapping[str, Pin]:
+        """The upstream's pins with their definitions, for a person's review (the console's
+        diff of a held tool): the face keeps them without (`without_definitions`), so they
+        are read again, whole, from the store that keeps them."""
+        pins = self.pins.get(alias) or {}
+        if all(pin.definition for pin in pins.values()):
+            return pins
+        load = getattr(self.store, "load_reviewable", None)
+        return (load(alias) if callable(load) else None) or pins
 
     def _say_not_kept(self, alias: str, exc: PinsNotKept) -> None:
         """One WARNING per folder (the others at INFO): the folder, why, and what to do."""

@@ -102,6 +102,15 @@ class RedisPins:
             log.warning("upstream '%s': the shared pins do not decode; every tool is held until approved", alias)
             return {}
 
+    def load_reviewable(self, alias: str) -> dict[str, Pin] | None:
+        """`load_pins` with every definition, for a person's review: pins read from Redis
+        carry theirs; the local copy, which a face reads without them, is read whole."""
+        pins = self.load_pins(alias)
+        if pins and not all(pin.definition for pin in pins.values()):
+            load = getattr(self.local, "load_reviewable", None)
+            return load(alias) if callable(load) else pins
+        return pins
+
     def _fallback(self, alias: str) -> dict[str, Pin]:
         self._fallbacks += 1
         kept = self.local.load_pins(alias) if self.local is not None else None

@@ -1,33 +1,34 @@
 """JSON-RPC 2.0 on msgspec, with no I/O: line framing, strict decoding, envelopes, ids.
 
-`Outbox` (the one part on asyncio) loads on first use: the CLI decodes the engine's
-`initialize` before asyncio is imported (`sidecar.wire.hello`).
+Every name is re-exported lazily (PEP 562): the CLI decodes the engine's `initialize`
+(`sidecar.wire.hello`) before the framing, its salvage patterns and asyncio (`Outbox`)
+are loaded.
 """
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
-from sidecar.wire.framing import LineFramer
-from sidecar.wire.ids import IdAllocator
-from sidecar.wire.jsonrpc import (
-    TOO_DEEP,
-    EngineMessage,
-    FrameRejected,
-    Notification,
-    Request,
-    RequestId,
-    Response,
-    UpstreamFrame,
-    decode_engine_frame,
-    decode_upstream_frame,
-    encode_error,
-    encode_error_raw,
-    encode_notification,
-    encode_request,
-    encode_result,
-)
-from sidecar.wire.events import Answer, ErrorAnswer, Event, Notice, Relayed, encode_event
-
 if TYPE_CHECKING:
+    from sidecar.wire.events import Answer, ErrorAnswer, Event, Notice, Relayed, encode_event
+    from sidecar.wire.framing import LineFramer
+    from sidecar.wire.ids import IdAllocator
+    from sidecar.wire.jsonrpc import (
+        TOO_DEEP,
+        EngineMessage,
+        FrameRejected,
+        Notification,
+        Request,
+        RequestId,
+        Response,
+        UpstreamFrame,
+        decode_engine_frame,
+        decode_upstream_frame,
+        encode_error,
+        encode_error_raw,
+        encode_notification,
+        encode_request,
+        encode_result,
+    )
     from sidecar.wire.outbox import Outbox
 
 __all__ = [
@@ -58,10 +59,22 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name != "Outbox":
-        raise AttributeError(f"module 'sidecar.wire' has no attribute {name!r}")
-    from sidecar.wire.outbox import Outbox
+# name -> the module that defines it, imported on first use
+_HOMES = {
+    **dict.fromkeys(("Answer", "ErrorAnswer", "Event", "Notice", "Relayed", "encode_event"), "events"),
+    "LineFramer": "framing",
+    "IdAllocator": "ids",
+    **dict.fromkeys(("TOO_DEEP", "EngineMessage", "FrameRejected", "Notification", "Request", "RequestId", "Response",
+                     "UpstreamFrame", "decode_engine_frame", "decode_upstream_frame", "encode_error",
+                     "encode_error_raw", "encode_notification", "encode_request", "encode_result"), "jsonrpc"),
+    "Outbox": "outbox",
+}
 
-    globals()["Outbox"] = Outbox
-    return Outbox
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'sidecar.wire' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"sidecar.wire.{home}"), name)
+    globals()[name] = value  # found once: the next lookup is a plain attribute
+    return value

@@ -12,6 +12,7 @@ closing brace. No I/O; nothing here decodes the big part.
 
 from __future__ import annotations
 
+import functools
 import re
 
 import msgspec
@@ -24,10 +25,6 @@ EDGE_BYTES = 4096
 _STRING = rb'"(?:[^"\\]|\\.)*"'
 _SCALAR = rb'(?:' + _STRING + rb'|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null)'
 _MEMBER = rb'\s*(' + _STRING + rb')\s*:\s*(' + _SCALAR + rb')\s*'
-_HEAD_START = re.compile(rb'\s*\{')
-_HEAD_MEMBER = re.compile(_MEMBER + rb'(,|\}|\Z)')
-_ONE_MEMBER = re.compile(_MEMBER)
-_TAIL_REST = re.compile(rb'(?:,' + _MEMBER + rb')*\}\s*\Z')
 _KEYS = (b"id", b"method")
 _TAIL_TRIES = 8
 
@@ -58,12 +55,21 @@ def _scalar(raw: bytes) -> object:
         return None
 
 
+@functools.cache
+def _patterns() -> tuple[re.Pattern[bytes], re.Pattern[bytes], re.Pattern[bytes], re.Pattern[bytes]]:
+    """The head's start, a head member, one member, the rest of a tail: compiled on the
+    first dropped frame, not at start-up (the early `initialize` answer imports this module)."""
+    return (re.compile(rb'\s*\{'), re.compile(_MEMBER + rb'(,|\}|\Z)'), re.compile(_MEMBER),
+            re.compile(rb'(?:,' + _MEMBER + rb')*\}\s*\Z'))
+
+
 def _from_head(head: bytes) -> dict[bytes, object]:
+    head_start, head_member, _, _ = _patterns()
     found: dict[bytes, object] = {}
-    start = _HEAD_START.match(head)
+    start = head_start.match(head)
     position = start.end() if start else len(head)
     while start is not None:
-        member = _HEAD_MEMBER.match(head, position)
+        member = head_member.match(head, position)
         if member is None:
             break
         found.setdefault(member.group(1)[1:-1], _scalar(member.group(2)))
@@ -75,14 +81,15 @@ def _from_head(head: bytes) -> dict[bytes, object]:
 
 def _from_tail(tail: bytes, key: bytes) -> object:
     """The value of `key` when it is one of the last scalar members of the outer object."""
+    _, _, one_member, tail_rest = _patterns()
     end = len(tail)
     for _ in range(_TAIL_TRIES):
         at = tail.rfind(b'"%b"' % key, 0, end)
         if at < 0:
             return None
         before = tail[:at].rstrip()
-        member = _ONE_MEMBER.match(tail, at)
-        if member is not None and before[-1:] in (b",", b"{") and _TAIL_REST.match(tail, member.end()):
+        member = one_member.match(tail, at)
+        if member is not None and before[-1:] in (b",", b"{") and tail_rest.match(tail, member.end()):
             return _scalar(member.group(2))
         end = at
     return None

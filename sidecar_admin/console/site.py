@@ -222,7 +222,7 @@ class Console:
                 tools = {t.get("name"): t for t in upstream.listing.tools} if upstream else {}
                 if change.tool not in tools:
                     continue
-                entry = found.setdefault(alias, (alias, [], trust.pins.get(alias) or {}))
+                entry = found.setdefault(alias, (alias, [], trust.pins_for_review(alias)))
                 if all(c.tool != change.tool for c, _ in entry[1]):
                     entry[1].append((change, tools[change.tool]))
         return list(found.values())

@@ -17,7 +17,7 @@ import pytest
 import redis
 
 from sidecar.catalog.merge import UpstreamListing
-from sidecar.trust.pins import Approval, Pin, PinsNotKept, pin_tools
+from sidecar.trust.pins import Approval, Pin, PinsNotKept, pin_tools, without_definitions
 from sidecar.config import Audit, ServerConfig, Store, load_config
 from sidecar.gate.observers.audit import AuditLog
 from sidecar.gate.confirmation.stage import ConfirmStage, Confirmer
@@ -103,7 +103,9 @@ async def test_pins_saved_on_one_replica_are_loaded_by_another(tmp_path: Path) -
         assert b.load_pins("alpha") is None
         first = trust(a)
         first.screen([listing()])  # replica A trusts the first listing and pins it
-        assert b.load_pins("alpha") == first.pins["alpha"] and set(first.pins["alpha"] or ()) == {"delete", "read"}
+        shared = b.load_pins("alpha")
+        assert shared is not None and shared == first.pins_for_review("alpha") and set(shared) == {"delete", "read"}
+        assert first.pins["alpha"] == without_definitions(shared)  # a face judges without the definitions
         assert other_face.load_pins("alpha") is None  # pins are per bot and face
         changed = listing()
         changed.tools[0]["description"] = "Deletes a file or a whole folder."

@@ -167,3 +167,31 @@ def test_records_decode_strictly() -> None:
     assert b'"checkedAt"' in raw and b'"announced":false' in raw
     with pytest.raises(msgspec.ValidationError):
         msgspec.json.decode(b'{"a": {"ok": "yes"}}', type=dict[str, HealthRecord])
+
+
+def test_a_face_reads_its_pins_without_their_definitions(tmp_path: Path) -> None:
+    """A face judges by digests, bodies, reviews and kept findings: `HealthPins` decodes its
+    pins without the canonical `definition` (only `servers review` reads it, from the file),
+    everything else as kept; the file itself keeps every definition."""
+    from sidecar.catalog.facts import facts_for
+    from sidecar.catalog.live import LiveCatalog
+    from sidecar.mounts.health import HealthPins
+    from sidecar.trust.pins import digest_of, pin_tools
+    from sidecar.trust.scan import scan_tools
+    from tests.catalog.fixture_shop import shop_tools
+
+    tools = shop_tools()
+    config = write_config(tmp_path, {"shop": {"command": "x"}})
+    health = health_file_for(config)
+    assert health is not None
+    findings = dict(zip((digest_of(t) for t in tools), scan_tools(tools)))
+    pins = pin_tools(tools, reviewed=True, findings=findings)
+    health.pin_first_sight(config.servers[0], pins)
+    store = HealthPins(health, LiveCatalog(facts_for(config, config.servers)))
+    judged = store.load_pins("shop")
+    kept = health.load()["shop"].pins
+    assert judged is not None and kept is not None and judged.keys() == kept.keys() == pins.keys()
+    for name, pin in kept.items():
+        assert pin.definition and judged[name].definition == ""
+        assert msgspec.structs.replace(judged[name], definition=pin.definition) == pin == pins[name]
+    assert store.load_pins("other") is None

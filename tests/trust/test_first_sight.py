@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from sidecar.catalog import LiveCatalog, UpstreamListing
 from sidecar.catalog.facts import facts_for
-from sidecar.trust.pins import Approval, pin_tools
+from sidecar.trust.pins import Approval, pin_tools, without_definitions
 from sidecar.config import Audit, ServerConfig, parse_config
 from sidecar.gate.observers.audit import AuditLog
 from sidecar.trust.first_sight import SLICE_SECONDS
@@ -126,4 +126,6 @@ def test_the_425_tool_first_sight_is_sliced_and_the_screen_finds_it_remembered(t
     assert "shop" not in health.load()  # made ahead, kept by the screen (which fails closed if it cannot)
     found = dict(memo.findings)
     trust.screen([UpstreamListing("shop", tools)])
-    assert memo.findings == found and trust.pins["shop"] == health.load()["shop"].pins
+    kept = health.load()["shop"].pins
+    assert memo.findings == found and kept is not None and trust.pins_for_review("shop") == kept
+    assert trust.pins["shop"] == without_definitions(kept)  # judged without them; the file keeps them
