@@ -18,7 +18,7 @@ from typing import Any
 
 import msgspec
 
-from sidecar.catalog.merge import Catalog, CatalogEntry
+from sidecar.catalog.merge import Catalog, CatalogEntry, app_only_spec
 from sidecar.wire.versions import UI_EXTENSION
 
 __all__ = ["APP_MARKER", "UI_EXTENSION", "is_app_only", "model_catalog", "take_app_marker", "ui_extension"]
@@ -27,20 +27,17 @@ APP_MARKER = "omb-sidecar/from-app"
 
 
 def is_app_only(spec: dict[str, Any]) -> bool:
-    """True when the tool's `_meta.ui.visibility` is a list without "model". A tool with no
-    visibility (or none readable) is for the model and the app alike, as the extension says."""
-    meta = spec.get("_meta")
-    ui = meta.get("ui") if isinstance(meta, dict) else None
-    visibility = ui.get("visibility") if isinstance(ui, dict) else None
-    return isinstance(visibility, list) and "model" not in visibility
+    """True when the tool's `_meta.ui.visibility` is a list without "model" (the merge keeps
+    the answer on each entry as `app_only`; this reads a spec that is not an entry yet)."""
+    return app_only_spec(spec)
 
 
 def model_catalog(catalog: Catalog) -> Catalog:
     """The catalog less its app-only tools: what any layout or search may show the model.
     The same object when there are none (the common case costs one pass, no copy)."""
-    if not any(is_app_only(e.spec) for e in catalog.tools):
+    if not any(e.app_only for e in catalog.tools):
         return catalog
-    tools = tuple(e for e in catalog.tools if not is_app_only(e.spec))
+    tools = tuple(e for e in catalog.tools if not e.app_only)
     return msgspec.structs.replace(catalog, tools=tools, by_tool={e.exposed: e for e in tools})
 
 
@@ -54,7 +51,7 @@ def take_app_marker(meta: dict[str, Any] | None) -> tuple[dict[str, Any] | None,
 
 def runs_for(entry: CatalogEntry, from_app: bool) -> bool:
     """Whether a direct call may run this tool: an app-only tool only for an app."""
-    return from_app or not is_app_only(entry.spec)
+    return from_app or not entry.app_only
 
 
 def ui_extension(offers: list[dict[str, Any] | None]) -> dict[str, Any] | None:

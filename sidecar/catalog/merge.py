@@ -35,6 +35,17 @@ class CatalogEntry(msgspec.Struct, frozen=True):
     alias: str  # the upstream
     name: str  # the upstream's own name for it
     spec: dict[str, Any]  # the tool (or prompt) object as the engine sees it
+    app_only: bool = False  # only an app may call it (`sidecar.catalog.apps`): judged once, at the merge
+
+
+def app_only_spec(spec: dict[str, Any]) -> bool:
+    """True when the tool's `_meta.ui.visibility` is a list without "model". A tool with no
+    visibility (or none readable) is for the model and the app alike, as the MCP Apps
+    extension says. Lives here so the merge judges it once per tool, not once per call."""
+    meta = spec.get("_meta")
+    ui = meta.get("ui") if isinstance(meta, dict) else None
+    visibility = ui.get("visibility") if isinstance(ui, dict) else None
+    return isinstance(visibility, list) and "model" not in visibility
 
 
 class UpstreamSize(msgspec.Struct, frozen=True):
@@ -113,7 +124,7 @@ def _entries(
 ) -> tuple[CatalogEntry, ...]:
     names = assign_names([(alias, item["name"]) for alias, item in items], budget, reserved, prefixed)
     return tuple(
-        CatalogEntry(exposed, alias, item["name"], {**item, "name": exposed})
+        CatalogEntry(exposed, alias, item["name"], {**item, "name": exposed}, app_only_spec(item))
         for exposed, (alias, item) in zip(names, items)
     )
 

@@ -58,6 +58,7 @@ def _words(result: dict[str, Any]) -> str:
 def test_app_only_tools_are_in_no_listing_and_no_search(layout: str) -> None:
     catalog = build_catalog(_listings(), 54)
     assert {e.exposed for e in catalog.tools if is_app_only(e.spec)} == APP_ONLY
+    assert {e.exposed for e in catalog.tools if e.app_only} == APP_ONLY  # judged once, at the merge
     listing = build_listing(catalog, TRAITS, PLANS[layout])
     listed = {t["name"] for t in listing.tools}
     assert not listed & APP_ONLY and not APP_ONLY & set(_words({"tools": list(listing.tools)}).split('"'))

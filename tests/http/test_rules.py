@@ -8,6 +8,7 @@ import json
 
 import msgspec
 import pytest
+from multidict import CIMultiDict, CIMultiDictProxy
 
 from sidecar.errors import UpstreamUnavailable
 from sidecar.front.http.admission import (
@@ -144,19 +145,20 @@ def test_binds_and_hosts():
 ENVELOPE = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
 
 
-def headers(**values: str) -> dict[str, list[str]]:
-    return {k.lower().replace("_", "-"): [v] for k, v in values.items()}
+def headers(values: dict[str, list[str]]) -> CIMultiDictProxy[str]:
+    """Request headers as aiohttp hands them over: case-blind, a repeated one kept twice."""
+    return CIMultiDictProxy(CIMultiDict([(name, v) for name, vs in values.items() for v in vs]))
 
 
 def test_modern_checks_compare_headers_with_the_body():
     call = Request(1, "tools/call", {"name": "añ tool", "_meta": ENVELOPE})
-    good = headers(mcp_protocol_version="2026-07-28", mcp_method="tools/call", mcp_name=header_value("añ tool"))
-    assert judge(call, ENVELOPE, good) is None
-    twice = {**good, "mcp-method": ["tools/call", "tools/call"]}
-    assert judge(call, ENVELOPE, twice).code == -32020  # type: ignore[union-attr]
-    assert judge(call, ENVELOPE, {**good, "mcp-name": ["other"]}).code == -32020  # type: ignore[union-attr]
+    good = {"MCP-Protocol-Version": ["2026-07-28"], "Mcp-Method": ["tools/call"], "mcp-name": [header_value("añ tool")]}
+    assert judge(call, ENVELOPE, headers(good)) is None
+    twice = {**good, "Mcp-Method": ["tools/call", "tools/call"]}
+    assert judge(call, ENVELOPE, headers(twice)).code == -32020  # type: ignore[union-attr]
+    assert judge(call, ENVELOPE, headers({**good, "mcp-name": ["other"]})).code == -32020  # type: ignore[union-attr]
     bad_version = {**ENVELOPE, "io.modelcontextprotocol/protocolVersion": "1999-01-01"}
-    refusal = judge(call, bad_version, {**good, "mcp-protocol-version": ["1999-01-01"]})
+    refusal = judge(call, bad_version, headers({**good, "MCP-Protocol-Version": ["1999-01-01"]}))
     assert refusal is not None and refusal.code == -32022 and refusal.data["supported"] == ["2026-07-28"]
 
 

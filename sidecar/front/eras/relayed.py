@@ -43,15 +43,25 @@ def is_relayed(state: object) -> bool:
 
 class StateRelay:
     """The relayed states of one request of one caller: `wrap` the server's questions for
-    the engine, `open` the state the engine brings back."""
+    the engine, `open` the state the engine brings back.
 
-    def __init__(self, sealer: Any, face: Face, session: EngineSession, caller: str, label: str,
-                 arguments: dict[str, Any], seconds: float) -> None:
-        self.sealer, self.caller, self.label, self.arguments = sealer, caller, label, arguments
-        self.bot, self.face, self.seconds = face.config.bot.id, face.name, seconds
-        self.session = session
-        self.declared: dict[str, Any] = dict(session.client_capabilities or {})
+    Made for every 2026-07-28 request that could be relayed, and used by few (only a
+    2026-07-28 server's round, or a request bringing a relayed state back): so it keeps
+    what it was given and reads the sealer, the binding and the capabilities only when
+    one of those asks."""
+
+    def __init__(self, face: Face, session: EngineSession, caller: str, method: str, params: dict[str, Any]) -> None:
+        self.face, self.session, self.caller, self.method, self.request_params = face, session, caller, method, params
         self.round: tuple[StateClaim | None, Any] = (None, None)  # the claim and answers a request brings back
+
+    def _bound(self) -> tuple[Any, str, dict[str, Any], float]:
+        """The sealer, what a state is bound to (the request's method and name, its
+        arguments) and how long it lives, from the gate's confirmation stage."""
+        stage = _confirm_stage(self.face)
+        name = self.request_params.get("uri" if self.method == "resources/read" else "name")
+        arguments = self.request_params.get("arguments")
+        label = f"{self.method} {name if isinstance(name, str) else ''}"
+        return stage.sealer(), label, arguments if isinstance(arguments, dict) else {}, float(stage.state_seconds)
 
     def wrap(self, asked: InputRequired, confirmed: bool) -> msgspec.Raw:
         """The engine's input-required result: the server's questions, keys and all, and a
@@ -63,13 +73,13 @@ class StateRelay:
             missing = missing_capability(self.session, question.method, question.params)
             if missing is not None:
                 raise InputRefused(missing, question.method)
-        claim = self.sealer.new_claim(bot=self.bot, face=self.face, tool=self.label, arguments=self.arguments,
-                                      seconds=self.seconds, caller=self.caller, inner=asked.state,
-                                      confirmed=confirmed)
+        sealer, label, arguments, seconds = self._bound()
+        claim = sealer.new_claim(bot=self.face.config.bot.id, face=self.face.name, tool=label, arguments=arguments,
+                                 seconds=seconds, caller=self.caller, inner=asked.state, confirmed=confirmed)
         questions = {key: {"method": q.method, "params": q.params} for key, q in asked.questions.items()}
         return msgspec.Raw(msgspec.json.encode({
             "resultType": "input_required", "inputRequests": questions,
-            "requestState": PREFIX + self.sealer.seal(claim, RELAY_PURPOSE)}))
+            "requestState": PREFIX + sealer.seal(claim, RELAY_PURPOSE)}))
 
     def open(self, state: object) -> StateClaim:
         """The claim of a relayed state made for exactly this request of this caller, once;
@@ -77,10 +87,11 @@ class StateRelay:
         from sidecar.gate.budget.store import StoreUnavailable
 
         token = state[len(PREFIX):] if isinstance(state, str) else None
+        sealer, label, arguments, _ = self._bound()
         try:
-            claim: StateClaim | None = self.sealer.redeem_claim(
-                token, bot=self.bot, face=self.face, tool=self.label, arguments=self.arguments, caller=self.caller,
-                purpose=RELAY_PURPOSE)
+            claim: StateClaim | None = sealer.redeem_claim(
+                token, bot=self.face.config.bot.id, face=self.face.name, tool=label, arguments=arguments,
+                caller=self.caller, purpose=RELAY_PURPOSE)
         except StoreUnavailable:  # fail closed: a state that cannot be marked used is not honoured
             raise EngineInputError("params.requestState could not be checked: the shared store did not answer") \
                 from None
@@ -102,18 +113,13 @@ class StateRelay:
 
     def capabilities(self) -> dict[str, Any]:
         """What the server is told this client can be asked: the engine's own declaration."""
-        return {name: self.declared[name] for name in ASKED_ABOUT if isinstance(self.declared.get(name), dict)}
+        declared = self.session.client_capabilities or {}
+        return {name: declared[name] for name in ASKED_ABOUT if isinstance(declared.get(name), dict)}
 
 
 def relay_for(face: Face, session: EngineSession, caller: str, method: str, params: dict[str, Any]) -> StateRelay:
     """The relay of one stateless request (`tools/call`, `prompts/get`, `resources/read`)."""
-    stage = _confirm_stage(face)
-    key = "uri" if method == "resources/read" else "name"
-    name = params.get(key)
-    arguments = params.get("arguments")
-    label = f"{method} {name if isinstance(name, str) else ''}"
-    return StateRelay(stage.sealer(), face, session, caller, label, arguments if isinstance(arguments, dict) else {},
-                      float(stage.state_seconds))
+    return StateRelay(face, session, caller, method, params)
 
 
 def _confirm_stage(face: Face) -> Any:
@@ -128,7 +134,9 @@ def relayed_round(face: Face, session: EngineSession, caller: str,
     server (`inputResponses`, unless they answer the sidecar's own question)."""
     if session.protocol_version != MODERN_VERSION:
         return None, None, None
-    relay = relay_for(face, session, caller, method, params)
+    relay = StateRelay(face, session, caller, method, params)
+    if "requestState" not in params and "inputResponses" not in params:  # a first round: nothing to open
+        return relay, None, None
     state = params.get("requestState")
     claim = relay.open(state) if is_relayed(state) else None
     responses = params.get("inputResponses")

@@ -52,7 +52,13 @@ def takes_rounds(req: Request, capabilities: dict[str, Any]) -> bool:
     way to answer one) or that continues one."""
     if req.method not in HELD_METHODS:
         return False
-    return "requestState" in req.params or any(isinstance(capabilities.get(c), dict) for c in RELAYED_CAPABILITIES)
+    if "requestState" in req.params:
+        return True
+    if capabilities:  # most engines declare none of them: no loop then (this runs on every stateless call)
+        for name in RELAYED_CAPABILITIES:
+            if isinstance(capabilities.get(name), dict):
+                return True
+    return False
 
 
 class HeldCalls:

@@ -242,7 +242,7 @@ class HttpFront:
             session.end(exchange)
 
     async def _stateless(self, request: web.Request, req: Request, envelope: dict[str, Any]) -> web.StreamResponse:
-        refusal = judge(req, envelope, _multi(request))
+        refusal = judge(req, envelope, request.headers)
         if refusal is not None:
             return _rpc_error(req.id, refusal.code, refusal.message, http_status(refusal.code), refusal.data)
         if req.method == "server/discover":
@@ -254,18 +254,20 @@ class HttpFront:
         if takes_rounds(req, caps if isinstance(caps, dict) else {}):
             return await self._held_round(request, req, caps if isinstance(caps, dict) else {})
         session = self.table.transient()
-        session.engine.client_capabilities = caps if isinstance(caps, dict) else {}
-        session.engine.protocol_version = MODERN_VERSION
-        session.engine.held_scope = CallerScope(request[CALLER])
-        session.encode_answer = _stamper(req.method)
-        exchange = session.begin([req.id], [_progress_token(req)])
-        exchange.streaming = _accepts_events(request)
-        session.dispatcher.take(req)
         try:
-            return await self._answer(request, exchange, {}, stateless=True)
+            session.engine.client_capabilities = caps if isinstance(caps, dict) else {}
+            session.engine.protocol_version = MODERN_VERSION
+            session.engine.held_scope = CallerScope(request[CALLER])
+            session.encode_answer = _stamper(req.method)
+            exchange = session.begin([req.id], [_progress_token(req)])
+            try:
+                exchange.streaming = _accepts_events(request)
+                session.dispatcher.take(req)
+                return await self._answer(request, exchange, {}, stateless=True)
+            finally:
+                session.end(exchange)
         finally:
-            session.end(exchange)
-            await session.close()
+            await self.table.passed(session)  # the table holds it no longer than its request
 
     async def _held_round(self, request: web.Request, req: Request, caps: dict[str, Any]) -> web.StreamResponse:
         """A round of a call whose upstream may ask the engine something (sidecar.front.eras)."""
@@ -401,12 +403,3 @@ def _accepts_events(request: web.Request) -> bool:
 
 def _progress_token(req: Request) -> object:
     return request_progress_token(req.params)
-
-
-_JUDGED = ("mcp-protocol-version", "mcp-method", "mcp-name")  # the headers `judge` reads
-
-
-def _multi(request: web.Request) -> dict[str, list[str]]:
-    """Every value of each header `judge` reads (not every header: this is per request)."""
-    headers = request.headers
-    return {name: headers.getall(name) for name in _JUDGED if name in headers}

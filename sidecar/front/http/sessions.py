@@ -26,7 +26,6 @@ from __future__ import annotations
 import logging
 import secrets
 import time
-import weakref
 from collections.abc import Callable, Iterable
 
 from sidecar.concurrency import Jobs
@@ -228,8 +227,10 @@ class SessionTable:
         self.cap = cap
         self.idle_seconds = idle_seconds
         self.sessions: dict[str, HttpSession] = {}
-        # Stateless requests' sessions, unlisted, while their request runs (for the shutdown)
-        self.passing: weakref.WeakSet[HttpSession] = weakref.WeakSet()
+        # Stateless requests' sessions, unlisted, while their request runs (for the shutdown).
+        # A plain set, left by `passed`: a WeakSet costs a weak reference and its callback
+        # per request, on the path every stateless call takes.
+        self.passing: set[HttpSession] = set()
 
     def get(self, ident: str) -> HttpSession | None:
         return self.sessions.get(ident)
@@ -250,6 +251,11 @@ class SessionTable:
         session.engine.announced = True
         self.passing.add(session)
         return session
+
+    async def passed(self, session: HttpSession) -> None:
+        """A transient session's request is over: it leaves the table and closes."""
+        self.passing.discard(session)
+        await session.close()
 
     async def drop(self, ident: str, *, release: bool = True) -> bool:
         """End a session; with `release`, the subscriptions only it held are given back upstream."""

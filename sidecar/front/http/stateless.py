@@ -20,9 +20,8 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -37,6 +36,9 @@ from sidecar.wire import Answer, Event, Notice, Request, RequestId, encode_notif
 from sidecar.wire.outbox import FrameQueue, Shedding
 from sidecar.wire.task_shapes import LEGACY_TASK_STATUS, TASK_STATUS, as_modern
 from sidecar.wire.versions import CAPABILITIES_KEY, MODERN_VERSION
+
+if TYPE_CHECKING:
+    from multidict import CIMultiDictProxy
 
 __all__ = [
     "HEADER_MISMATCH",
@@ -95,13 +97,14 @@ def _decoded(value: str | None) -> str | None:
         return None
 
 
-def _header(headers: Mapping[str, list[str]], name: str) -> str | None:
-    values = headers.get(name.lower(), [])
+def _header(headers: CIMultiDictProxy[str], name: str) -> str | None:
+    values = headers.getall(name, ())
     return values[0] if len(values) == 1 else None  # twice is as bad as never
 
 
-def judge(req: Request, envelope: dict[str, Any], headers: Mapping[str, list[str]]) -> Refusal | None:
-    """The checks before serving, first failure wins; None to serve."""
+def judge(req: Request, envelope: dict[str, Any], headers: CIMultiDictProxy[str]) -> Refusal | None:
+    """The checks before serving, first failure wins; None to serve. `headers` are the
+    request's own (case-blind, every value of a repeated header kept)."""
     if not isinstance(envelope.get(CAPABILITIES_KEY), dict):
         return Refusal(INVALID_PARAMS, f"params._meta must carry {VERSION_KEY!r} and {CAPABILITIES_KEY!r}")
     version = envelope.get(VERSION_KEY)
