@@ -30,7 +30,7 @@ from sidecar.hub.session import EngineSession
 from sidecar.upstream.input_required import InputRequired
 from sidecar.wire.versions import CAPABILITIES_KEY, MODERN_VERSION
 
-__all__ = ["PREFIX", "RELAY_PURPOSE", "StateRelay", "is_relayed", "relay_for", "relayed_round"]
+__all__ = ["PREFIX", "RELAY_PURPOSE", "StateRelay", "is_relayed", "relayed_round"]
 
 RELAY_PURPOSE = b"omb-sidecar/relayed-state/1"
 PREFIX = "relay."  # never in a sealed state's own alphabet (URL-safe base64)
@@ -115,11 +115,6 @@ class StateRelay:
         """What the server is told this client can be asked: the engine's own declaration."""
         declared = self.session.client_capabilities or {}
         return {name: declared[name] for name in ASKED_ABOUT if isinstance(declared.get(name), dict)}
-
-
-def relay_for(face: Face, session: EngineSession, caller: str, method: str, params: dict[str, Any]) -> StateRelay:
-    """The relay of one stateless request (`tools/call`, `prompts/get`, `resources/read`)."""
-    return StateRelay(face, session, caller, method, params)
 
 
 def _confirm_stage(face: Face) -> Any:
