@@ -4,5 +4,31 @@ Importing the package loads nothing heavy: the runtime path never imports the
 `mcp` SDK, pydantic, aiohttp or jmespath (a test pins this).
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
 __version__ = "0.1.0"
-__all__ = ["__version__"]
+__all__ = ["__version__", "names_on_first_use"]
+
+
+def names_on_first_use(package: str, homes: dict[str, str]) -> Callable[[str], Any]:
+    """A package's `__getattr__` (PEP 562) that imports each name's module on first use:
+    `homes` maps a name to the submodule of `package` that defines it. A name found is
+    kept in the package, so the next lookup is a plain attribute."""
+    import importlib
+    import sys
+
+    def find(name: str) -> Any:
+        home = homes.get(name)
+        if home is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(f"{package}.{home}"), name)
+        setattr(sys.modules[package], name, value)
+        return value
+
+    return find

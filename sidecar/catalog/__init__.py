@@ -6,8 +6,9 @@ layouts and the answers with it, and the search package loads only when a layout
 tools behind a search tool, or a query comes (start-up does not pay for it).
 """
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from sidecar import names_on_first_use
 
 if TYPE_CHECKING:
     from sidecar.catalog.answers import answer_meta, resolve_meta_call, unknown_tool_text
@@ -73,10 +74,4 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'sidecar.catalog' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"sidecar.catalog.{home}"), name)
-    globals()[name] = value  # found once: the next lookup is a plain attribute
-    return value
+__getattr__ = names_on_first_use(__name__, _HOMES)

@@ -7,8 +7,9 @@ pool are imported, and importing a submodule runs this file first.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from sidecar import names_on_first_use
 
 if TYPE_CHECKING:
     from sidecar.upstream.connection import Connection, PeerHandler, result_of
@@ -21,10 +22,4 @@ _HOMES = {"Connection": "connection", "PeerHandler": "connection", "result_of": 
           "Pool": "pool", "Upstream": "supervisor"}
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'sidecar.upstream' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"sidecar.upstream.{home}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = names_on_first_use(__name__, _HOMES)

@@ -5,8 +5,9 @@ Every name is re-exported lazily (PEP 562): the CLI decodes the engine's `initia
 are loaded.
 """
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from sidecar import names_on_first_use
 
 if TYPE_CHECKING:
     from sidecar.wire.events import Answer, ErrorAnswer, Event, Notice, Relayed, encode_event
@@ -71,10 +72,4 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'sidecar.wire' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"sidecar.wire.{home}"), name)
-    globals()[name] = value  # found once: the next lookup is a plain attribute
-    return value
+__getattr__ = names_on_first_use(__name__, _HOMES)
