@@ -58,7 +58,7 @@ async def serve_http() -> None:
 
     app = server.streamable_http_app()
     if "--modern" in sys.argv:  # a server without the session revisions (tests/eras/modern_server.py's layer)
-        from tests.eras.modern_server import refusing_initialize
+        from tests.upstreams.loopback import refusing_initialize
 
         app = refusing_initialize(app)
     await serve_on_loopback(app)

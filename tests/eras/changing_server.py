@@ -171,10 +171,7 @@ class ChangingUpstream:
 
 
 async def _serve_modern(server: Server) -> None:
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # run as a script: its neighbour by name
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))  # the checkout
-    from modern_server import refusing_initialize
-    from tests.upstreams.loopback import serve_on_loopback
+    from tests.upstreams.loopback import refusing_initialize, serve_on_loopback
 
     app = refusing_initialize(server.streamable_http_app())
     await serve_on_loopback(app)

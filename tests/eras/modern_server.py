@@ -20,7 +20,6 @@ Prompt `ask_prompt`: asks a form first, then is the prompt "a prompt for <name>"
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -37,7 +36,7 @@ from mcp.shared.exceptions import MCPError  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))  # the checkout
 from tests.upstreams.event_file import Events  # noqa: E402
-from tests.upstreams.loopback import refusing_versions, serve_on_loopback  # noqa: E402
+from tests.upstreams.loopback import serve_2026_only  # noqa: E402
 
 NAME_FORM = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
 TOOLS = [{"name": n, "description": f"The modern test tool {n}.", "inputSchema": {"type": "object", "properties": {}}}
@@ -131,22 +130,5 @@ class ModernUpstream:
                       on_list_prompts=self.list_prompts, on_get_prompt=self.get_prompt)
 
 
-def refusing_initialize(app: Any) -> Any:
-    """ASGI: `initialize` answered with an error, as a 2026-07-28-only server does."""
-    return refusing_versions(app, lambda request: ["2026-07-28"] if isinstance(request, dict)
-                             and request.get("method") == "initialize" else None)
-
-
-async def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--events", default=None)
-    options = parser.parse_args()
-    app = refusing_initialize(ModernUpstream(Events(options.events)).build().streamable_http_app())
-    await serve_on_loopback(app)
-
-
 if __name__ == "__main__":
-    try:
-        anyio.run(main)
-    except KeyboardInterrupt:
-        sys.exit(0)
+    serve_2026_only(lambda events: ModernUpstream(events).build())

@@ -23,7 +23,6 @@ the extension and with -32602 for an unknown task. There is no tasks/result or t
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import datetime
 import sys
@@ -35,15 +34,13 @@ from typing import Any
 warnings.simplefilter("ignore")
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-import anyio  # noqa: E402
 import mcp_types as types  # noqa: E402
 from mcp.server.context import ServerRequestContext  # noqa: E402
 from mcp.server.lowlevel import Server  # noqa: E402
 from mcp.shared.exceptions import MCPError  # noqa: E402
 
-from tests.eras.modern_server import refusing_initialize  # noqa: E402
 from tests.upstreams.event_file import Events  # noqa: E402
-from tests.upstreams.loopback import serve_on_loopback  # noqa: E402
+from tests.upstreams.loopback import serve_2026_only  # noqa: E402
 
 TASKS = "io.modelcontextprotocol/tasks"
 CAPS = "io.modelcontextprotocol/clientCapabilities"
@@ -229,16 +226,5 @@ class TaskUpstream:
         return server
 
 
-async def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--events", default=None)
-    options = parser.parse_args()
-    app = refusing_initialize(TaskUpstream(Events(options.events)).build().streamable_http_app())
-    await serve_on_loopback(app)
-
-
 if __name__ == "__main__":
-    try:
-        anyio.run(main)
-    except KeyboardInterrupt:
-        sys.exit(0)
+    serve_2026_only(lambda events: TaskUpstream(events).build())

@@ -61,3 +61,30 @@ def refusing_versions(app: Any, refused: Callable[[Any], list[str] | None]) -> A
         await app(scope, replay, send)
 
     return wrapped
+
+
+def refusing_initialize(app: Any) -> Any:
+    """ASGI: `initialize` answered with an error, as a 2026-07-28-only server does."""
+    return refusing_versions(app, lambda request: ["2026-07-28"] if isinstance(request, dict)
+                             and request.get("method") == "initialize" else None)
+
+
+def serve_2026_only(build: Callable[[Any], Any]) -> None:
+    """A 2026-07-28-only test server's `main`: `--events FILE` handed to `build` (which makes
+    the mcp server from an event writer), `initialize` refused, served on loopback until
+    stopped."""
+    import argparse
+    import sys
+
+    import anyio
+
+    from tests.upstreams.event_file import Events
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--events", default=None)
+    options = parser.parse_args()
+    app = refusing_initialize(build(Events(options.events)).streamable_http_app())
+    try:
+        anyio.run(serve_on_loopback, app)
+    except KeyboardInterrupt:
+        sys.exit(0)
