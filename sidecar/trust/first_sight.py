@@ -61,8 +61,13 @@ async def prepare_listing(tools: list[dict[str, Any]], memo: Memo, *, first_sigh
         return await _prepare(tools, memo, first_sight=first_sight, shadowing=shadowing)
     finally:
         _preparing -= 1
-        if not _preparing:
-            forget_texts()
+        if not _preparing:  # in a loop turn of its own: freeing megabytes is a stretch of its own
+            asyncio.get_running_loop().call_soon(_forget_when_idle)
+
+
+def _forget_when_idle() -> None:
+    if not _preparing:  # no listing began to be prepared meanwhile
+        forget_texts()
 
 
 async def _prepare(tools: list[dict[str, Any]], memo: Memo, *, first_sight: bool,

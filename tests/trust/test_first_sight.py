@@ -129,3 +129,34 @@ def test_the_425_tool_first_sight_is_sliced_and_the_screen_finds_it_remembered(t
     kept = health.load()["shop"].pins
     assert memo.findings == found and kept is not None and trust.pins_for_review("shop") == kept
     assert trust.pins["shop"] == without_definitions(kept)  # judged without them; the file keeps them
+
+
+def _remembered() -> int:
+    from sidecar.trust import scan
+
+    return sum(cache.cache_info().currsize for cache in (scan._window_search, scan._normal, scan._held_within,
+                                                         scan._folded))
+
+
+def test_the_scans_texts_are_forgotten_in_a_turn_of_their_own_once_no_listing_is_being_prepared() -> None:
+    """The texts the scan read serve a batch only: they are dropped after the last listing
+    being prepared, not while another still is, and not on the tail of the last slice."""
+    from sidecar.trust.first_sight import prepare_listing
+    from sidecar.trust.pins import Memo
+
+    async def run() -> None:
+        other = asyncio.create_task(prepare_listing(copy.deepcopy(SHOP[:200]), Memo(), first_sight=True,
+                                                    shadowing=False))
+        await prepare_listing(copy.deepcopy(SHOP[:20]), Memo(), first_sight=True, shadowing=False)
+        await asyncio.sleep(0)
+        if not other.done():  # the big one is still being prepared: nothing forgotten under it
+            assert _remembered() > 0
+        await other
+        await asyncio.sleep(0)
+        assert _remembered() == 0
+        await prepare_listing(copy.deepcopy(SHOP[:20]), Memo(), first_sight=True, shadowing=False)
+        assert _remembered() > 0  # not on the tail of the last slice: in the next turn
+        await asyncio.sleep(0)
+        assert _remembered() == 0
+
+    asyncio.run(run())
