@@ -9,22 +9,24 @@ issuer, audience = this server, expiry) with joserfc.
 from __future__ import annotations
 
 import json
-import socket
 import sys
 import time
 import urllib.request
 import warnings
+from pathlib import Path
 
 warnings.simplefilter("ignore")
 
 import anyio  # noqa: E402
-import uvicorn  # noqa: E402
 from joserfc import jwt  # noqa: E402
 from joserfc.errors import JoseError  # noqa: E402
 from joserfc.jwk import KeySet  # noqa: E402
 from mcp.server.auth.provider import AccessToken  # noqa: E402
 from mcp.server.auth.settings import AuthSettings  # noqa: E402
 from mcp.server.mcpserver import MCPServer  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout, for the tests' helpers
+from tests.upstreams.loopback import serve_on_loopback  # noqa: E402
 
 
 class JwtVerifier:
@@ -64,12 +66,7 @@ async def main() -> None:
         """Echoes the text."""
         return f"oidc echo: {text}"
 
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", port))
-    print(f"PORT {port}", flush=True)
-    await uvicorn.Server(uvicorn.Config(server.streamable_http_app(), log_level="warning",
-                                        lifespan="on")).serve(sockets=[sock])
+    await serve_on_loopback(server.streamable_http_app(), port)
 
 
 if __name__ == "__main__":

@@ -18,16 +18,17 @@ from __future__ import annotations
 
 import argparse
 import secrets
-import socket
+import sys
 import time
 import warnings
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
 
 warnings.simplefilter("ignore")
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout, for the tests' helpers
 
 import anyio  # noqa: E402
-import uvicorn  # noqa: E402
 from mcp.server.auth.provider import (  # noqa: E402
     AccessToken,
     AuthorizationCode,
@@ -40,6 +41,8 @@ from mcp.server.mcpserver import MCPServer  # noqa: E402
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken  # noqa: E402
 from starlette.requests import Request  # noqa: E402
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response  # noqa: E402
+
+from tests.upstreams.loopback import serve_built_on_loopback, whole_body  # noqa: E402
 
 
 class Record:
@@ -141,26 +144,12 @@ class TokenBodies:
         if scope["type"] != "http" or scope["path"] != "/token":
             await self.app(scope, receive, send)
             return
-        chunks, more = [], True
-        while more:
-            message = await receive()
-            chunks.append(message.get("body", b""))
-            more = message.get("more_body", False)
-        body = b"".join(chunks)
+        body, replay = await whole_body(receive)
         form = dict(parse_qsl(body.decode(errors="replace")))
         self.record.keep(form.get("code_verifier"), form.get("code"), form.get("refresh_token"),
                          form.get("client_secret"))
         self.record.requests.append({"at": "token", "grant": form.get("grant_type"), "resource": form.get("resource"),
                                      "basic": any(k == b"authorization" for k, _ in scope["headers"])})
-        sent = False
-
-        async def replay() -> dict[str, Any]:
-            nonlocal sent
-            if sent:
-                return await receive()
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-
         await self.app(scope, replay, send)
 
 
@@ -238,14 +227,7 @@ def parse_args() -> argparse.Namespace:
 
 async def main() -> None:
     options = parse_args()
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", options.port))
-    port = sock.getsockname()[1]
-    sock.listen(128)  # connections made right after PORT is printed wait in the backlog
-    app, _ = build(port, options)
-    print(f"PORT {port}", flush=True)
-    await uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on")).serve(sockets=[sock])
+    await serve_built_on_loopback(lambda port: build(port, options)[0], options.port)
 
 
 if __name__ == "__main__":

@@ -12,14 +12,42 @@ from typing import Any
 
 
 async def serve_on_loopback(app: Any, port: int = 0) -> None:
+    await serve_built_on_loopback(lambda _port: app, port)
+
+
+async def serve_built_on_loopback(build: Callable[[int], Any], port: int = 0) -> None:
+    """Bind first, then build the app from the port it got (a server that names its own
+    origin), print the port, serve."""
     import uvicorn
 
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", port))
-    sock.listen(64)  # a client that connects before uvicorn starts waits in the backlog
-    print(f"PORT {sock.getsockname()[1]}", flush=True)
+    sock.listen(128)  # a client that connects before uvicorn starts waits in the backlog
+    bound = sock.getsockname()[1]
+    app = build(bound)
+    print(f"PORT {bound}", flush=True)
     await uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on")).serve(sockets=[sock])
+
+
+async def whole_body(receive: Any) -> tuple[bytes, Any]:
+    """An ASGI request's whole body, and a `receive` that gives it to the app again."""
+    chunks, more = [], True
+    while more:
+        message = await receive()
+        chunks.append(message.get("body", b""))
+        more = message.get("more_body", False)
+    body = b"".join(chunks)
+    replayed = False
+
+    async def replay() -> dict[str, Any]:
+        nonlocal replayed
+        if replayed:
+            return dict(await receive())
+        replayed = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return body, replay
 
 
 def refusing_versions(app: Any, refused: Callable[[Any], list[str] | None]) -> Any:
@@ -31,12 +59,7 @@ def refusing_versions(app: Any, refused: Callable[[Any], list[str] | None]) -> A
         if scope["type"] != "http" or scope["method"] != "POST":
             await app(scope, receive, send)
             return
-        chunks, more = [], True
-        while more:
-            message = await receive()
-            chunks.append(message.get("body", b""))
-            more = message.get("more_body", False)
-        body = b"".join(chunks)
+        body, replay = await whole_body(receive)
         try:
             parsed = json.loads(body)
         except ValueError:
@@ -49,15 +72,6 @@ def refusing_versions(app: Any, refused: Callable[[Any], list[str] | None]) -> A
                         "headers": [(b"content-type", b"application/json")]})
             await send({"type": "http.response.body", "body": json.dumps(answer).encode()})
             return
-        replayed = False
-
-        async def replay() -> dict[str, Any]:
-            nonlocal replayed
-            if replayed:
-                return dict(await receive())
-            replayed = True
-            return {"type": "http.request", "body": body, "more_body": False}
-
         await app(scope, replay, send)
 
     return wrapped
