@@ -29,6 +29,11 @@ __all__ = [
     "SignInNeeded",
     "TooLarge",
     "TimedOut",
+    "Refused",
+    "Forbidden",
+    "Unreachable",
+    "BrokeOff",
+    "refusal",
     "FAULT_KINDS",
     "upstream_fault",
     "refused_unread",
@@ -110,6 +115,33 @@ class TimedOut(UpstreamUnavailable):
     """The upstream did not answer in the time it had."""
 
     label = "Timed out"
+
+
+class Refused(UpstreamUnavailable):
+    """A server at an address answered HTTP 401: it would not take the request as sent (its
+    headers or a sign-in). The engine reads it as unavailable; a check tells it apart by this
+    type and its `status`, never by the words."""
+
+    status = 401
+
+
+class Forbidden(Refused):
+    """A server at an address answered HTTP 403."""
+
+    status = 403
+
+
+class Unreachable(UpstreamUnavailable):
+    """A server's address could not be reached: no connection was made."""
+
+
+class BrokeOff(UpstreamUnavailable):
+    """A server began an answer and broke it off."""
+
+
+def refusal(status: int, words: str) -> Refused:
+    """The refusal of HTTP `status` (401 or 403), in its own type."""
+    return (Forbidden if status == 403 else Refused)(words)
 
 
 FAULT_KINDS: tuple[type[UpstreamUnavailable], ...] = (UpstreamUnavailable, SignInNeeded, TooLarge, TimedOut)

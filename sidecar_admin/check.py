@@ -22,7 +22,8 @@ import msgspec
 
 from sidecar.catalog.sanitize import ToolCaps, cap_tool
 from sidecar.config import ServerConfig, SidecarConfig, rules
-from sidecar.errors import SidecarError, SignInNeeded, TooLarge, UpstreamError, UpstreamUnavailable
+from sidecar.errors import (Refused, SidecarError, SignInNeeded, TimedOut, TooLarge, Unreachable, UpstreamError,
+                            UpstreamUnavailable)
 from sidecar.mounts.health import CheckResult, Outcome
 from sidecar.redact import Redactor
 from sidecar.upstream.channel import Channel
@@ -42,8 +43,6 @@ CHECK_SECONDS = {"stdio": 8.0, "http": 30.0, "sse": 30.0}
 READ_CAP = 32 * 1024 * 1024
 STOP_GRACE = 0.5  # a check owes a child no patience once it is done with it
 PROBE_SECONDS = 5.0
-_REFUSAL = re.compile(r"HTTP (40[13])\b")
-_UNREACHABLE = re.compile(r"could not be reached|timed out")
 STDERR_LINES = 8
 STDERR_LINE_CHARS = 300
 STDERR_DRAIN_SECONDS = 1.0
@@ -164,10 +163,15 @@ def size_warning(cut: list[str], caps: ToolCaps) -> str:
 
 
 class _Failed(Exception):
-    def __init__(self, kind: str, words: str) -> None:
+    """Why a check ended without a listing: its kind, the words, and for a refusal its status;
+    each decided by the type of the fault, never by its words."""
+
+    def __init__(self, kind: str, words: str, *, status: int = 401, late: bool = False) -> None:
         super().__init__(words)
         self.kind = kind
         self.words = words
+        self.status = status
+        self.late = late  # unreachable because nothing answered in time
         self.stderr: list[str] = []
 
 
@@ -187,8 +191,8 @@ async def _session(server: ServerConfig, limit: float, read_cap: int, probe: boo
                 from sidecar_admin.signin import calls_refused
 
                 refusal = await calls_refused(conn, listing.tools)
-                if refusal:
-                    raise _Failed("refused", refusal)
+                if refusal is not None:
+                    raise _Failed("refused", f"it refused a tool call (HTTP {refusal.status})", status=refusal.status)
             finished = True
             return listing.tools
     except TimeoutError:
@@ -260,11 +264,10 @@ def _failure(exc: SidecarError, meter: _Meter, closed: str | None, by_address: b
     if isinstance(exc, SignInNeeded):  # by its type: the words are the person's to read
         return _Failed("sign-in", exc.detail)
     words = exc.message
-    heard = f"{words} {closed or ''}"
-    if by_address and _REFUSAL.search(heard):
-        return _Failed("refused", heard)
-    if by_address and _UNREACHABLE.search(heard):
-        return _Failed("unreachable", heard)
+    if by_address and isinstance(exc, Refused):
+        return _Failed("refused", words, status=exc.status)
+    if by_address and isinstance(exc, (Unreachable, TimedOut)):
+        return _Failed("unreachable", words, late=isinstance(exc, TimedOut))
     if closed is not None and isinstance(exc, UpstreamUnavailable):
         return _Failed("failed", f"it {closed} before it finished the handshake")
     if isinstance(exc, UpstreamError):
@@ -277,20 +280,19 @@ async def _explain(server: ServerConfig, failure: _Failed) -> CheckResult:
     if kind == "sign-in":  # a `SignInNeeded`, by its type: signed in before, and that is not enough now
         return CheckResult(name=name, outcome="refused", reason=failure.words, sign_in=True)
     if kind == "refused":
-        match = _REFUSAL.search(failure.words)
-        status = match.group(1) if match else "401"
         sign_in = await _points_to_sign_in(server)
-        return CheckResult(name=name, outcome="refused", reason=_refusal(server, status, sign_in), sign_in=sign_in)
+        return CheckResult(name=name, outcome="refused", reason=_refusal(server, failure.status, sign_in),
+                           sign_in=sign_in)
     if kind == "unreachable":
         where = _origin(server.url or "")
-        how = "did not answer in time" if "timed out" in failure.words else "could not be reached"
+        how = "did not answer in time" if failure.late else "could not be reached"
         return CheckResult(name=name, outcome="unreachable", reason=f"{where} {how}; trying again may help")
     if kind == "timed-out":
         return CheckResult(name=name, outcome="timed-out", reason=failure.words)
     return CheckResult(name=name, outcome="failed", reason=failure.words)
 
 
-def _refusal(server: ServerConfig, status: str, sign_in: bool) -> str:
+def _refusal(server: ServerConfig, status: int, sign_in: bool) -> str:
     if server.headers:
         words = f"the server refused the keys (HTTP {status}): check the headers {', '.join(sorted(server.headers))}"
     else:

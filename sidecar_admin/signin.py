@@ -14,7 +14,7 @@ import json
 from typing import Any
 
 from sidecar.config import ServerConfig
-from sidecar.errors import SidecarError, SignInNeeded, UpstreamUnavailable
+from sidecar.errors import Refused, SidecarError, SignInNeeded, UpstreamUnavailable
 from sidecar.upstream.connection import Connection
 from sidecar.upstream.oauth.discovery import protected_resource_addresses
 from sidecar.upstream.oauth.documents import read_document
@@ -68,7 +68,6 @@ async def _metadata_at(client: WebClient, address: str) -> bool:
 
 
 _NO_SUCH_TOOL = "omb-sidecar-check-no-such-tool"
-_REFUSED = ("HTTP 401", "HTTP 403")
 
 
 def probe_tool(tools: list[dict[str, Any]]) -> str | None:
@@ -85,25 +84,26 @@ def probe_tool(tools: list[dict[str, Any]]) -> str | None:
     return None
 
 
-async def calls_refused(conn: Connection, tools: list[dict[str, Any]]) -> str:
+async def calls_refused(conn: Connection, tools: list[dict[str, Any]]) -> Refused | None:
     """Whether a server that listed its tools asks who is calling only at call time: a
     tool name no server has first; if that is answered without asking, one read-only tool
-    (see `probe_tool`) once, with no arguments. Returns the refusal's words, or ''. A
+    (see `probe_tool`) once, with no arguments. Returns the refusal, or None. A
     signed-in server that wants a wider sign-in raises its `SignInNeeded`: the caller
     decides by that type, never by the words."""
     refusal = await _refused(conn, _NO_SUCH_TOOL)
     name = probe_tool(tools)
-    if not refusal and name is not None:
+    if refusal is None and name is not None:
         refusal = await _refused(conn, name)
     return refusal
 
 
-async def _refused(conn: Connection, name: str) -> str:
+async def _refused(conn: Connection, name: str) -> Refused | None:
     try:
         await conn.request("tools/call", {"name": name, "arguments": {}}, deadline=10.0)
     except SignInNeeded:
         raise  # a signed-in server that wants a wider sign-in: told by its type
-    except SidecarError as exc:
-        if any(word in exc.message for word in _REFUSED):
-            return "it refused a tool call (HTTP 401)"
-    return ""
+    except Refused as exc:  # told by its type, never by the words
+        return exc
+    except SidecarError:
+        pass
+    return None

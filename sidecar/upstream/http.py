@@ -21,7 +21,7 @@ import aiohttp
 import msgspec
 
 from sidecar.config import ServerConfig
-from sidecar.errors import SignInNeeded, UpstreamUnavailable
+from sidecar.errors import SignInNeeded, Unreachable, UpstreamUnavailable, refusal
 from sidecar.upstream.channel import Inbox, Outgoing
 from sidecar.upstream.eventstream import EventStreamDecoder
 from sidecar.upstream.outgoing import (
@@ -33,7 +33,7 @@ from sidecar.upstream.outgoing import (
     read_capped,
 )
 from sidecar.upstream.replies import Replies
-from sidecar.upstream.webclient import UNREACHABLE, WebClient, refusal_words
+from sidecar.upstream.webclient import WebClient, refused
 from sidecar.wire import UpstreamFrame
 from sidecar.wire.framing import DEFAULT_LINE_CAP
 from sidecar.wire.param_headers import ParamHeaders
@@ -161,7 +161,7 @@ class HttpChannel(QueuedChannel):
                 await self._take_answer(out, response)
         except UpstreamUnavailable as exc:
             self._replies.fault(out, exc)
-            if not self._started or exc.message == UNREACHABLE or isinstance(exc, SignInNeeded):
+            if not self._started or isinstance(exc, (Unreachable, SignInNeeded)):
                 self._finish(exc)  # the server is gone: the supervisor restarts the connection
         except Exception as exc:  # a fault of ours: the request still gets its one answer
             log.error("upstream exchange failed inside the sidecar (%s)", type(exc).__name__)  # its words may hold data
@@ -212,11 +212,11 @@ class HttpChannel(QueuedChannel):
 
     def _refused(self, out: Outgoing, status: int) -> None:
         if not self._started:
-            self._replies.fault(out, UpstreamUnavailable(refusal_words(status, self._client.header_names)))
+            self._replies.fault(out, refused(status, self._client.header_names))
             return
         names = ", ".join(self._client.header_names) or "its sign-in"
-        self._replies.fault(out, UpstreamUnavailable(
-            f"refused the request (HTTP {status}): send the message again; "
+        self._replies.fault(out, refusal(
+            status, f"refused the request (HTTP {status}): send the message again; "
             f"if it fails again, have the server's sign-in or its headers ({names}) checked"))
 
     async def _http_error(self, out: Outgoing, response: aiohttp.ClientResponse) -> None:

@@ -18,13 +18,13 @@ from urllib.parse import urljoin
 import aiohttp
 
 from sidecar.config import ServerConfig
-from sidecar.errors import SignInNeeded, UpstreamUnavailable
+from sidecar.errors import BrokeOff, SignInNeeded, UpstreamUnavailable
 from sidecar.upstream.channel import Inbox, Outgoing
 from sidecar.upstream.eventstream import EventStreamDecoder
 from sidecar.upstream.outgoing import QueuedChannel
 from sidecar.upstream.redirects import same_origin
 from sidecar.upstream.replies import Replies
-from sidecar.upstream.webclient import BROKE_OFF, WebClient, refusal_words
+from sidecar.upstream.webclient import WebClient, refused
 from sidecar.wire.framing import DEFAULT_LINE_CAP
 
 __all__ = ["SseChannel", "open_sse_channel"]
@@ -69,14 +69,14 @@ class SseChannel(QueuedChannel):
         try:
             async with self._client.request("GET", headers={"Accept": "text/event-stream"}) as response:
                 if response.status in (401, 403):
-                    self._finish(UpstreamUnavailable(refusal_words(response.status, self._client.header_names)))
+                    self._finish(refused(response.status, self._client.header_names))
                 elif response.status >= 300:
                     self._finish(UpstreamUnavailable(f"answered HTTP {response.status}"))
                 else:
                     await self._pump(response)
                     self._finish(UpstreamUnavailable("closed its event stream"))
         except UpstreamUnavailable as exc:
-            self._finish(UpstreamUnavailable("closed its event stream") if exc.message == BROKE_OFF else exc)
+            self._finish(UpstreamUnavailable("closed its event stream") if isinstance(exc, BrokeOff) else exc)
 
     async def _pump(self, response: aiohttp.ClientResponse) -> None:
         decoder = EventStreamDecoder(self._cap, self._replies.stream_refused)
@@ -111,8 +111,7 @@ class SseChannel(QueuedChannel):
         try:
             async with self._client.request("POST", endpoint, body=out.frame, headers=headers) as response:
                 if response.status in (401, 403):
-                    words = refusal_words(response.status, self._client.header_names)
-                    self._replies.fault(out, UpstreamUnavailable(words))
+                    self._replies.fault(out, refused(response.status, self._client.header_names))
                 elif response.status >= 300:
                     self._replies.fault(out, UpstreamUnavailable(f"answered HTTP {response.status}"))
         except UpstreamUnavailable as exc:

@@ -19,7 +19,7 @@ from typing import Protocol
 import aiohttp
 
 from sidecar.config import ServerConfig
-from sidecar.errors import SignInNeeded, TimedOut, UpstreamUnavailable
+from sidecar.errors import BrokeOff, Refused, SignInNeeded, TimedOut, Unreachable, UpstreamUnavailable, refusal
 from sidecar.redact import Redactor
 from sidecar.settings import process_settings
 from sidecar.upstream.proxying import choose_proxy
@@ -31,7 +31,7 @@ from sidecar.upstream.redirects import (
     origin_of,
 )
 
-__all__ = ["BROKE_OFF", "CONNECT_SECONDS", "UNREACHABLE", "SignInNeeded", "TokenSource", "WebClient", "credential_parts", "refusal_words", "scrubber_for", "server_secrets",
+__all__ = ["BROKE_OFF", "CONNECT_SECONDS", "UNREACHABLE", "SignInNeeded", "TokenSource", "WebClient", "credential_parts", "refused", "refusal_words", "scrubber_for", "server_secrets",
            "sign_in_words"]
 
 CONNECT_SECONDS = 10.0
@@ -46,6 +46,11 @@ def refusal_words(status: int, header_names: list[str]) -> str:
     if header_names:
         return f"refused the configured headers (HTTP {status}): check {', '.join(header_names)}"
     return f"refused the request (HTTP {status}): it needs a sign-in or headers"
+
+
+def refused(status: int, header_names: list[str]) -> Refused:
+    """A 401/403 in its own type, with the words of `refusal_words`."""
+    return refusal(status, refusal_words(status, header_names))
 
 
 def credential_parts(value: str) -> list[str]:
@@ -196,7 +201,7 @@ class WebClient:
         try:
             yield response
         except (asyncio.TimeoutError, aiohttp.ClientError, OSError):
-            raise UpstreamUnavailable(BROKE_OFF) from None
+            raise BrokeOff(BROKE_OFF) from None
         finally:
             response.release()
 
@@ -240,7 +245,7 @@ class WebClient:
         except (asyncio.TimeoutError, aiohttp.ServerTimeoutError):
             raise TimedOut("timed out") from None
         except (aiohttp.ClientError, OSError):
-            raise UpstreamUnavailable(UNREACHABLE) from None
+            raise Unreachable(UNREACHABLE) from None
         raise UpstreamUnavailable("it redirected too many times; not followed")
 
     async def close(self) -> None:
