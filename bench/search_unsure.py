@@ -14,6 +14,12 @@ threshold so that at most 10% of the training folds' answerable queries are mark
 unsure, and marks the held-out catalog's queries. The shipped rule
 (`sidecar.catalog.search.index`) is scored on the same queries beside it. Needs numpy (the
 `[semantic]` extra brings it).
+
+With the model it also cross-validates the threshold of the shipped rule's second clause
+(the first tool is not named outright and the model finds it unrelated, cosine under
+`UNRELATED`): each fold takes, from a grid, the largest threshold that marks at most one
+point more of each training set's answerable queries than the first clause alone, and
+marks the held-out catalog with it.
 """
 
 from __future__ import annotations
@@ -91,6 +97,22 @@ def features(index: Any, query: str) -> tuple[list[float], bool]:
     return row, ranked.weak
 
 
+def first_tool(index: Any, query: str) -> tuple[bool, float, bool]:
+    """(the verdict of the shipped rule's first clause alone, the first tool's similarity,
+    whether the words name it outright); with the model only."""
+    from sidecar.catalog.search import index as ranking
+    from sidecar.catalog.search.lexical import parse_query
+
+    parsed = parse_query(query)
+    looked = index.semantic.look(query, index.lexical.unknown_terms(parsed), index.lexical.vocabulary())
+    words = index.lexical.evidence(parsed, looked.related)
+    found = index.rank(query, 1).found
+    first = index.entries.index(found[0]) if found else max(range(len(looked.similar)), key=looked.similar.__getitem__)
+    best = max(words.plain.values(), default=0.0)
+    alone = not found or (best < ranking.WEAK_SCORE_BLENDED and max(looked.similar) < ranking.WEAK_SIMILARITY)
+    return alone, float(looked.similar[first]), first in words.outright
+
+
 def collect(use_model: bool) -> list[dict[str, Any]]:
     """Every query of both sets: its set, its catalog (the fold), answerable or not, features."""
     dev = bench_search.dev_dir()
@@ -103,11 +125,13 @@ def collect(use_model: bool) -> list[dict[str, Any]]:
         fold = "npm" if name.startswith("npm:") else name.removesuffix(".json")
         for q in (q for q in shared + none_fits if q["catalog"] == name):
             row, weak = features(index, q["query"])
-            rows.append({"set": "shared", "fold": fold, "answerable": bool(q["expect"]), "x": row, "shipped": weak})
+            rows.append({"set": "shared", "fold": fold, "answerable": bool(q["expect"]), "x": row, "shipped": weak,
+                         "first": first_tool(index, q["query"]) if use_model else None})
     index = real_set.merged_index(use_model)
     for q in real_set.queries():
         row, weak = features(index, q["query"])
-        rows.append({"set": "real", "fold": "real", "answerable": bool(q["expect"]), "x": row, "shipped": weak})
+        rows.append({"set": "real", "fold": "real", "answerable": bool(q["expect"]), "x": row, "shipped": weak,
+                     "first": first_tool(index, q["query"]) if use_model else None})
     return rows
 
 
@@ -148,6 +172,39 @@ def cross_validate(rows: list[dict[str, Any]], columns: list[int]) -> list[bool]
     return [bool(m) for m in marked]
 
 
+UNRELATED_GRID = tuple(round(0.005 * step, 3) for step in range(41))  # 0 .. 0.2
+ADDED_ANSWERABLE = 0.011  # the most a threshold may add to a training set's answerable-unsure share
+
+
+def _first_clause(rows: list[dict[str, Any]], threshold: float) -> list[bool]:
+    return [r["first"][0] or (not r["first"][2] and r["first"][1] < threshold) for r in rows]
+
+
+def unrelated_cv(rows: list[dict[str, Any]]) -> tuple[list[bool], dict[str, float]]:
+    """Each query's held-out verdict with the unrelated-first-tool threshold chosen on the
+    other folds, and the threshold each fold chose."""
+    marked = [False] * len(rows)
+    chosen: dict[str, float] = {}
+    for fold in sorted({r["fold"] for r in rows}):
+        train = [r for r in rows if r["fold"] != fold]
+        base = _first_clause(train, 0.0)
+        best = 0.0
+        for threshold in UNRELATED_GRID:
+            added = _first_clause(train, threshold)
+            if all(_added(train, base, added, part) <= ADDED_ANSWERABLE for part in ("shared", "real")):
+                best = threshold
+        chosen[fold] = best
+        for position, row in enumerate(rows):
+            if row["fold"] == fold:
+                marked[position] = _first_clause([row], best)[0]
+    return marked, chosen
+
+
+def _added(rows: list[dict[str, Any]], base: list[bool], added: list[bool], part: str) -> float:
+    picked = [(b, a) for r, b, a in zip(rows, base, added) if r["set"] == part and r["answerable"]]
+    return (sum(a for _, a in picked) - sum(b for b, _ in picked)) / len(picked) if picked else 0.0
+
+
 def _rates(rows: list[dict[str, Any]], marked: list[bool]) -> dict[str, dict[str, float]]:
     found: dict[str, dict[str, float]] = {}
     for part in ("shared", "real"):
@@ -180,6 +237,11 @@ def study(progress: Callable[[str], None] = lambda line: None) -> dict[str, Any]
             progress(f"search_unsure: {mode}")
             rows = collect(use_model)
             rules = {"shipped": _rates(rows, [r["shipped"] for r in rows])}
+            if use_model:
+                rules["shipped, first clause alone"] = _rates(rows, _first_clause(rows, 0.0))
+                marked, chosen = unrelated_cv(rows)
+                rules[f"shipped, unrelated threshold by fold ({min(chosen.values()):.3f}-{max(chosen.values()):.3f})"] = (
+                    _rates(rows, marked))
             for name, columns in _rules(use_model).items():
                 rules[name] = _rates(rows, cross_validate(rows, columns))
             result[mode] = rules

@@ -77,4 +77,6 @@ def test_the_blended_ranker_finds_more_of_the_real_set(monkeypatch: pytest.Monke
     assert blended["overall"]["in_view"] >= 0.92, blended["overall"]  # measured (reach25): 0.975
     assert blended["kind=non_english"]["r10"] >= 0.8 and blended["overall"]["unsure"] <= 0.1, blended
     # the model relates the request's words the catalog does not know (unsure30: non-English R@3 0.839 -> 0.935)
-    assert blended["kind=non_english"]["r3"] >= 0.85 and blended["unanswerable"]["unsure"] >= 0.2, blended
+    assert blended["kind=non_english"]["r3"] >= 0.85, blended
+    # a first tool the model finds unrelated is weak (reach31: served by none 0.300 -> 0.467)
+    assert blended["unanswerable"]["unsure"] >= 0.38, blended

@@ -10,7 +10,10 @@ name a tool outright (its whole name, or every term of a request of two terms or
 allowing a typo a word) the best such tool stays first whatever the model scores; the
 model re-sorts the rest. A ranking is "weak" (the answer says none fits well) when no
 tool scores for the words above what one rare word in a description gives, and, with the
-model, no tool is close in meaning either. The thresholds were set on the development
+model, no tool is close in meaning either; with the model it is also weak when the tool it
+would put first got there on words alone, the model finding it unrelated to the request
+(a common or stand-in word matched, not the need) and the words not naming it outright.
+The thresholds were set on the development
 sets as a whole (invented and real catalogs, answerable and unanswerable queries), never
 on single items.
 """
@@ -24,12 +27,13 @@ from sidecar.catalog.merge import CatalogEntry
 from sidecar.catalog.search import semantic
 from sidecar.catalog.search.lexical import Evidence, LexicalIndex, parse_query
 
-__all__ = ["LEXICAL_WEIGHT", "WEAK_SCORE", "WEAK_SCORE_BLENDED", "WEAK_SIMILARITY", "Ranked", "SearchIndex"]
+__all__ = ["LEXICAL_WEIGHT", "UNRELATED", "WEAK_SCORE", "WEAK_SCORE_BLENDED", "WEAK_SIMILARITY", "Ranked", "SearchIndex"]
 
 LEXICAL_WEIGHT = 0.4  # the lexical share of a blended score; the model's is the rest
 WEAK_SCORE = 5.5  # words alone: a best lexical score under this is weak
 WEAK_SCORE_BLENDED = 8.0  # with the model: a best lexical score under this,
 WEAK_SIMILARITY = 0.22  # and no tool closer in meaning than this (cosine), is weak
+UNRELATED = 0.05  # with the model: a first tool no closer than this (cosine), not named outright, is weak
 CLOSEST = 10  # names offered beyond the answer when the match is weak
 
 
@@ -91,7 +95,13 @@ def _weak(chosen: list[int], words: Evidence, similar: list[float] | None) -> bo
     best = max((words.plain.get(i, 0.0) for i in chosen), default=0.0)
     if similar is None:
         return best < WEAK_SCORE
-    return best < WEAK_SCORE_BLENDED and max((similar[i] for i in chosen), default=0.0) < WEAK_SIMILARITY
+    if best < WEAK_SCORE_BLENDED and max((similar[i] for i in chosen), default=0.0) < WEAK_SIMILARITY:
+        return True
+    # The words put a tool first that the model sees no meaning in: a word the request
+    # shares with it by chance (a stand-in, a foreign word's stem, a common noun), unless
+    # the words name the tool outright (a misspelt name is as far from it as nonsense).
+    first = chosen[0]
+    return first not in words.outright and similar[first] < UNRELATED
 
 
 def _blend(lexical: dict[int, float], similar: list[float] | None) -> dict[int, float]:
