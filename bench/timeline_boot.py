@@ -64,9 +64,9 @@ def _wrapped(function, label: str, ends: str):  # type: ignore[no-untyped-def]
 
 # module -> (attribute path, label, which ends are marked)
 WATCHED = {
-    "sidecar.cli": [("_load", "config read", "end"), ("_answer_waiting_initialize", "early answer", "end"),
+    "sidecar.cli": [("_main", "sidecar.cli imported", "begin"), ("_load", "config read", "end"), ("_answer_waiting_initialize", "early answer", "end"),
                     ("run_async", "runtime imported, loop starting", "begin")],
-    "sidecar.upstream.spawn": [("start_process", "spawn", "both")],
+    "sidecar.upstream.spawn": [("start_launch", "spawn", "both")],
     "sidecar.app": [("run_stdio", "loop running", "begin")],
     "sidecar.upstream.supervisor": [("handshake", "upstream initialize", "both"),
                                     ("read_listing", "upstream tools/list read+decoded", "both"),
@@ -115,10 +115,9 @@ def _wrap_loader(loader, name: str) -> None:  # type: ignore[no-untyped-def]
 def main() -> None:
     sys.meta_path.insert(0, _PatchAfterLoad())
     sys.argv[0] = "omb-sidecar"
-    from sidecar.cli import main as sidecar_main
+    from sidecar.entry import main as sidecar_main  # what `python -m sidecar` runs
 
-    mark("sidecar.cli imported")
-    code = sidecar_main(sys.argv[1:])
+    code = sidecar_main()
     mark("exit")
     raise SystemExit(code)
 
