@@ -295,7 +295,7 @@ def _main(argv: list[str]) -> int:
             reached = [s for s in config.servers if reaches(config, s.alias)]
             keep_early(reached)  # what the entry point started that the plan leaves out stops now
             # their start-up overlaps the rest of ours; what the bot cannot reach never starts
-            start_early(reached)
+            start_early(reached, config.face.start_timeout_seconds)
             # a command that could not start is no upstream "still starting" to the handshake
             early = _answer_waiting_initialize(sum(s.type != "stdio" or started_early(s) for s in reached),
                                                settings.tracing)

@@ -30,7 +30,9 @@ from collections.abc import Sequence
 
 from sidecar.upstream.spawn import Launch, start_early_launch
 
-__all__ = ["early_launches", "plain_config_path", "records_a_failure", "start_named_in"]
+START_SECONDS = 8.0  # sidecar.config.Face.start_timeout_seconds's default (a test keeps them equal)
+
+__all__ = ["early_launches", "plain_config_path", "records_a_failure", "start_named_in", "start_seconds"]
 
 HEALTH_FILE = "mcp-health.json"  # sidecar.mounts.heads.HEALTH_FILE (a test keeps them equal)
 NEEDS_VALUE = "<needs a value>"  # sidecar.config.rules.NEEDS_VALUE
@@ -64,20 +66,29 @@ def start_named_in(argv: Sequence[str]) -> None:
     real = os.path.realpath(path)
     if _inside_a_package(real):  # its state sits in the user's state folder: the CLI decides
         return
-    launches = _read_launches(real)
+    document = _read(real)
+    launches = early_launches(document)
     if launches and not _health_records_a_failure(os.path.join(os.path.dirname(real), HEALTH_FILE)):
         for alias, launch in launches:
-            start_early_launch(alias, launch)
+            start_early_launch(alias, launch, start_seconds(document))
 
 
-def _read_launches(path: str) -> list[tuple[str, Launch]]:
+def _read(path: str) -> object:
     import json
 
     try:
         with open(path, "rb") as config:
-            return early_launches(json.loads(config.read()))
+            return json.loads(config.read())
     except (OSError, ValueError, RecursionError):
-        return []
+        return None
+
+
+def start_seconds(document: object) -> float:
+    """The face's start timeout as the config sets it (`face.startTimeoutSeconds`; else its default)."""
+    face = document.get("face") if isinstance(document, dict) else None
+    seconds = face.get("startTimeoutSeconds") if isinstance(face, dict) else None
+    valid = isinstance(seconds, int | float) and not isinstance(seconds, bool) and seconds > 0
+    return float(seconds) if valid else START_SECONDS  # type: ignore[arg-type]
 
 
 def _health_records_a_failure(path: str) -> bool:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from sidecar.config import ServerConfig
+    from sidecar.upstream.greeting import Greeting
 
 __all__ = ["INHERITED_VARIABLES", "Launch", "child_environment", "discard_early", "keep_early", "start_early",
            "start_early_launch", "start_launch", "start_process", "started_early", "take_early"]
@@ -53,7 +54,7 @@ class Launch(NamedTuple):
         return cls(server.command, tuple(server.args), tuple(sorted(server.env.items())), server.cwd)
 
 
-_early: dict[str, tuple[Launch, subprocess.Popen[bytes]]] = {}
+_early: dict[str, tuple[Launch, subprocess.Popen[bytes], Greeting | None]] = {}
 
 
 def child_environment(own: Iterable[tuple[str, str]], parent: Mapping[str, str]) -> dict[str, str]:
@@ -129,10 +130,10 @@ def _die_with_parent_hook() -> Any:
     return die_with_parent
 
 
-def start_early(servers: Iterable[ServerConfig]) -> None:
+def start_early(servers: Iterable[ServerConfig], start_seconds: float) -> None:
     """Start every stdio upstream of `servers` not already started early with the same
     launch; one started early with another launch is stopped first. One that cannot start
-    is left to its supervisor."""
+    is left to its supervisor. `start_seconds`: the face's start timeout."""
     for server in servers:
         if server.type != "stdio" or not server.command:
             continue
@@ -142,22 +143,30 @@ def start_early(servers: Iterable[ServerConfig]) -> None:
             continue
         if found is not None:
             _stop(_early.pop(server.alias)[1])
-        start_early_launch(server.alias, launch)
+        start_early_launch(server.alias, launch, server.start_timeout_seconds or start_seconds)
 
 
-def start_early_launch(alias: str, launch: Launch) -> None:
-    """Start `launch` now for `alias`, kept for its supervisor; nothing if it cannot start."""
+def start_early_launch(alias: str, launch: Launch, start_seconds: float) -> None:
+    """Start `launch` now for `alias`, and greet it (`sidecar.upstream.greeting`) for at most
+    `start_seconds`; kept for its supervisor. Nothing if it cannot start."""
+    from sidecar.upstream.greeting import Greeting
+
     try:
-        _early[alias] = (launch, start_launch(launch))
+        popen = start_launch(launch)
     except OSError:
-        pass
+        return
+    try:
+        greeting: Greeting | None = Greeting(popen, start_seconds)
+    except RuntimeError:  # no thread could start: the supervisor greets it itself
+        greeting = None
+    _early[alias] = (launch, popen, greeting)
 
 
 def keep_early(servers: Iterable[ServerConfig]) -> None:
     """Stop every early process that is not one of `servers`' launches (the mount plan
     left its entry out, or the entry changed)."""
     wanted = {server.alias: Launch.of(server) for server in servers if server.type == "stdio" and server.command}
-    for alias in [alias for alias, (launch, _) in _early.items() if wanted.get(alias) != launch]:
+    for alias in [alias for alias, (launch, _, _) in _early.items() if wanted.get(alias) != launch]:
         _stop(_early.pop(alias)[1])
 
 
@@ -167,17 +176,19 @@ def started_early(server: ServerConfig) -> bool:
     return found is not None and server.command is not None and found[0] == Launch.of(server)
 
 
-def take_early(server: ServerConfig) -> subprocess.Popen[bytes] | None:
-    """The process started early for exactly this entry's launch, once; None otherwise."""
+def take_early(server: ServerConfig) -> tuple[subprocess.Popen[bytes], Greeting | None] | None:
+    """The process started early for exactly this entry's launch and its greeting, once;
+    None otherwise."""
     if not started_early(server):
         return None
-    return _early.pop(server.alias)[1]
+    _, popen, greeting = _early.pop(server.alias)
+    return popen, greeting
 
 
 def discard_early() -> None:
     """Stop every early process no supervisor adopted (the sidecar is leaving first)."""
     while _early:
-        _, (_, popen) = _early.popitem()
+        _, (_, popen, _) = _early.popitem()
         _stop(popen)
 
 
