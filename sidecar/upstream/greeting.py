@@ -87,15 +87,28 @@ class Greeting:
             data = data[os.write(self._in, data):]
 
     def _read(self) -> None:
-        buffer = b""
-        while self.tools is None and self.usable and not (self.timed_out or self.handed_over):
-            line, found, buffer = buffer.partition(b"\n")
-            if not found:
-                buffer = line + self._chunk()
-                continue
-            self._take(line)
-        *more, self.tail = buffer.split(b"\n")
+        """Take each whole line as it comes; a line arriving in pieces is joined once (a
+        listing of a megabyte comes in pipe-sized reads: no copy per read)."""
+        pieces: list[bytes] = []  # the line being read
+        rest = b""
+        while self._reading():
+            chunk, start = self._chunk(), 0
+            while self._reading():
+                end = chunk.find(b"\n", start)
+                if end < 0:
+                    pieces.append(chunk[start:])
+                    start = len(chunk)
+                    break
+                pieces.append(chunk[start:end])
+                start = end + 1
+                self._take(b"".join(pieces))
+                pieces = []
+            rest = chunk[start:]
+        *more, self.tail = (b"".join(pieces) + rest).split(b"\n")
         self.replay.extend(more)
+
+    def _reading(self) -> bool:
+        return self.tools is None and self.usable and not (self.timed_out or self.handed_over)
 
     def _chunk(self) -> bytes:
         """The next bytes of the output; marks the greeting unusable or timed out instead."""

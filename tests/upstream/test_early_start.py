@@ -151,7 +151,7 @@ def _start(argv: list[str], stderr: Path) -> subprocess.Popen[bytes]:
 
 
 def _read_pid(fifo: Path) -> int:
-    fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    fd = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)  # a writer of our own: no end-of-file before the upstream writes
     try:
         text = b""
         while not text:
