@@ -137,7 +137,7 @@ class Greeting:
         answer now, or a line the connection reads later."""
         message = _small_object(line)
         ident = message.get("id") if message is not None else None
-        if message is not None and ident == self.ids[0] and "method" not in message:
+        if message is not None and ident == self.ids[0] and "method" not in message and self.initialize is None:
             self.initialize = line
             self._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
             self._send({"jsonrpc": "2.0", "id": self.ids[1], "method": "tools/list"})

@@ -183,7 +183,8 @@ async def spawn_child(server: ServerConfig, on_line: Callable[[bytes], None], ma
     popen, greeting = early if early is not None else (start_process(server), None)
     try:
         if greeting is not None:
-            await asyncio.get_running_loop().run_in_executor(None, greeting.finished)
+            if not greeting.finished(0):  # still talking to the upstream: wait without blocking the loop
+                await asyncio.get_running_loop().run_in_executor(None, greeting.finished)
             if not _handed_over(greeting, max_line):
                 _kill_group(popen)
                 popen, greeting = start_process(server), None

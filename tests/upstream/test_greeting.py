@@ -138,3 +138,16 @@ def _end(process: subprocess.Popen[bytes]) -> None:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait(WAIT)
+
+
+def test_a_duplicated_initialize_answer_is_one_handshake(tmp_path: Path) -> None:
+    """A server that answers everything twice gets `initialized` and `tools/list` once."""
+    record = tmp_path / "record.jsonl"
+    greeting, popen = _greet("duplicate", f"record={record}")
+    try:
+        assert greeting.usable and greeting.tools is not None
+    finally:
+        _stop(popen)
+    received = [json.loads(json.loads(line)["raw"]).get("method") for line in record.read_text().splitlines()
+                if json.loads(line).get("event") == "recv"]
+    assert received == ["initialize", "notifications/initialized", "tools/list"]
