@@ -28,7 +28,7 @@ from bench.candidates import BENCH_DIR, PYTHON, REPO_ROOT, compile_sidecar, upst
 from bench.catalogs import GITHUB, CatalogSpec, github_set
 from bench.client import Connection
 
-__all__ = ["CASES", "run_case"]
+__all__ = ["CASES", "run_case", "run_specs", "summary"]
 
 CASES: dict[str, tuple[CatalogSpec, ...]] = {"425": (GITHUB,), "3x425": tuple(github_set(3)), "fresh": (GITHUB,)}
 Mark = tuple[str, str, float, float]  # who, what, ms from Popen, CPU ms (sidecar's own; 0 for others)
@@ -66,17 +66,22 @@ def _one_start(config: Path, marks: Path, expected: int) -> list[Mark]:
 
 def run_case(case: str, rounds: int) -> list[list[Mark]]:
     """`rounds` timed starts of `case`; the cached cases start once untimed first (pins kept)."""
-    specs = CASES[case]
+    return run_specs(CASES[case], rounds, fresh=case == "fresh")
+
+
+def run_specs(specs: tuple[CatalogSpec, ...], rounds: int, *, fresh: bool = False) -> list[list[Mark]]:
+    """`rounds` timed starts of one sidecar over an upstream per spec (a new data folder each
+    time when `fresh`; else one untimed start first, so the pins are kept)."""
     expected = sum(spec.tools for spec in specs)
     results = []
     with tempfile.TemporaryDirectory(prefix="timeline-") as tmp:
         base = Path(tmp)
         marks = base / "marks.tsv"
-        if case != "fresh":
+        if not fresh:
             config = _config(specs, base, marks)
             _one_start(config, marks, expected)
         for n in range(rounds):
-            if case == "fresh":
+            if fresh:
                 folder = base / f"fresh{n}"
                 folder.mkdir()
                 config = _config(specs, folder, marks)
