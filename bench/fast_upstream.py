@@ -23,7 +23,9 @@ baseline of the HTTP benchmark, on the server stack the sidecar's own HTTP front
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import time
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -130,8 +132,37 @@ class FastUpstream:
         return self._encode({"content": content, "isError": False})
 
 
+def _timeline_mark() -> Any:
+    """With `BENCH_TIMELINE` set (by `bench.startup_timeline` only), a function that appends
+    one timed mark to that file; else None."""
+    path = os.environ.get("BENCH_TIMELINE")
+    if not path:
+        return None
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    who = os.environ.get("BENCH_TIMELINE_WHO", "upstream")
+
+    def mark(what: str) -> None:
+        os.write(fd, f"{who}\t{what}\t{time.perf_counter():.6f}\t{time.process_time():.6f}\n".encode())
+    return mark
+
+
+def _serve_marked(upstream: FastUpstream, source: BinaryIO, sink: BinaryIO, mark: Any) -> None:
+    mark("ready to read")
+    for line in source:
+        method = upstream._request.decode(line).method if line.strip() else ""
+        mark(f"got {method}")
+        reply = upstream.handle(line) if line.strip() else None
+        if reply is not None:
+            sink.write(reply)
+            sink.flush()
+            mark(f"answered {method}")
+
+
 def serve(upstream: FastUpstream, source: BinaryIO, sink: BinaryIO) -> None:
     """Answer every line of `source` on `sink` until end of input."""
+    mark = _timeline_mark()
+    if mark is not None:
+        return _serve_marked(upstream, source, sink, mark)
     for line in source:
         if not line.strip():
             continue

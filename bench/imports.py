@@ -4,7 +4,8 @@ own time; the minimum over repeats, as a loaded machine only ever adds).
   interpreter_ms   `python -c pass`: the interpreter and site alone
   direct_ms        what the fast upstream loads (msgspec, argparse, pathlib): direct's floor
   early_answer_ms  what the sidecar loads before it answers a waiting `initialize`
-                   (`sidecar.wire.hello`: the CLI, the config, the mount plan, the early start)
+                   (the entry's early start and greeting, the CLI, the config, the mount plan,
+                   `sidecar.wire.hello`)
   runtime_ms       everything the stdio sidecar loads before it serves (`sidecar.app`, uvloop)
 
     python -m bench.imports
@@ -24,11 +25,11 @@ __all__ = ["time_imports"]
 SETS = {
     "interpreter_ms": "pass",
     "direct_ms": "import argparse, pathlib, msgspec",
-    "early_answer_ms": ("import sidecar.cli, sidecar.mounts.plan, sidecar.mounts.reach, sidecar.upstream.spawn, "
-                        "sidecar.wire.hello"),
-    "runtime_ms": ("import sidecar.cli, sidecar.mounts.plan, sidecar.mounts.reach, sidecar.upstream.spawn, "
-                   "sidecar.wire.hello, sidecar.mounts.health, sidecar.upstream.oauth.where, sidecar.collector, "
-                   "sidecar.app, uvloop"),
+    "early_answer_ms": ("import sidecar.upstream.plain_config, sidecar.upstream.greeting, sidecar.cli, "
+                        "sidecar.mounts.plan, sidecar.mounts.reach, sidecar.upstream.spawn, sidecar.wire.hello"),
+    "runtime_ms": ("import sidecar.upstream.plain_config, sidecar.upstream.greeting, sidecar.cli, "
+                   "sidecar.mounts.plan, sidecar.mounts.reach, sidecar.upstream.spawn, sidecar.wire.hello, "
+                   "sidecar.mounts.health, sidecar.upstream.oauth.where, sidecar.collector, sidecar.app, uvloop"),
 }
 _LINE = re.compile(r"import time:\s+(\d+) \|")
 

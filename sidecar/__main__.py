@@ -1,5 +1,5 @@
 """`python -m sidecar` is the same as the `omb-sidecar` command."""
 
-from sidecar.cli import main
+from sidecar.entry import main
 
 raise SystemExit(main())

@@ -230,17 +230,29 @@ def _plain_serve(argv: Sequence[str], settings: Settings) -> SimpleNamespace | N
     """`[serve] --config PATH`, the way every engine starts the sidecar, read without
     argparse (building the parser costs start-up time): what `_serve_parser` would
     return for it. None for anything else, which the parser reads."""
-    rest = list(argv[1:] if argv[:1] == ["serve"] else argv)
-    if len(rest) == 1 and rest[0].startswith("--config="):
-        rest = ["--config", rest[0].removeprefix("--config=")]
-    if len(rest) != 2 or rest[0] != "--config" or not rest[1] or rest[1].startswith("-"):
+    from sidecar.upstream.plain_config import plain_config_path
+
+    path = plain_config_path(argv)
+    if path is None:
         return None
-    return SimpleNamespace(command="serve", version=None, config=rest[1], examples=False, http=None,
+    return SimpleNamespace(command="serve", version=None, config=path, examples=False, http=None,
                            token_file=None, token_env=None, allow_remote=False, log_level=settings.log_level)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    """Run the command `argv` names. An upstream the entry point started early and that no
+    supervisor adopted (the config was invalid, the command did not serve) is stopped on
+    the way out."""
+    try:
+        return _main(list(sys.argv[1:] if argv is None else argv))
+    finally:
+        if "sidecar.upstream.spawn" in sys.modules:  # loaded by any early start
+            from sidecar.upstream.spawn import discard_early
+
+            discard_early()
+
+
+def _main(argv: list[str]) -> int:
     if argv and argv[0] in SERVER_COMMANDS:
         from sidecar_admin.commands import main as servers_main
 
@@ -277,12 +289,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not args.http:
             from sidecar.mounts.plan import mountable
             from sidecar.mounts.reach import reaches
-            from sidecar.upstream.spawn import start_early, started_early
+            from sidecar.upstream.spawn import keep_early, start_early, started_early
 
             config = mountable(config)
             reached = [s for s in config.servers if reaches(config, s.alias)]
+            keep_early(reached)  # what the entry point started that the plan leaves out stops now
             # their start-up overlaps the rest of ours; what the bot cannot reach never starts
-            start_early(reached)
+            start_early(reached, config.face.start_timeout_seconds)
             # a command that could not start is no upstream "still starting" to the handshake
             early = _answer_waiting_initialize(sum(s.type != "stdio" or started_early(s) for s in reached),
                                                settings.tracing)

@@ -41,6 +41,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"root"}),  # the composition root: config + options -> a face, for every front
     frozenset({"app", "sidecar_admin"}),  # the fronts' lives, and the admin commands beside them
     frozenset({"cli", "shims"}),
+    frozenset({"entry"}),  # the command's entry point: early stdio upstreams, then the CLI
     frozenset({"__main__"}),
 )
 RANK = {part: rank for rank, layer in enumerate(LAYERS) for part in layer}

@@ -92,6 +92,7 @@ class _JudgedPin(msgspec.Struct, frozen=True, kw_only=True):
     reviewed: bool = False
     findings: tuple[Finding, ...] | None = None
     scanned_by: str = ""
+    listed: str = ""
 
 
 class _JudgedPins(msgspec.Struct):
@@ -133,7 +134,7 @@ class HealthFile:
             if found is None:
                 return None
             return {name: Pin(digest=p.digest, body=p.body, definition="", reviewed=p.reviewed, findings=p.findings,
-                              scanned_by=p.scanned_by) for name, p in found.items()}
+                              scanned_by=p.scanned_by, listed=p.listed) for name, p in found.items()}
 
         return self._decoded(one, None)
 

@@ -95,7 +95,7 @@ async def _prepare(tools: list[dict[str, Any]], memo: Memo, *, first_sight: bool
     for tool in tools:
         name = tool.get("name")
         if isinstance(name, str) and name:
-            pins[name] = definition_of(tool, False, memo.findings)
+            pins[name] = definition_of(tool, False, memo.findings, memo.listed_key(name))
         await slices.tick()
     await asyncio.sleep(0)  # what follows (the screen, the first pins' write) starts a slice of its own
     return FirstSight(tools, pins)

@@ -54,6 +54,9 @@ class Pin(msgspec.Struct, frozen=True, kw_only=True):
     reviewed: bool = False  # a person approved exactly this definition, findings and all
     findings: tuple[Finding, ...] | None = None  # the scan's, by the rules of `scanned_by` (None: not kept)
     scanned_by: str = ""
+    # The hex of `Memo`'s key of the tool's bytes as listed ("": not kept): a later start that
+    # lists the same bytes knows the digest by that hash alone, without the sorted encoding.
+    listed: str = ""
 
 
 class Change(msgspec.Struct, frozen=True, kw_only=True):
@@ -124,8 +127,9 @@ def digest_of(tool: Mapping[str, Any]) -> str:
 
 
 def definition_of(tool: Mapping[str, Any], reviewed: bool = False,
-                  findings: Mapping[str, tuple[Finding, ...]] | None = None) -> Pin:
-    """The pin of one tool as it is listed now (with its scan findings, when known by digest)."""
+                  findings: Mapping[str, tuple[Finding, ...]] | None = None, listed: bytes | None = None) -> Pin:
+    """The pin of one tool as it is listed now (with its scan findings, when known by digest;
+    `listed`: its bytes' key as a `Memo` already made it)."""
     import hashlib
 
     canonical = _canonical(tool)
@@ -133,7 +137,8 @@ def definition_of(tool: Mapping[str, Any], reviewed: bool = False,
     found = findings.get(digest) if findings is not None else None
     return Pin(digest=digest, body=hashlib.sha256(_canonical(tool, with_name=False)).hexdigest(),
                definition=canonical.decode(), reviewed=reviewed, findings=found,
-               scanned_by=RULES_VERSION if found is not None else "")
+               scanned_by=RULES_VERSION if found is not None else "",
+               listed=(listed if listed is not None else _listed_key(_plain(tool))).hex())
 
 
 def without_definitions(pins: Mapping[str, Pin]) -> dict[str, Pin]:
@@ -195,10 +200,21 @@ class Memo:
         return [self.digest(t) if isinstance(t.get("name"), str) and t.get("name") else "" for t in tools]
 
     def remember(self, pins: Mapping[str, Pin] | None) -> None:
-        """Take the scan results kept with pins (made by these rules)."""
-        for pin in (pins or {}).values():
+        """Take the scan results kept with pins (made by these rules), and each pinned tool's
+        key of its bytes as listed: the same bytes listed again digest by that hash alone."""
+        for name, pin in (pins or {}).items():
             if pin.findings is not None and pin.scanned_by == RULES_VERSION:
                 self.findings.setdefault(pin.digest, pin.findings)
+            if pin.listed and name not in self.by_name:
+                try:
+                    self.by_name[name] = (bytes.fromhex(pin.listed), pin.digest)
+                except ValueError:  # not ours: this tool is digested in full
+                    continue
+
+    def listed_key(self, name: str) -> bytes | None:
+        """The key of the bytes `name` was last digested from (None: not digested here)."""
+        last = self.by_name.get(name)
+        return last[0] if last is not None else None
 
     def digest(self, tool: Mapping[str, Any]) -> str:
         listed = _listed_key(_plain(tool))

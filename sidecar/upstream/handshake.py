@@ -16,9 +16,11 @@ from typing import Any
 
 import msgspec
 
-from sidecar import __version__
 from sidecar.errors import UpstreamError, UpstreamUnavailable
-from sidecar.upstream.connection import Connection
+from sidecar.upstream.connection import Connection, result_of
+from sidecar.upstream.greeting import CLIENT_CAPABILITIES, CLIENT_INFO  # what the early greeting sends too
+from sidecar.wire import decode_upstream_frame
+from sidecar.wire.depth import too_deep
 from sidecar.wire.repair import repair_frame
 from sidecar.wire.versions import HANDSHAKE_VERSIONS, MODERN_VERSION
 
@@ -35,16 +37,11 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-# URL-mode elicitation is declared too: the face relays a URL-mode question only to an
-# engine that declared that mode, else refuses it naming the mode (sidecar.hub.face).
-CLIENT_CAPABILITIES: dict[str, Any] = {"roots": {"listChanged": True}, "sampling": {},
-                                       "elicitation": {"form": {}, "url": {}}}
 # Declared to a 2026-07-28 server: every question a client answers, so it may answer a
 # call with an input-required result; the sidecar puts each question to the engine of
 # that call if the engine declared it, else the call ends naming the missing capability
 # (sidecar.gate.asked, sidecar.front.eras.asking).
 MODERN_CLIENT_CAPABILITIES: dict[str, Any] = {"elicitation": {"form": {}, "url": {}}, "sampling": {}, "roots": {}}
-CLIENT_INFO = {"name": "omb-sidecar", "version": __version__}
 UNSUPPORTED_VERSION = -32022  # 2026-07-28: the request's revision is not one the server speaks
 MAX_PAGES = 1000
 MAX_LIST_BYTES = 32 * 1024 * 1024
@@ -154,13 +151,33 @@ async def initialize(conn: Connection) -> Handshake:
             "clientInfo": CLIENT_INFO,
         },
     )
+    found = _initialized(raw)
+    conn.notify("notifications/initialized")
+    return found
+
+
+def greeted(line: bytes) -> Handshake:
+    """The handshake an early greeting held (`sidecar.upstream.greeting`: `initialized` was sent)."""
+    return _initialized(answer_of(line))
+
+
+def answer_of(line: bytes) -> msgspec.Raw:
+    """The result of an answer line an early greeting held, read as the connection reads
+    every frame (one depth scan, one decode); UpstreamError for an error answer or a frame
+    the connection would not take whole."""
+    frame = None if too_deep(line) else decode_upstream_frame(line)
+    if frame is None:
+        raise UpstreamError("the upstream's answer to the sidecar's first request is not valid JSON-RPC")
+    return result_of(frame)
+
+
+def _initialized(raw: msgspec.Raw) -> Handshake:
     result = msgspec.json.decode(raw)
     if not isinstance(result, dict):
         raise UpstreamError("the upstream's initialize result is not an object")
     version = result.get("protocolVersion")
     if version not in HANDSHAKE_VERSIONS:
         raise UpstreamError(f"the upstream speaks an unknown protocol revision {version!r}")
-    conn.notify("notifications/initialized")
     instructions = result.get("instructions")
     return Handshake(
         version,
@@ -181,14 +198,16 @@ PageSink = Callable[[list[dict[str, Any]]], None]
 
 
 async def read_all_pages(
-    conn: Connection, method: str, key: str, on_page: PageSink | None = None
+    conn: Connection, method: str, key: str, on_page: PageSink | None = None, first: msgspec.Raw | None = None
 ) -> tuple[list[dict[str, Any]], bytes]:
-    """Every item of a paginated list, and the items re-encoded (for quick scans)."""
+    """Every item of a paginated list, and the items re-encoded (for quick scans); `first`:
+    the first page's result, already read (by an early greeting)."""
     items: list[dict[str, Any]] = []
     cursor: str | None = None
     total = 0
     for _ in range(MAX_PAGES):
-        raw = await conn.request(method, {"cursor": cursor} if cursor else None)
+        raw = first if first is not None else await conn.request(method, {"cursor": cursor} if cursor else None)
+        first = None
         total += len(raw)
         if total > MAX_LIST_BYTES:
             raise UpstreamError(f"the upstream's {method} answer is over {MAX_LIST_BYTES} bytes")
@@ -225,13 +244,15 @@ async def read_listing(
     capabilities: dict[str, Any],
     what: frozenset[str] | None = None,
     on_tools_page: PageSink | None = None,
+    first_tools: msgspec.Raw | None = None,
 ) -> Listing:
-    """Read the lists the upstream offers (`what` limits it to some of tools/prompts/resources)."""
+    """Read the lists the upstream offers (`what` limits it to some of tools/prompts/resources;
+    `first_tools`: the first `tools/list` page's result, already read)."""
     def wanted(kind: str) -> bool:
         return kind in capabilities and (what is None or kind in what)
 
     tools, tools_json = (
-        await read_all_pages(conn, "tools/list", "tools", on_tools_page) if wanted("tools") else ([], b"[]")
+        await read_all_pages(conn, "tools/list", "tools", on_tools_page, first_tools) if wanted("tools") else ([], b"[]")
     )
     prompts = (await read_all_pages(conn, "prompts/list", "prompts"))[0] if wanted("prompts") else []
     resources: list[dict[str, Any]] = []

@@ -1,26 +1,33 @@
-"""Starting a stdio upstream's process, with no event loop needed.
+"""Starting a stdio upstream's process, with no event loop and no config types needed.
 
 Owns the command's launch: its own process group, an explicit environment (an
 allow-list of the parent's variables plus the server's own, RELIABILITY rule 12), and a
-death signal should the sidecar die without cleaning up. Because it needs no event loop
-and imports little, the CLI starts every stdio upstream here first thing, before the
-rest of the sidecar has loaded, so the upstreams' own start-up overlaps the sidecar's;
-the supervisor then adopts each early process for its first start.
+death signal should the sidecar die without cleaning up. It imports only the standard
+library, so the entry point (`sidecar.entry`) starts the upstreams a plain config names
+before even the config module loads, and the CLI starts any others once the mount plan
+is made; the supervisor then adopts each early process for its first start.
+
+The death signal: `setpriv --pdeathsig TERM -- COMMAND` (util-linux) where it is
+installed and knows the option, so `subprocess` can vfork (the parent waits about 0.2 ms,
+against about 2 ms for a `preexec_fn`, which forces a fork and runs Python in the child);
+else the child asks for it itself through `preexec_fn`, as before.
 """
 
 from __future__ import annotations
 
-import ctypes
 import os
 import signal
 import subprocess
 import sys
 from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from sidecar.config import ServerConfig
+if TYPE_CHECKING:
+    from sidecar.config import ServerConfig
+    from sidecar.upstream.greeting import Greeting
 
-__all__ = ["INHERITED_VARIABLES", "child_environment", "discard_early", "start_early", "start_process",
-           "started_early", "take_early"]
+__all__ = ["INHERITED_VARIABLES", "Launch", "child_environment", "discard_early", "keep_early", "start_early",
+           "start_early_launch", "start_launch", "start_process", "started_early", "take_early"]
 
 INHERITED_VARIABLES = (
     "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE",
@@ -29,70 +36,168 @@ INHERITED_VARIABLES = (
     "VIRTUAL_ENV",
 )
 _PR_SET_PDEATHSIG = 1
-_early: dict[str, tuple[ServerConfig, subprocess.Popen[bytes]]] = {}
+_SETPRIV_PLACES = ("/usr/bin/setpriv", "/bin/setpriv")
 
 
-def child_environment(server: ServerConfig, parent: Mapping[str, str]) -> dict[str, str]:
-    """The allow-listed parent variables, then the server's own configured ones."""
+class Launch(NamedTuple):
+    """What starts one stdio upstream: its command, arguments, own environment and folder.
+    Two entries with the same launch run the same process (an early one is adopted by it)."""
+
+    command: str
+    args: tuple[str, ...]
+    env: tuple[tuple[str, str], ...]  # sorted by name
+    cwd: str | None
+
+    @classmethod
+    def of(cls, server: ServerConfig) -> Launch:
+        assert server.command is not None
+        return cls(server.command, tuple(server.args), tuple(sorted(server.env.items())), server.cwd)
+
+
+_early: dict[str, tuple[Launch, subprocess.Popen[bytes], Greeting | None]] = {}
+
+
+def child_environment(own: Iterable[tuple[str, str]], parent: Mapping[str, str]) -> dict[str, str]:
+    """The allow-listed parent variables, then the server's own configured ones (`own`)."""
     env = {k: parent[k] for k in INHERITED_VARIABLES if k in parent}
-    env.update(server.env)
+    env.update(own)
     return env
-
-
-def _die_with_parent() -> None:
-    """In the child before exec: get SIGTERM if the sidecar dies without cleaning up."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
-    except (OSError, AttributeError):
-        pass
 
 
 def start_process(server: ServerConfig) -> subprocess.Popen[bytes]:
     """Start the server's command with pipes on stdin, stdout and stderr. OSError if it cannot."""
-    assert server.command is not None
-    return subprocess.Popen(
-        [server.command, *server.args],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=child_environment(server, os.environ),
-        cwd=server.cwd,
-        start_new_session=True,
-        preexec_fn=_die_with_parent if sys.platform == "linux" else None,
-    )
+    return start_launch(Launch.of(server))
 
 
-def start_early(servers: Iterable[ServerConfig]) -> None:
-    """Start every stdio upstream now; one that cannot start is left to its supervisor."""
+def start_launch(launch: Launch) -> subprocess.Popen[bytes]:
+    """Start `launch` in a session of its own, pipes on its standard streams, with a death
+    signal on Linux. OSError if it cannot start (a missing command raises, as Popen does)."""
+    env = child_environment(launch.env, os.environ)
+    argv: list[str] = [launch.command, *launch.args]
+    preexec: Any = None
+    if sys.platform == "linux":
+        setpriv = _setpriv()
+        if setpriv is not None and _runnable(launch.command, env, launch.cwd):
+            argv = [setpriv, "--pdeathsig", "TERM", "--", *argv]
+        else:  # no setpriv, or the command is not found: Popen raises its usual error for it
+            preexec = _die_with_parent_hook()
+    return subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=env, cwd=launch.cwd, start_new_session=True, preexec_fn=preexec)
+
+
+_found: list[str | None] = []
+
+
+def _setpriv() -> str | None:
+    """util-linux's setpriv when installed with `--pdeathsig` (2.33 and later); read once."""
+    if not _found:
+        _found.append(next((path for path in _SETPRIV_PLACES if _knows_pdeathsig(path)), None))
+    return _found[0]
+
+
+def _knows_pdeathsig(path: str) -> bool:
+    try:
+        with open(path, "rb") as binary:
+            return os.access(path, os.X_OK) and b"pdeathsig" in binary.read()
+    except OSError:
+        return False
+
+
+def _runnable(command: str, env: Mapping[str, str], cwd: str | None) -> bool:
+    """Whether `command` resolves, as Popen resolves it (the child's PATH; a path with a
+    slash from the child's folder), to an executable file: else Popen itself must run it,
+    so that a missing command raises the same error at the same place."""
+    if "/" in command:
+        candidates = [os.path.join(cwd or "", command)]
+    else:
+        candidates = [os.path.join(folder, command) for folder in os.get_exec_path(dict(env))]
+    return any(os.path.isfile(path) and os.access(path, os.X_OK) for path in candidates)
+
+
+def _die_with_parent_hook() -> Any:
+    """The `preexec_fn` that asks for SIGTERM when the sidecar dies (libc resolved here, in
+    the parent, so the child only makes the call)."""
+    import ctypes
+
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+    def die_with_parent() -> None:
+        prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+
+    return die_with_parent
+
+
+def start_early(servers: Iterable[ServerConfig], start_seconds: float) -> None:
+    """Start every stdio upstream of `servers` not already started early with the same
+    launch; one started early with another launch is stopped first. One that cannot start
+    is left to its supervisor. `start_seconds`: the face's start timeout."""
     for server in servers:
-        if server.type == "stdio" and server.command and server.alias not in _early:
-            try:
-                _early[server.alias] = (server, start_process(server))
-            except OSError:
-                continue
+        if server.type != "stdio" or not server.command:
+            continue
+        launch = Launch.of(server)
+        found = _early.get(server.alias)
+        if found is not None and found[0] == launch:
+            continue
+        if found is not None:
+            _stop(_early.pop(server.alias)[1])
+        start_early_launch(server.alias, launch, server.start_timeout_seconds or start_seconds)
+
+
+def start_early_launch(alias: str, launch: Launch, start_seconds: float) -> None:
+    """Start `launch` now for `alias`, and greet it (`sidecar.upstream.greeting`) for at most
+    `start_seconds`; kept for its supervisor. Nothing if it cannot start."""
+    from sidecar.upstream.greeting import Greeting
+
+    try:
+        popen = start_launch(launch)
+    except OSError:
+        return
+    try:
+        greeting: Greeting | None = Greeting(popen, start_seconds)
+    except RuntimeError:  # no thread could start: the supervisor greets it itself
+        greeting = None
+    _early[alias] = (launch, popen, greeting)
+
+
+def keep_early(servers: Iterable[ServerConfig]) -> None:
+    """Stop every early process that is not one of `servers`' launches (the mount plan
+    left its entry out, or the entry changed)."""
+    wanted = {server.alias: Launch.of(server) for server in servers if server.type == "stdio" and server.command}
+    for alias in [alias for alias, (launch, _, _) in _early.items() if wanted.get(alias) != launch]:
+        _stop(_early.pop(alias)[1])
 
 
 def started_early(server: ServerConfig) -> bool:
-    """Whether `start_early` started this entry's process (not yet taken by its supervisor)."""
+    """Whether this entry's process was started early (not yet taken by its supervisor)."""
     found = _early.get(server.alias)
-    return found is not None and found[0] == server
+    return found is not None and server.command is not None and found[0] == Launch.of(server)
 
 
-def take_early(server: ServerConfig) -> subprocess.Popen[bytes] | None:
-    """The process started early for exactly this entry, once; None otherwise."""
-    found = _early.pop(server.alias, None)
-    if found is None or found[0] != server:
+def take_early(server: ServerConfig) -> tuple[subprocess.Popen[bytes], Greeting | None] | None:
+    """The process started early for exactly this entry's launch and its greeting, once;
+    None otherwise."""
+    if not started_early(server):
         return None
-    return found[1]
+    _, popen, greeting = _early.pop(server.alias)
+    return popen, greeting
 
 
 def discard_early() -> None:
     """Stop every early process no supervisor adopted (the sidecar is leaving first)."""
     while _early:
-        _, (_, popen) = _early.popitem()
-        try:
-            os.killpg(popen.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        popen.wait()
+        _, (_, popen, _) = _early.popitem()
+        _stop(popen)
+
+
+def _stop(popen: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(popen.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    popen.wait()
+    for stream in (popen.stdin, popen.stdout, popen.stderr):
+        if stream is not None:
+            stream.close()

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from sidecar.config import ServerConfig
 from sidecar.errors import UpstreamUnavailable
 from sidecar.upstream.channel import Outgoing
+from sidecar.upstream.greeting import Greeting
 from sidecar.upstream.spawn import start_process, take_early
 from sidecar.wire import LineFramer, Outbox
 from sidecar.wire.framing import DropSink
@@ -77,6 +78,7 @@ class ChildProcess:
         self._transports: list[asyncio.BaseTransport] = []
         self._stderr = _StderrTail()
         self._outbox = Outbox(self._write_now, loop)
+        self.greeting: Greeting | None = None  # what was said before it was adopted (taken once by its supervisor)
 
     @property
     def returncode(self) -> int | None:
@@ -139,14 +141,17 @@ class ChildProcess:
 
 
 async def adopt(popen: subprocess.Popen[bytes], on_line: Callable[[bytes], None], max_line: int,
-                on_dropped: DropSink | None = None) -> ChildProcess:
-    """Connect a started process's pipes to the event loop and watch for its exit."""
+                on_dropped: DropSink | None = None, tail: bytes = b"") -> ChildProcess:
+    """Connect a started process's pipes to the event loop and watch for its exit (`tail`:
+    the start of a line already read from its stdout, by its greeting)."""
     loop = asyncio.get_running_loop()
     child = ChildProcess(popen, loop)
     assert popen.stdin and popen.stdout and popen.stderr
     stdout_closed: asyncio.Future[None] = loop.create_future()
     stdout_closed.add_done_callback(child._set_gone)
-    out, _ = await loop.connect_read_pipe(lambda: _Lines(on_line, LineFramer(max_line, on_dropped), stdout_closed), popen.stdout)
+    framer = LineFramer(max_line, on_dropped)
+    framer.feed(tail)  # no newline in it: held until the rest of its line comes
+    out, _ = await loop.connect_read_pipe(lambda: _Lines(on_line, framer, stdout_closed), popen.stdout)
     err, _ = await loop.connect_read_pipe(lambda: child._stderr, popen.stderr)
     stdin, _ = await loop.connect_write_pipe(asyncio.Protocol, popen.stdin)
     child._stdin = stdin
@@ -172,13 +177,30 @@ def _watch_exit(child: ChildProcess, popen: subprocess.Popen[bytes], loop: async
 
 async def spawn_child(server: ServerConfig, on_line: Callable[[bytes], None], max_line: int,
                       on_dropped: DropSink | None = None) -> ChildProcess:
-    """The process started early for this entry, or a new one; OSError if it cannot start."""
-    popen = take_early(server) or start_process(server)
+    """The process started early for this entry (its greeting done), or a new one; OSError
+    if it cannot start. An early process whose greeting cannot be handed over is replaced."""
+    early = take_early(server)
+    popen, greeting = early if early is not None else (start_process(server), None)
     try:
-        return await adopt(popen, on_line, max_line, on_dropped)
+        if greeting is not None:
+            if not greeting.finished(0):  # still talking to the upstream: wait without blocking the loop
+                await asyncio.get_running_loop().run_in_executor(None, greeting.finished)
+            if not _handed_over(greeting, max_line):
+                _kill_group(popen)
+                popen, greeting = start_process(server), None
+        child = await adopt(popen, on_line, max_line, on_dropped, greeting.tail if greeting is not None else b"")
     except BaseException:  # cancelled (or failed) before anyone owns it: it must not linger
         _kill_group(popen)
         raise
+    child.greeting = greeting
+    return child
+
+
+def _handed_over(greeting: Greeting, max_line: int) -> bool:
+    """A greeting the supervisor can go on from: usable, and every line it read within
+    this server's line cap (an early entry may not set one, but keep the rule in one place)."""
+    lines = (greeting.initialize or b"", greeting.tools or b"", *greeting.replay)
+    return greeting.usable and all(len(line) <= max_line for line in lines)
 
 
 def _kill_group(popen: subprocess.Popen[bytes]) -> None:

@@ -27,10 +27,13 @@ from sidecar.upstream.handshake import (
     MODERN_VERSION,
     Handshake,
     Listing,
+    answer_of,
+    greeted,
     handshake,
     is_big,
     read_listing,
 )
+from sidecar.upstream.greeting import Greeting
 from sidecar.upstream.lifecycle import UpstreamState
 from sidecar.upstream.listening import WatchedUris, follow_changes
 from sidecar.upstream.transports import open_channel
@@ -187,12 +190,30 @@ class Upstream:
     async def _start(self, conn: Connection) -> None:
         url = self.config.type != "stdio"
         budget = BIG_START_SECONDS if url and is_big(self.listing.tools) else self.start_timeout
+        greeting = _greeting_of(conn)
         async with asyncio.timeout(max(budget, self.start_timeout)) as scope:
-            self.info = await handshake(conn, probe=self.config.type == "http")
-            grow = self._grow_when_big(scope) if url else None
-            self.listing = await read_listing(conn, self.info.capabilities, on_tools_page=grow)
+            if greeting is not None:  # an early process: its handshake and first page were read already
+                self.listing = await self._greeted(conn, greeting)
+            else:
+                self.info = await handshake(conn, probe=self.config.type == "http")
+                grow = self._grow_when_big(scope) if url else None
+                self.listing = await read_listing(conn, self.info.capabilities, on_tools_page=grow)
         self._screen_param_headers(conn, self.listing.tools)
         await self._prepared(self.listing.tools)
+
+    async def _greeted(self, conn: Connection, greeting: Greeting) -> Listing:
+        """The start of an early process from what its greeting read: the lines that were
+        not its answers first (as the connection would have had them), then the handshake
+        and the listing, its first `tools/list` page taken from the greeting."""
+        if greeting.timed_out or greeting.initialize is None:
+            raise TimeoutError
+        for line in greeting.replay:
+            self.feed(line)
+        self.info = greeted(greeting.initialize)
+        # a server without tools may have refused the greeting's `tools/list`: not asked, not read
+        wanted = greeting.tools is not None and "tools" in self.info.capabilities
+        first = answer_of(greeting.tools) if greeting.tools is not None and wanted else None
+        return await read_listing(conn, self.info.capabilities, first_tools=first)
 
     def _screen_param_headers(self, conn: Connection, tools: list[dict[str, Any]]) -> None:
         """Teach a URL channel its tools' `x-mcp-header` annotations, and say which tools
@@ -289,6 +310,14 @@ class Upstream:
         else:
             self.listing = msgspec.structs.replace(self.listing, resources=fresh.resources, templates=fresh.templates)
         self._on_change(self)
+
+
+def _greeting_of(conn: Connection) -> Greeting | None:
+    """The greeting of an early stdio process, taken once (a restart greets its new process itself)."""
+    greeting: Greeting | None = getattr(conn.transport, "greeting", None)
+    if greeting is not None:
+        conn.transport.greeting = None  # type: ignore[attr-defined]
+    return greeting
 
 
 def _unnamed(words: str, alias: str) -> str:

@@ -1,0 +1,136 @@
+"""Where start -> a complete `tools/list` goes, mark by mark, for 425 tools and 3 x 425.
+
+Starts the sidecar through `bench/timeline_boot.py` (the product as `python -m sidecar`
+runs it, with timed marks patched in as its modules load) against the bench's fast
+upstreams, which mark their own steps when `BENCH_TIMELINE` is in their configured
+environment; the bench client marks the spawn, the `initialize` answer and the complete
+listing. Every mark is CLOCK_MONOTONIC, shown in ms from the client's `Popen`; the
+sidecar's marks also carry its own CPU time so far. Nothing here is on in the product.
+
+  python -m bench.startup_timeline                       # 425 and 3x425, pins kept, 5 rounds
+  python -m bench.startup_timeline --case fresh --rounds 3   # a data folder never used
+
+Prints, per case, each mark's median over rounds (and its range).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench.candidates import BENCH_DIR, PYTHON, REPO_ROOT, compile_sidecar, upstream_argv
+from bench.catalogs import GITHUB, CatalogSpec, github_set
+from bench.client import Connection
+
+__all__ = ["CASES", "run_case", "run_specs", "summary"]
+
+CASES: dict[str, tuple[CatalogSpec, ...]] = {"425": (GITHUB,), "3x425": tuple(github_set(3)), "fresh": (GITHUB,)}
+Mark = tuple[str, str, float, float]  # who, what, ms from Popen, CPU ms (sidecar's own; 0 for others)
+
+
+def _config(specs: tuple[CatalogSpec, ...], folder: Path, marks: Path) -> Path:
+    servers = {}
+    for i, spec in enumerate(specs):
+        alias = f"s{i + 1}" if len(specs) > 1 else "gh"
+        argv = upstream_argv(spec)
+        servers[alias] = {"command": argv[0], "args": argv[1:],
+                          "env": {"BENCH_TIMELINE": str(marks), "BENCH_TIMELINE_WHO": alias}}
+    path = folder / "config.json"
+    path.write_text(json.dumps({"mcpServers": servers, "budgets": {"resultChars": 8000}}))
+    return path
+
+
+def _one_start(config: Path, marks: Path, expected: int) -> list[Mark]:
+    marks.write_bytes(b"")
+    argv = [PYTHON, str(BENCH_DIR / "timeline_boot.py"), "--config", str(config)]
+    env = dict(os.environ, BENCH_TIMELINE=str(marks))
+    with Connection(argv, env=env, cwd=str(REPO_ROOT), stderr_path=config.parent / "stderr.log") as conn:
+        start = conn.started
+        conn.initialize(30.0)
+        initialized = time.perf_counter()
+        conn.list_tools_until(expected, 60.0)
+        listed = time.perf_counter()
+    found: list[Mark] = [("client", "Popen", 0.0, 0.0), ("client", "initialize answered", (initialized - start) * 1e3, 0.0),
+                         ("client", "tools/list complete", (listed - start) * 1e3, 0.0)]
+    for line in marks.read_text().splitlines():
+        who, what, at, cpu = line.split("\t")
+        found.append((who, what, (float(at) - start) * 1e3, float(cpu) * 1e3 if who == "sidecar" else 0.0))
+    return sorted(found, key=lambda m: m[2])
+
+
+def run_case(case: str, rounds: int) -> list[list[Mark]]:
+    """`rounds` timed starts of `case`; the cached cases start once untimed first (pins kept)."""
+    return run_specs(CASES[case], rounds, fresh=case == "fresh")
+
+
+def run_specs(specs: tuple[CatalogSpec, ...], rounds: int, *, fresh: bool = False) -> list[list[Mark]]:
+    """`rounds` timed starts of one sidecar over an upstream per spec (a new data folder each
+    time when `fresh`; else one untimed start first, so the pins are kept)."""
+    expected = sum(spec.tools for spec in specs)
+    results = []
+    with tempfile.TemporaryDirectory(prefix="timeline-") as tmp:
+        base = Path(tmp)
+        marks = base / "marks.tsv"
+        if not fresh:
+            config = _config(specs, base, marks)
+            _one_start(config, marks, expected)
+        for n in range(rounds):
+            if fresh:
+                folder = base / f"fresh{n}"
+                folder.mkdir()
+                config = _config(specs, folder, marks)
+            results.append(_one_start(config, marks, expected))
+    return results
+
+
+def _keyed(marks: list[Mark]) -> dict[tuple[str, str, int], Mark]:
+    """Each mark under (who, what, its occurrence number): a repeated step stays apart."""
+    seen: dict[tuple[str, str], int] = {}
+    keyed = {}
+    for mark in marks:
+        n = seen[mark[:2]] = seen.get(mark[:2], 0) + 1
+        keyed[(mark[0], mark[1], n)] = mark
+    return keyed
+
+
+def summary(results: list[list[Mark]]) -> list[str]:
+    """One line per mark: median ms from Popen [min-max], the sidecar's median CPU ms."""
+    keyed = [_keyed(r) for r in results]
+    order = sorted(keyed[0], key=lambda k: statistics.median(r[k][2] for r in keyed if k in r))
+    lines = []
+    for key in order:
+        times = [r[key][2] for r in keyed if key in r]
+        cpus = [r[key][3] for r in keyed if key in r]
+        cpu = f"  cpu {statistics.median(cpus):6.1f}" if key[0] == "sidecar" else ""
+        what = key[1] + (f" #{key[2]}" if key[2] > 1 else "")
+        lines.append(f"{statistics.median(times):7.1f} ms [{min(times):6.1f}-{max(times):6.1f}]  "
+                     f"{key[0]:8s} {what}{cpu}")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--case", action="append", choices=sorted(CASES), help="default: 425 and 3x425")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--raw", action="store_true", help="also print every round's marks")
+    args = parser.parse_args(argv)
+    compile_sidecar()
+    for case in args.case or ["425", "3x425"]:
+        results = run_case(case, args.rounds)
+        print(f"== {case}: {args.rounds} rounds (median [min-max] ms from Popen; sidecar CPU ms so far)")
+        if args.raw:
+            for n, marks in enumerate(results):
+                print(f"-- round {n + 1}")
+                print("\n".join(f"{at:7.1f}  {who:8s} {what}" for who, what, at, _ in marks))
+        print("\n".join(summary(results)))
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,163 @@
+"""An early stdio upstream's handshake and first `tools/list`, in a thread, while the
+sidecar's own runtime still loads.
+
+Owns the conversation with a process started early (`sidecar.upstream.spawn`) until its
+supervisor adopts it: `initialize` sent at once, and once it is answered (the protocol's
+order), `notifications/initialized` and a first `tools/list`, exactly what the supervisor
+would send first. The answers wait as lines; the supervisor decodes and checks them as it
+would have (`sidecar.upstream.supervisor`), so the upstream's start, its handshake and the
+building of its listing overlap the sidecar's imports instead of following them.
+
+Refuses what it cannot hand over as if nothing happened: a request from the server other
+than `ping` before its `initialize` answer, a line over the line cap, or the end of the
+output first make the greeting unusable, and the process is then replaced by a fresh one
+the supervisor starts itself. Lines that are none of its two answers (notifications, junk,
+stray answers) are kept in order and fed to the connection once it exists. Standard
+library only: it runs before msgspec is loaded.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import subprocess
+import threading
+import time
+
+from sidecar import __version__
+from sidecar.wire.versions import HANDSHAKE_VERSIONS
+
+__all__ = ["CLIENT_CAPABILITIES", "CLIENT_INFO", "Greeting"]
+
+# What the sidecar says of itself in `initialize` (sidecar.upstream.handshake sends the same).
+# URL-mode elicitation is declared too: the face relays a URL-mode question only to an
+# engine that declared that mode, else refuses it naming the mode (sidecar.hub.face).
+CLIENT_CAPABILITIES: dict[str, object] = {"roots": {"listChanged": True}, "sampling": {},
+                                          "elicitation": {"form": {}, "url": {}}}
+CLIENT_INFO = {"name": "omb-sidecar", "version": __version__}
+LINE_CAP = 160 * 1024 * 1024  # sidecar.wire.framing.DEFAULT_LINE_CAP (an early entry sets no other)
+_SMALL = 64 * 1024  # a line this short is read to tell a notification from a request
+_POLL = 0.05  # how often a waiting read looks at the deadline
+
+
+class Greeting:
+    """The thread and what it read: `initialize` and `tools` (the two answer lines, or
+    None), `replay` (every other whole line, in order), `tail` (a partial last line), `usable`,
+    `timed_out` and `handed_over` (stopped at a question from the server)."""
+
+    def __init__(self, popen: subprocess.Popen[bytes], seconds: float) -> None:
+        """Greet `popen` now, in a thread that stops reading once both answers are in, or
+        after `seconds` (the start timeout: it then counts as not answering in time)."""
+        assert popen.stdin is not None and popen.stdout is not None
+        self._in, self._out = popen.stdin.fileno(), popen.stdout.fileno()
+        nonce = os.urandom(6).hex()
+        self.ids = (f"omb-early-{nonce}-1", f"omb-early-{nonce}-2")
+        self._tools_marker = json.dumps(self.ids[1]).encode()
+        self.initialize: bytes | None = None
+        self.tools: bytes | None = None
+        self.replay: list[bytes] = []
+        self.tail = b""  # a partial line read last: the line framer gets it first
+        self.usable = True
+        self.timed_out = False
+        self.handed_over = False  # stopped early, the rest left to the connection
+        self._deadline = time.monotonic() + seconds
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="early greeting", daemon=True)
+        self._thread.start()
+
+    def finished(self, timeout: float | None = None) -> bool:
+        """Wait until the thread has stopped reading (True), or `timeout` passed."""
+        return self._done.wait(timeout)
+
+    def _run(self) -> None:
+        try:
+            self._send({"jsonrpc": "2.0", "id": self.ids[0], "method": "initialize",
+                        "params": {"protocolVersion": HANDSHAKE_VERSIONS[-1], "capabilities": CLIENT_CAPABILITIES,
+                                   "clientInfo": CLIENT_INFO}})
+            self._read()
+        except OSError:  # the process is gone: the supervisor, starting afresh, says so
+            self.usable = False
+        finally:
+            self._done.set()
+
+    def _send(self, message: dict[str, object]) -> None:
+        data = memoryview(json.dumps(message, separators=(",", ":")).encode() + b"\n")
+        while data:
+            data = data[os.write(self._in, data):]
+
+    def _read(self) -> None:
+        """Take each whole line as it comes; a line arriving in pieces is joined once (a
+        listing of a megabyte comes in pipe-sized reads: no copy per read)."""
+        pieces: list[bytes] = []  # the line being read
+        rest = b""
+        while self._reading():
+            chunk, start = self._chunk(), 0
+            while self._reading():
+                end = chunk.find(b"\n", start)
+                if end < 0:
+                    pieces.append(chunk[start:])
+                    start = len(chunk)
+                    break
+                pieces.append(chunk[start:end])
+                start = end + 1
+                self._take(b"".join(pieces))
+                pieces = []
+            rest = chunk[start:]
+        *more, self.tail = (b"".join(pieces) + rest).split(b"\n")
+        self.replay.extend(more)
+
+    def _reading(self) -> bool:
+        return self.tools is None and self.usable and not (self.timed_out or self.handed_over)
+
+    def _chunk(self) -> bytes:
+        """The next bytes of the output; marks the greeting unusable or timed out instead."""
+        while True:
+            left = self._deadline - time.monotonic()
+            if left <= 0:
+                self.timed_out = True
+                return b""
+            if select.select([self._out], [], [], min(left, _POLL))[0]:
+                break
+        chunk = os.read(self._out, 1 << 20)
+        if not chunk:
+            self.usable = False
+        return chunk
+
+    def _take(self, line: bytes) -> None:
+        if len(line) > LINE_CAP:
+            self.usable = False
+        elif self.initialize is not None and self._tools_marker in line:
+            self.tools = line
+        else:
+            self._other(line)
+
+    def _other(self, line: bytes) -> None:
+        """A line that is not the `tools/list` answer: the `initialize` answer, a ping to
+        answer now, or a line the connection reads later."""
+        message = _small_object(line)
+        ident = message.get("id") if message is not None else None
+        if message is not None and ident == self.ids[0] and "method" not in message and self.initialize is None:
+            self.initialize = line
+            self._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+            self._send({"jsonrpc": "2.0", "id": self.ids[1], "method": "tools/list"})
+        elif message is not None and ident is not None and message.get("method") == "ping":
+            self._send({"jsonrpc": "2.0", "id": ident, "result": {}})
+        elif message is not None and ident is not None and "method" in message:
+            # a question to the sidecar (roots/list, say): the connection answers it, and the
+            # supervisor asks for the tools itself; before `initialize` is answered, a fresh start does
+            self.replay.append(line)
+            self.handed_over = self.initialize is not None
+            self.usable = self.handed_over
+        else:
+            self.replay.append(line)
+
+
+def _small_object(line: bytes) -> dict[str, object] | None:
+    if len(line) > _SMALL:
+        return None
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return None
+    return message if isinstance(message, dict) else None

@@ -1,0 +1,178 @@
+"""The stdio upstreams a plain `[serve] --config PATH` start can launch before the config
+module loads.
+
+Owns the first moments of a stdio start: the argv shape every engine uses, and a read of
+the config file with the standard library alone (`json`), so the upstreams' own start
+(an interpreter or a Node process each) overlaps the sidecar's imports of msgspec, the
+config and the runtime instead of following them. It starts only what the full config
+and the mount plan certainly start, and refuses to guess otherwise:
+
+- the file's sections are only `mcpServers` and sections that never change which servers
+  start (`budgets`, `face`, `features`, `policy`, `audit`, a `bot` without `selection`,
+  `grants` that allow and deny nothing): no organization, data folder, gateway;
+- an entry holds only `command`, `args`, `env`, `cwd` and `type: "stdio"`, each of the
+  expected type, its name, environment and arguments valid as the config's rules ask, and
+  no blank left to fill;
+- it is the first entry of its command, arguments, environment and folder;
+- the health file beside the config records no failed server (a failed one is left out).
+
+The CLI checks every early process against the mount plan it then makes
+(`sidecar.upstream.spawn.keep_early`) and stops any that does not belong, and stops them
+all when the config turns out invalid: what this module gets wrong costs a process killed
+within milliseconds, never a server started that the sidecar serves.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+
+from sidecar.upstream.spawn import Launch, start_early_launch
+
+START_SECONDS = 8.0  # sidecar.config.Face.start_timeout_seconds's default (a test keeps them equal)
+
+__all__ = ["early_launches", "plain_config_path", "records_a_failure", "start_named_in", "start_seconds"]
+
+HEALTH_FILE = "mcp-health.json"  # sidecar.mounts.heads.HEALTH_FILE (a test keeps them equal)
+NEEDS_VALUE = "<needs a value>"  # sidecar.config.rules.NEEDS_VALUE
+# The config's own rules (sidecar.config.rules), for what an early start reads; a test
+# compares this module's choices with the full config's and mount plan's on many configs.
+_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
+_RESERVED_NAMES = frozenset({"agents", "browser", "composio", "computer", "data", "dweb", "mcp", "ogb", "omb",
+                             "openmausbot", "phone", "sidecar"})
+_SECTIONS = frozenset({"mcpServers", "budgets", "face", "features", "policy", "audit"})
+_ENTRY_KEYS = frozenset({"command", "args", "env", "cwd", "type"})
+_FAILED = re.compile(rb'"ok"\s*:\s*false')  # only a key can be a quoted word before a colon
+_PACKAGE_FOLDERS = ("site-packages", "dist-packages")
+
+
+def plain_config_path(argv: Sequence[str]) -> str | None:
+    """The PATH of `[serve] --config PATH` (or `--config=PATH`), the way every engine starts
+    the sidecar; None for any other command line."""
+    rest = list(argv[1:] if argv[:1] == ["serve"] else argv)
+    if len(rest) == 1 and rest[0].startswith("--config="):
+        rest = ["--config", rest[0].removeprefix("--config=")]
+    if len(rest) != 2 or rest[0] != "--config" or not rest[1] or rest[1].startswith("-"):
+        return None
+    return rest[1]
+
+
+def start_named_in(argv: Sequence[str]) -> None:
+    """Start now the stdio upstreams a plain start's config certainly mounts (see above)."""
+    path = plain_config_path(argv)
+    if path is None or path.startswith("~"):
+        return
+    real = os.path.realpath(path)
+    if _inside_a_package(real):  # its state sits in the user's state folder: the CLI decides
+        return
+    document = _read(real)
+    launches = early_launches(document)
+    if launches and not _health_records_a_failure(os.path.join(os.path.dirname(real), HEALTH_FILE)):
+        for alias, launch in launches:
+            start_early_launch(alias, launch, start_seconds(document))
+
+
+def _read(path: str) -> object:
+    import json
+
+    try:
+        with open(path, "rb") as config:
+            return json.loads(config.read())
+    except (OSError, ValueError, RecursionError):
+        return None
+
+
+def start_seconds(document: object) -> float:
+    """The face's start timeout as the config sets it (`face.startTimeoutSeconds`; else its default)."""
+    face = document.get("face") if isinstance(document, dict) else None
+    seconds = face.get("startTimeoutSeconds") if isinstance(face, dict) else None
+    valid = isinstance(seconds, int | float) and not isinstance(seconds, bool) and seconds > 0
+    return float(seconds) if valid else START_SECONDS  # type: ignore[arg-type]
+
+
+def _health_records_a_failure(path: str) -> bool:
+    try:
+        with open(path, "rb") as health:
+            return records_a_failure(health.read())
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
+
+
+def records_a_failure(health: bytes) -> bool:
+    """Whether a health file's bytes hold a record with `"ok": false` (in JSON a quoted
+    word followed by a colon is always a key: a string's own quotes are escaped)."""
+    return _FAILED.search(health) is not None
+
+
+def _inside_a_package(real: str) -> bool:
+    if any(part in _PACKAGE_FOLDERS for part in real.split(os.sep)):
+        return True
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+    return any(real.startswith(os.path.join(root, name) + os.sep) for name in ("sidecar", "sidecar_admin", "shims"))
+
+
+def early_launches(document: object) -> list[tuple[str, Launch]]:
+    """Pure: each (alias, launch) of `document` that the full config and mount plan
+    certainly start (the health file aside), in file order."""
+    if not isinstance(document, dict) or not all(_leaves_servers_alone(key, value) for key, value in document.items()):
+        return []
+    block = document.get("mcpServers", {})
+    if not isinstance(block, dict):
+        return []
+    found: list[tuple[str, Launch]] = []
+    seen: set[Launch] = set()
+    for alias, entry in block.items():
+        launch = _launch_of(entry)
+        if launch is None:
+            continue
+        first = launch not in seen  # a later entry of the same launch is a duplicate, left out
+        seen.add(launch)
+        if first and _plain_entry(alias, entry):
+            found.append((alias, launch))
+    return found
+
+
+def _leaves_servers_alone(section: str, value: object) -> bool:
+    """A section that cannot change which servers start: one of `_SECTIONS`, a bot with no
+    `selection`, grants with no `allow` and no `deny`."""
+    if section in _SECTIONS:
+        return True
+    if section == "bot":
+        return isinstance(value, dict) and value.get("selection") is None
+    if section == "grants":
+        return isinstance(value, dict) and value.get("allow") is None and not value.get("deny")
+    return False
+
+
+def _launch_of(entry: object) -> Launch | None:
+    """The launch an entry names, when its command, arguments, environment and folder have
+    the types the config asks (else it is nobody's duplicate: the config skips it)."""
+    if not isinstance(entry, dict):
+        return None
+    command, args, env, cwd = entry.get("command"), entry.get("args", []), entry.get("env", {}), entry.get("cwd")
+    if not (isinstance(command, str) and command and isinstance(args, list) and all(isinstance(a, str) for a in args)
+            and isinstance(env, dict) and all(isinstance(v, str) for v in env.values())
+            and (cwd is None or isinstance(cwd, str))):
+        return None
+    return Launch(command, tuple(args), tuple(sorted(env.items())), cwd)
+
+
+def _plain_entry(alias: object, entry: dict[str, object]) -> bool:
+    """An entry the config reads as a valid stdio server with nothing left to fill."""
+    if not (isinstance(alias, str) and _NAME.match(alias) and "__" not in alias and alias not in _RESERVED_NAMES):
+        return False
+    if not set(entry) <= _ENTRY_KEYS or entry.get("type", "stdio") != "stdio":
+        return False
+    args, env = entry.get("args", []), entry.get("env", {})
+    assert isinstance(args, list) and isinstance(env, dict)
+    return NEEDS_VALUE not in args and all(_plain_variable(name, value) for name, value in env.items())
+
+
+def _plain_variable(name: str, value: str) -> bool:
+    """A variable the config accepts and that needs no value (sidecar.config.rules.check_env)."""
+    return (bool(name) and "=" not in name and "\0" not in name and name.strip() == name
+            and not name.upper().startswith(("OMB_", "OGB_")) and name != "ELECTRON_RUN_AS_NODE"
+            and bool(value) and "\0" not in value)

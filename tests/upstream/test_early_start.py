@@ -1,0 +1,281 @@
+"""The stdio upstreams a plain `--config PATH` start launches before the config module loads
+(`sidecar.upstream.plain_config`, `sidecar.entry`): only what the full config and mount plan
+start, before msgspec and the runtime load, adopted for the first start, and never left
+behind by a sidecar that dies or does not serve."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sidecar.config import parse_config, rules
+from sidecar.errors import ConfigError
+from sidecar.mounts.heads import HEALTH_FILE
+from sidecar.mounts.plan import plan_mounts
+from sidecar.mounts.reach import reaches
+from sidecar.upstream import plain_config
+from sidecar.upstream.plain_config import early_launches, plain_config_path, records_a_failure
+from sidecar.upstream.spawn import Launch
+from tests.conftest import REPO
+
+WAIT = 20.0  # seconds: every wait below is on a condition, bounded by this
+
+
+def test_the_config_rules_it_copies_are_the_configs() -> None:
+    assert plain_config._RESERVED_NAMES == rules.RESERVED_NAMES
+    assert plain_config.NEEDS_VALUE == rules.NEEDS_VALUE and plain_config.HEALTH_FILE == HEALTH_FILE
+
+
+@pytest.mark.parametrize(("argv", "path"), [
+    (["--config", "c.json"], "c.json"), (["serve", "--config", "c.json"], "c.json"), (["--config=c.json"], "c.json"),
+    (["--help"], None), (["check", "--config", "c.json", "x"], None), (["--config", "c.json", "--http", "h:1"], None),
+    (["--examples"], None), ([], None), (["--config", "--http"], None), (["demo"], None),
+])
+def test_only_a_plain_serve_starts_anything_early(argv: list[str], path: str | None) -> None:
+    assert plain_config_path(argv) == path
+
+
+# -- only what the full config and the mount plan start ----------------------------------------
+
+_ALIASES = st.sampled_from(["a", "b", "files", "x__y", "Bad", "mcp", "sidecar", "ok-1", "c_2"])
+_WORD = st.sampled_from(["node", "srv", "", "<needs a value>", "-y", "x"])
+_ENV = st.dictionaries(st.sampled_from(["TOKEN", "OMB_X", "ELECTRON_RUN_AS_NODE", "A=B", " A", "K"]),
+                       st.sampled_from(["v", "", "1", "a\0b"]), max_size=2)
+_ENTRY = st.one_of(
+    st.fixed_dictionaries({"command": st.sampled_from(["node", "python", ""])},
+                          optional={"args": st.lists(_WORD, max_size=2), "env": _ENV,
+                                    "cwd": st.sampled_from([None, "/tmp"]),
+                                    "type": st.sampled_from(["stdio", "http", "sse"]),
+                                    "enabled": st.booleans(), "url": st.just("https://example.com/mcp"),
+                                    "builtin": st.booleans(), "resultChars": st.sampled_from([1000, "many"])}),
+    st.just("not an entry"),
+    st.just({"url": "https://example.com/mcp"}),
+)
+_SECTIONS = st.fixed_dictionaries({}, optional={
+    "bot": st.sampled_from([{"id": "b"}, {"id": "b", "selection": {"servers": ["a"]}},
+                            {"selection": {"tools": ["b__*"]}}, {"selection": None}]),
+    "grants": st.sampled_from([{}, {"allow": ["a__*"]}, {"deny": ["b__*"]}, {"allow": None, "deny": []}]),
+    "organization": st.sampled_from([{"customServers": False, "approved": ["a"]}, {}]),
+    "budgets": st.just({"resultChars": 4000}),
+    "face": st.just({"name": "omb"}),
+    "data": st.just({"folder": "/tmp/elsewhere"}),
+})
+
+
+def _mounted_launches(document: dict[str, Any]) -> set[tuple[str, Launch]] | None:
+    """What the CLI starts for `document` (no health records): None for an invalid config."""
+    try:
+        config = parse_config(document, {})
+    except ConfigError:
+        return None
+    plan = plan_mounts(config.servers, {})
+    return {(s.alias, Launch.of(s)) for s in plan.mounted
+            if s.type == "stdio" and s.command and reaches(config, s.alias)}
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(_SECTIONS, st.just({}), st.just({"bot": {"id": "b"}, "grants": {"deny": []}})),
+       st.lists(st.tuples(_ALIASES, _ENTRY), max_size=4))
+def test_it_starts_only_what_the_config_and_the_plan_start(sections: dict[str, Any],
+                                                           entries: list[tuple[str, Any]]) -> None:
+    document = {**sections, "mcpServers": dict(entries)}
+    early = early_launches(json.loads(json.dumps(document)))
+    mounted = _mounted_launches(document)
+    if mounted is not None:
+        assert set(early) <= mounted
+    assert len({alias for alias, _ in early}) == len(early)
+
+
+def test_a_plain_config_starts_every_server() -> None:
+    document = {"bot": {"id": "b"}, "budgets": {"resultChars": 100},
+                "mcpServers": {"a": {"command": "node", "args": ["a.js"], "env": {"TOKEN": "t"}},
+                               "b": {"type": "stdio", "command": "python", "args": ["-m", "b"]},
+                               "same": {"command": "node", "args": ["a.js"], "env": {"TOKEN": "t"}},
+                               "web": {"url": "https://example.com/mcp"}}}
+    assert [alias for alias, _ in early_launches(document)] == ["a", "b"]  # `same` is a duplicate, left out
+    assert set(early_launches(document)) == _mounted_launches(document)  # what the plan mounts, all of it
+
+
+def test_a_failed_record_is_found_in_a_real_health_file_and_not_in_a_definition(tmp_path: Path) -> None:
+    from sidecar.mounts.health import HealthFile, HealthRecord
+
+    path = tmp_path / HEALTH_FILE
+    with HealthFile(path).edit() as records:
+        records["a"] = HealthRecord(ok=True, checked_at=1.0, outcome="connected",
+                                    reason='a tool says {"ok":false} and "ok": false')
+    assert not records_a_failure(path.read_bytes())
+    with HealthFile(path).edit() as records:
+        records["b"] = HealthRecord(ok=False, checked_at=2.0, outcome="failed", reason="no")
+    assert records_a_failure(path.read_bytes())
+
+
+# -- real processes ------------------------------------------------------------------------------
+
+# An upstream that says its pid through a FIFO and then waits for a signal, deaf to its
+# stdin closing: only a death signal ends it when the sidecar dies.
+_DEAF_UPSTREAM = ("import os, signal, sys\n"
+                  "with open(sys.argv[1], 'w') as fifo: fifo.write(str(os.getpid()))\n"
+                  "signal.signal(signal.SIGTERM, lambda *_: os._exit(0))\n"
+                  "while True: signal.pause()\n")
+# Runs the sidecar as `python -m sidecar` does, saying on stderr when a process is started
+# and when msgspec, the config module and the runtime begin to load.
+_WATCHED = ("import sys, runpy\n"
+            "def hook(event, args):\n"
+            "    if event == 'subprocess.Popen': sys.stderr.write('EVENT popen\\n')\n"
+            "    elif event == 'import' and args[0] in ('msgspec', 'sidecar.config', 'asyncio', 'sidecar.app'):\n"
+            "        sys.stderr.write('EVENT import ' + args[0] + '\\n')\n"
+            "sys.addaudithook(hook)\n"
+            "runpy.run_module('sidecar', run_name='__main__', alter_sys=True)\n")
+
+
+def _config(tmp_path: Path, servers: dict[str, Any], **sections: Any) -> Path:
+    path = tmp_path / "sidecar.json"
+    path.write_text(json.dumps({"bot": {"id": "test-bot"}, **sections, "mcpServers": servers}))
+    return path
+
+
+def _start(argv: list[str], stderr: Path) -> subprocess.Popen[bytes]:
+    with stderr.open("wb") as sink:
+        return subprocess.Popen(argv, cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=sink,
+                                start_new_session=True)
+
+
+def _read_pid(fifo: Path) -> int:
+    fd = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)  # a writer of our own: no end-of-file before the upstream writes
+    try:
+        text = b""
+        while not text:
+            assert select.select([fd], [], [], WAIT)[0], "the upstream never started"
+            text = os.read(fd, 64)
+        return int(text)
+    finally:
+        os.close(fd)
+
+
+def _wait_gone(pid: int) -> bool:
+    try:
+        pidfd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    try:
+        return bool(select.select([pidfd], [], [], WAIT)[0])
+    finally:
+        os.close(pidfd)
+
+
+def _deaf_upstream(tmp_path: Path) -> tuple[dict[str, Any], Path]:
+    fifo = tmp_path / "pid.fifo"
+    os.mkfifo(fifo)
+    return {"command": sys.executable, "args": ["-c", _DEAF_UPSTREAM, str(fifo)]}, fifo
+
+
+def test_a_killed_sidecar_leaves_no_upstream_it_started_early(tmp_path: Path) -> None:
+    entry, fifo = _deaf_upstream(tmp_path)
+    config = _config(tmp_path, {"deaf": entry})
+    sidecar = _start([sys.executable, "-c", _WATCHED, "--config", str(config)], tmp_path / "stderr")
+    try:
+        upstream = _read_pid(fifo)
+        sidecar.send_signal(signal.SIGKILL)
+        sidecar.wait(WAIT)
+        assert _wait_gone(upstream), "the upstream outlived its sidecar"
+    finally:
+        _kill(sidecar)
+    events = _events(tmp_path / "stderr")
+    assert events.index("popen") < events.index("import msgspec"), events  # it was an early start
+
+
+def test_a_config_that_does_not_serve_stops_what_started_early(tmp_path: Path) -> None:
+    entry, fifo = _deaf_upstream(tmp_path)
+    config = _config(tmp_path, {"deaf": entry}, face={"layout": "no such layout"})
+    sidecar = _start([sys.executable, "-c", _WATCHED, "--config", str(config)], tmp_path / "stderr")
+    try:
+        upstream = _read_pid(fifo)
+        assert sidecar.wait(WAIT) == 2
+        assert _wait_gone(upstream), "an upstream of an invalid config was left running"
+    finally:
+        _kill(sidecar)
+
+
+def test_the_upstream_starts_before_the_runtime_loads_and_is_adopted(tmp_path: Path) -> None:
+    server = REPO / "tests" / "upstreams" / "fault_server.py"
+    config = _config(tmp_path, {"a": {"command": sys.executable, "args": [str(server)]}})
+    sidecar = _start([sys.executable, "-c", _WATCHED, "--config", str(config)], tmp_path / "stderr")
+    try:
+        assert sidecar.stdin is not None and sidecar.stdout is not None
+        sidecar.stdin.write(b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
+                            b'"capabilities":{},"clientInfo":{"name":"t","version":"1"}}}\n'
+                            b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
+                            b'{"jsonrpc":"2.0","id":2,"method":"tools/list"}\n')
+        sidecar.stdin.flush()
+        listed = _reply(sidecar, 2)
+        assert "a__echo" in {tool["name"] for tool in listed["result"]["tools"]}
+        sidecar.stdin.close()
+        assert sidecar.wait(WAIT) == 0
+    finally:
+        _kill(sidecar)
+    events = _events(tmp_path / "stderr")
+    assert events.count("popen") == 1, events  # started once, early, and adopted: not started again
+    for module in ("msgspec", "sidecar.config", "asyncio", "sidecar.app"):
+        assert events.index("popen") < events.index(f"import {module}"), events
+
+
+def test_help_starts_nothing(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-c", _WATCHED, "--help"], cwd=REPO, capture_output=True, timeout=WAIT)
+    assert done.returncode == 0 and b"EVENT popen" not in done.stderr
+
+
+def _reply(process: subprocess.Popen[bytes], ident: int) -> dict[str, Any]:
+    """The answer to request `ident`, read from the raw pipe (a buffered reader would hide
+    lines it already holds from `select`)."""
+    assert process.stdout is not None
+    fd, buffer = process.stdout.fileno(), b""
+    while True:
+        while b"\n" not in buffer:
+            assert select.select([fd], [], [], WAIT)[0], "no answer from the sidecar"
+            chunk = os.read(fd, 1 << 20)
+            assert chunk, "the sidecar closed its stdout"
+            buffer += chunk
+        line, buffer = buffer.split(b"\n", 1)
+        message = json.loads(line)
+        if message.get("id") == ident:
+            return message  # type: ignore[no-any-return]
+
+
+def _events(stderr: Path) -> list[str]:
+    return [line.removeprefix("EVENT ") for line in stderr.read_text().splitlines() if line.startswith("EVENT ")]
+
+
+def _kill(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(WAIT)
+
+
+@pytest.mark.parametrize("setpriv", [True, False], ids=["setpriv", "preexec_fn"])
+def test_each_way_of_asking_for_the_death_signal_works(tmp_path: Path, setpriv: bool) -> None:
+    """With setpriv (vfork) and without it (the child's own prctl): a parent killed with
+    SIGKILL takes its upstream along."""
+    entry, fifo = _deaf_upstream(tmp_path)
+    parent_code = ("import sys\n"
+                   "from sidecar.upstream import spawn\n"
+                   f"{'' if setpriv else 'spawn._found.append(None)'}\n"
+                   "spawn.start_launch(spawn.Launch(sys.argv[1], tuple(sys.argv[2:]), (), None))\n"
+                   "sys.stdin.read()\n")
+    parent = _start([sys.executable, "-c", parent_code, entry["command"], *entry["args"]], tmp_path / "stderr")
+    try:
+        upstream = _read_pid(fifo)
+        parent.send_signal(signal.SIGKILL)
+        parent.wait(WAIT)
+        assert _wait_gone(upstream), "the upstream outlived its parent"
+    finally:
+        _kill(parent)

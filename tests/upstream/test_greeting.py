@@ -1,0 +1,153 @@
+"""An early process's greeting (`sidecar.upstream.greeting`): what it reads of real upstreams
+that behave and misbehave, and that a sidecar whose upstreams were greeted early lists, fails
+and times out as one that greeted them itself."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sidecar.upstream.greeting import Greeting
+from sidecar.upstream.spawn import Launch, start_launch
+from tests.conftest import REPO
+
+WAIT = 20.0
+FAULT_SERVER = str(REPO / "tests" / "upstreams" / "fault_server.py")
+
+
+def _greet(*options: str, seconds: float = WAIT) -> tuple[Greeting, subprocess.Popen[bytes]]:
+    popen = start_launch(Launch(sys.executable, (FAULT_SERVER, *options), (), None))
+    greeting = Greeting(popen, seconds)
+    assert greeting.finished(WAIT + seconds)
+    return greeting, popen
+
+
+def _stop(popen: subprocess.Popen[bytes]) -> None:
+    os.killpg(popen.pid, signal.SIGKILL)
+    popen.wait(WAIT)
+
+
+@pytest.mark.parametrize("options", [(), ("garbage-on-start=2",), ("notify-before-init",), ("request-before-init",),
+                                     ("tool-pages=2",), ("duplicate",), ("unknown-ids",)])
+def test_a_working_upstream_is_greeted_whole(options: tuple[str, ...]) -> None:
+    greeting, popen = _greet(*options)
+    try:
+        assert greeting.usable and not greeting.timed_out and greeting.initialize and greeting.tools
+        assert json.loads(greeting.initialize)["id"] == greeting.ids[0]
+        answer = json.loads(greeting.tools)
+        assert answer["id"] == greeting.ids[1] and "echo" in {t["name"] for t in answer["result"]["tools"]}  # a first page
+        if "notify-before-init" in options:  # kept for the connection, in order
+            assert [json.loads(line)["method"] for line in greeting.replay[:2]] == [
+                "notifications/message", "notifications/tools/list_changed"]
+        if "garbage-on-start=2" in options:
+            assert len(greeting.replay) >= 2
+    finally:
+        _stop(popen)
+
+
+def test_an_upstream_that_never_answers_times_out() -> None:
+    greeting, popen = _greet("no-init", seconds=0.3)
+    try:
+        assert greeting.timed_out and greeting.initialize is None
+    finally:
+        _stop(popen)
+
+
+@pytest.mark.parametrize("options", [("exit-on-start=3",), ("exit-after-init=3",)])
+def test_an_upstream_that_ends_first_is_not_handed_over(options: tuple[str, ...]) -> None:
+    greeting, popen = _greet(*options)
+    assert not greeting.usable
+    popen.wait(WAIT)
+
+
+def test_a_refused_initialize_is_held_for_the_supervisor_to_read() -> None:
+    greeting, popen = _greet("init-error")
+    try:  # the error answer is the initialize answer: the supervisor fails the start on it, as ever
+        assert greeting.initialize is not None and "error" in json.loads(greeting.initialize)
+    finally:
+        _stop(popen)
+
+
+# -- through a real sidecar, early start and greeting on ---------------------------------------
+
+
+def _listed(tmp_path: Path, options: list[str], **face: Any) -> tuple[set[str], subprocess.Popen[bytes]]:
+    config = tmp_path / "sidecar.json"
+    config.write_text(json.dumps({"bot": {"id": "t"}, **({"face": face} if face else {}),
+                                  "mcpServers": {"a": {"command": sys.executable, "args": [FAULT_SERVER, *options]}}}))
+    sidecar = subprocess.Popen([sys.executable, "-m", "sidecar", "--config", str(config)], cwd=REPO,
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                               start_new_session=True)
+    assert sidecar.stdin is not None
+    sidecar.stdin.write(b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
+                        b'"capabilities":{},"clientInfo":{"name":"t","version":"1"}}}\n'
+                        b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
+                        b'{"jsonrpc":"2.0","id":2,"method":"tools/list"}\n')
+    sidecar.stdin.flush()
+    return {tool["name"] for tool in _answer(sidecar, 2)["result"]["tools"]}, sidecar
+
+
+@pytest.mark.parametrize("options", [[], ["notify-before-init"], ["request-before-init"], ["tool-pages=2"],
+                                     ["garbage-on-start=2"], ["duplicate"]])
+def test_a_greeted_upstream_lists_all_its_tools(tmp_path: Path, options: list[str]) -> None:
+    names, sidecar = _listed(tmp_path, options)
+    try:
+        assert {"a__echo", "a__pid", "a__sleep"} <= names
+    finally:
+        _end(sidecar)
+
+
+@pytest.mark.parametrize("options", [["init-error"], ["exit-on-start=3"], ["no-init"]])
+def test_a_greeted_upstream_that_fails_is_left_out_and_the_sidecar_answers(tmp_path: Path, options: list[str]) -> None:
+    names, sidecar = _listed(tmp_path, options, startTimeoutSeconds=1, listWaitSeconds=3)
+    try:
+        assert not any(name.startswith("a__") for name in names)
+    finally:
+        _end(sidecar)
+
+
+def _answer(process: subprocess.Popen[bytes], ident: int) -> dict[str, Any]:
+    assert process.stdout is not None
+    fd, buffer = process.stdout.fileno(), b""
+    while True:
+        while b"\n" not in buffer:
+            assert select.select([fd], [], [], WAIT)[0], "no answer from the sidecar"
+            chunk = os.read(fd, 1 << 20)
+            assert chunk, "the sidecar closed its stdout"
+            buffer += chunk
+        line, buffer = buffer.split(b"\n", 1)
+        message = json.loads(line)
+        if message.get("id") == ident:
+            return message  # type: ignore[no-any-return]
+
+
+def _end(process: subprocess.Popen[bytes]) -> None:
+    assert process.stdin is not None
+    process.stdin.close()
+    try:
+        process.wait(WAIT)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(WAIT)
+
+
+def test_a_duplicated_initialize_answer_is_one_handshake(tmp_path: Path) -> None:
+    """A server that answers everything twice gets `initialized` and `tools/list` once."""
+    record = tmp_path / "record.jsonl"
+    greeting, popen = _greet("duplicate", f"record={record}")
+    try:
+        assert greeting.usable and greeting.tools is not None
+    finally:
+        _stop(popen)
+    received = [json.loads(json.loads(line)["raw"]).get("method") for line in record.read_text().splitlines()
+                if json.loads(line).get("event") == "recv"]
+    assert received == ["initialize", "notifications/initialized", "tools/list"]
