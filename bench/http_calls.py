@@ -76,11 +76,12 @@ def _sequential(conn: HttpConnection, body: Body, headers: dict[str, str], count
 
 
 @contextmanager
-def _server(argv: list[str], port: int, log: Path, timeout: float) -> Iterator[subprocess.Popen[bytes]]:
+def _server(argv: list[str], port: int, log: Path, timeout: float,
+            cwd: Path = REPO_ROOT) -> Iterator[subprocess.Popen[bytes]]:
     env = {**os.environ, "OMB_BENCH_HTTP_TOKEN": TOKEN}
     with open(log, "ab") as stderr:
         child = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr,
-                                 env=env, cwd=str(REPO_ROOT), start_new_session=True)
+                                 env=env, cwd=str(cwd), start_new_session=True)
     try:
         wait_port(port, timeout, lambda: child.poll() is None)
         yield child

@@ -23,6 +23,7 @@ go in (each is owed to a request the client sent). A GET stream not open yet kee
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import secrets
 import time
@@ -45,6 +46,7 @@ __all__ = ["Exchange", "HttpSession", "SessionTable", "new_session_id"]
 log = logging.getLogger(__name__)
 
 UNSUBSCRIBE_SECONDS = 5.0  # each resource a closed session leaves behind, at most
+IDLE_TRANSIENTS = 16  # stateless requests' sessions kept for reuse, at most
 
 
 def new_session_id() -> str:
@@ -52,24 +54,86 @@ def new_session_id() -> str:
 
 
 class Exchange:
-    """The frames one POST waits for: its answers, and what relates to its requests."""
+    """The frames one POST waits for: its answers, and what relates to its requests.
+
+    Most POSTs get their one answer and nothing else: that answer waits in a slot, and the
+    queue an event stream reads (`frames`, bounded in bytes) is made only when a second
+    frame comes, or a stream is chosen, taking the answer first so the order holds."""
+
+    __slots__ = ("waiting", "tokens", "streaming", "error_code", "_queue", "_alone", "_ended", "_waiter")
 
     def __init__(self, ids: list[RequestId], tokens: list[object]) -> None:
         self.waiting = set(ids)
         self.tokens = {t for t in tokens if t is not None}
-        self.frames = FrameQueue(Shedding("an HTTP client's answer stream"))
         self.streaming = False  # the answer is an event stream, so more than answers may go in
         self.error_code: int | None = None  # of the last error answer put in, for the HTTP status
+        self._queue: FrameQueue | None = None
+        self._alone: bytes | None = None  # the first frame, while no queue is made
+        self._ended = False  # every request answered (or the session closed): no more frames
+        self._waiter: asyncio.Future[None] | None = None  # `settled` waiting
+
+    @property
+    def frames(self) -> FrameQueue:
+        """Every frame in order, then None (made on first use, holding what came before)."""
+        queue = self._queue
+        if queue is None:
+            queue = self._queue = FrameQueue(Shedding("an HTTP client's answer stream"))
+            if self._alone is not None:
+                queue.put(self._alone)
+                self._alone = None
+            if self._ended:
+                queue.put(None)
+            self._wake()
+        return queue
 
     def put(self, frame: bytes) -> None:
-        self.frames.put(frame)
+        if self._queue is None and self._alone is None and not self._ended:
+            self._alone = frame
+        else:
+            self.frames.put(frame)
 
     def answered(self, ident: RequestId, error_code: int | None = None) -> None:
         if error_code is not None:
             self.error_code = error_code
         self.waiting.discard(ident)
         if not self.waiting:
-            self.frames.put(None)  # the end of this exchange
+            self.end()  # the end of this exchange
+
+    def end(self) -> None:
+        """No more frames: the requests are answered, or their session closed."""
+        if self._ended:
+            return
+        self._ended = True
+        if self._queue is not None:
+            self._queue.put(None)
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            if not waiter.done():
+                waiter.set_result(None)
+
+    async def settled(self) -> bytes | None:
+        """The one answer, once it came alone and the exchange ended; None when anything
+        else came (or nothing): then `frames` holds it all, for an event stream."""
+        while self._queue is None and not self._ended:
+            waiter = self._waiter
+            if waiter is None or waiter.done():  # a cancelled wait cancelled its future: make another
+                waiter = self._waiter = asyncio.get_running_loop().create_future()
+            await waiter
+        return self._alone if self._queue is None else None
+
+    def discard(self) -> None:
+        """Forget what its client did not stay for."""
+        self._alone = None
+        if self._queue is not None:
+            self._queue.discard()
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            if not waiter.done():
+                waiter.set_result(None)
 
 
 class HttpSession:
@@ -124,7 +188,7 @@ class HttpSession:
         for token in exchange.tokens:
             if self._by_token.get(token) is exchange:
                 del self._by_token[token]
-        exchange.frames.discard()  # what its client did not stay for
+        exchange.discard()  # what its client did not stay for
 
     # -- sidecar frames out -------------------------------------------------------------
 
@@ -204,13 +268,20 @@ class HttpSession:
             return 0.0
         return now - self.last_seen
 
+    def left_clean(self) -> bool:
+        """Nothing of its last request is left: it can serve another as if new."""
+        # An exchange ended leaves no id or token behind (`end`), so `_open` says it for all.
+        engine = self.engine
+        return not (self._open or engine.in_flight or engine.relayed or engine.resource_uris
+                    or self._stream is not None or self.jobs.running())
+
     async def close(self) -> None:
         if self.engine.held_scope is self.engine:  # its held results end with it
             self.face.gate.held.drop_session(self.engine)
         if self.engine in self.face.sessions:
             self.face.sessions.remove(self.engine)
         for exchange in list(self._open):
-            exchange.frames.put(None)
+            exchange.end()
         if self.stream_open:
             self.stream.put(b"")  # wakes the GET writer, which then ends
         elif self._stream is not None:
@@ -231,6 +302,9 @@ class SessionTable:
         # A plain set, left by `passed`: a WeakSet costs a weak reference and its callback
         # per request, on the path every stateless call takes.
         self.passing: set[HttpSession] = set()
+        # Transient sessions left clean by their request, for the next one: building and
+        # closing a session, its dispatcher and its jobs cost a stateless call ~300 bytecodes.
+        self._idle: list[HttpSession] = []
 
     def get(self, ident: str) -> HttpSession | None:
         return self.sessions.get(ident)
@@ -246,15 +320,26 @@ class SessionTable:
         return session
 
     def transient(self) -> HttpSession:
-        """A session for one 2026-07-28 request: not listed, no id, gone after it."""
-        session = HttpSession(self.face, self.redactor)
-        session.engine.announced = True
+        """A session for one 2026-07-28 request: not listed, no id, gone after it (or kept
+        idle for the next one, when it is left as it was made: see `passed`)."""
+        session = self._idle.pop() if self._idle else self._fresh_transient()
         self.passing.add(session)
         return session
 
+    def _fresh_transient(self) -> HttpSession:
+        session = HttpSession(self.face, self.redactor)
+        session.engine.announced = True
+        return session
+
     async def passed(self, session: HttpSession) -> None:
-        """A transient session's request is over: it leaves the table and closes."""
+        """A transient session's request is over: it leaves the table, and is kept for the
+        next stateless request when nothing of this one is left in it (no request in flight,
+        no job running, no question out, no exchange, no stream); else it closes. The route
+        sets everything a request brings (capabilities, caller scope, answer stamp) anew."""
         self.passing.discard(session)
+        if len(self._idle) < IDLE_TRANSIENTS and session.left_clean():
+            self._idle.append(session)
+            return
         await session.close()
 
     async def drop(self, ident: str, *, release: bool = True) -> bool:
@@ -284,6 +369,9 @@ class SessionTable:
         return sum(answer_in_flight(session.engine, why) for session in every)
 
     async def close_all(self) -> None:
+        idle, self._idle = self._idle, []
+        for session in idle:
+            await session.close()
         for ident in list(self.sessions):
             await self.drop(ident, release=False)  # shutting down: the upstreams stop too
 
