@@ -36,7 +36,7 @@ MODERN = "2026-07-28"
 async def served() -> AsyncIterator[tuple[InMemorySidecar, HttpFront, str]]:
     async with in_memory({"f": FakeServer([tool("echo", text={"type": "string"})])}) as sidecar:
         await sidecar.settled()
-        settings = FrontSettings(host="127.0.0.1", port=0, token=TOKEN, more_tokens=(OTHER,))
+        settings = FrontSettings(host="127.0.0.1", port=0, token=TOKEN, more_tokens=(OTHER,), body_cap=64 * 1024)
         front = HttpFront(sidecar.face, Redactor([]), settings)
         site = TestServer(front.app(), host="127.0.0.1", port=0)
         await site.start_server()
@@ -148,3 +148,20 @@ async def test_an_exchange_answers_alone_or_streams_everything_in_order() -> Non
     late_stream.put(b"answer")
     late_stream.answered(1)
     assert [await late_stream.frames.get() for _ in range(2)] == [b"answer", None]  # the queue holds what came
+
+
+async def test_a_post_body_is_judged_by_its_type_and_length_as_before() -> None:
+    async with served() as (sidecar, front, base), aiohttp.ClientSession() as http:
+        sidecar.upstream("f").on_call = lambda call: call.answer("ok")
+
+        async def post(body: bytes, **headers: str) -> int:
+            sent = {**modern_headers(TOKEN, "f__echo"), **headers}
+            async with http.post(base + "mcp", data=body, headers=sent) as answer:
+                await answer.read()
+                return answer.status
+
+        assert await post(call_body(1, "x"), **{"Content-Type": "application/json; charset=utf-8"}) == 200
+        assert await post(call_body(1, "x"), **{"Content-Type": "text/plain"}) == 415
+        assert await post(call_body(1, "x"), **{"Content-Type": "application/jsonx"}) == 415
+        cap = front.settings.body_cap
+        assert await post(call_body(1, "x" * cap)) == 413  # its Content-Length says so before it is read

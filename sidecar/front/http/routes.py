@@ -110,6 +110,7 @@ class HttpFront:
         self.console = console  # the operator's page, when `console.enabled` (it admits by its own cookie)
         self.settings = settings
         self.rule = HostRule(settings.host, settings.allowed_hosts)
+        self.tokens = settings.tokens  # read once: the property builds a tuple
         self.table = SessionTable(face, redactor, settings.max_sessions, settings.idle_seconds)
         self.held = HeldCalls(face, redactor)  # stateless calls whose upstream asked (sidecar.front.eras)
         self.draining = False
@@ -143,7 +144,7 @@ class HttpFront:
 
     def _caller(self, request: web.Request) -> str | web.Response:
         """The caller a request presents the token of, after its Host and Origin; else the refusal."""
-        return admitted(request, self.rule, self.settings.tokens, False)
+        return admitted(request, self.rule, self.tokens, False)
 
     def _admitting(self, serve: Callable[[web.Request, str], Awaitable[web.StreamResponse]]) -> Handler:
         """A route that admits its request first, then refuses a face not served here."""
@@ -184,7 +185,8 @@ class HttpFront:
 
     async def _read_body(self, request: web.Request) -> bytes | web.Response:
         cap = self.settings.body_cap
-        if request.content_length is not None and request.content_length > cap:
+        length = request.headers.get("Content-Length")  # digits only: aiohttp's parser refused any other
+        if length is not None and int(length) > cap:
             return _refuse(413, f"Payload Too Large: at most {cap} bytes")
         content = request.content
         if content.is_eof() and content.total_bytes <= cap:  # all of it came with the headers: no wait, no timer
@@ -206,7 +208,7 @@ class HttpFront:
 
     async def _post(self, request: web.Request) -> web.StreamResponse:
         """POST /mcp, admitted here (the one hot route: no wrapper, no middleware)."""
-        caller = admitted(request, self.rule, self.settings.tokens, False)
+        caller = admitted(request, self.rule, self.tokens, False)
         if type(caller) is not str:
             return caller  # type: ignore[return-value]
         return await self._post_as(request, caller)
@@ -221,7 +223,8 @@ class HttpFront:
             self.posts -= 1
 
     async def _post_admitted(self, request: web.Request, caller: str) -> web.StreamResponse:
-        if request.content_type != "application/json":
+        # The header as clients send it is taken as it is; anything else is parsed (parameters).
+        if request.headers.get("Content-Type") != "application/json" and request.content_type != "application/json":
             return _refuse(415, "Unsupported Media Type: send application/json")
         body = await self._read_body(request)
         if type(body) is not bytes:

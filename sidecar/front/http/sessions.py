@@ -92,6 +92,14 @@ class Exchange:
         else:
             self.frames.put(frame)
 
+    def answer(self, frame: bytes, ident: RequestId, error_code: int | None = None) -> None:
+        """`put` the answer to `ident`, then `answered`: one call on every request's way back."""
+        if self._queue is None and self._alone is None and not self._ended:
+            self._alone = frame
+        else:
+            self.frames.put(frame)
+        self.answered(ident, error_code)
+
     def answered(self, ident: RequestId, error_code: int | None = None) -> None:
         if error_code is not None:
             self.error_code = error_code
@@ -221,12 +229,10 @@ class HttpSession:
         exchange = self._by_id.pop(ident, None) if ident is not None else None
         if exchange is None or ident is None:
             self.stream.put(encode_event(event))
-        elif isinstance(event, ErrorAnswer):
-            exchange.put(encode_event(event))
-            exchange.answered(ident, event.code)
+        elif type(event) is ErrorAnswer:
+            exchange.answer(encode_event(event), ident, event.code)
         else:
-            exchange.put(self.encode_answer(event))
-            exchange.answered(ident)
+            exchange.answer(self.encode_answer(event), ident)  # type: ignore[arg-type]
 
     def _newest(self) -> Exchange | None:
         return next((e for e in reversed(self._open) if e.streaming and e.waiting), None)

@@ -97,19 +97,14 @@ def _decoded(value: str | None) -> str | None:
         return None
 
 
-def _header(headers: CIMultiDictProxy[str], name: str) -> str | None:
-    values = headers.getall(name, ())
-    return values[0] if len(values) == 1 else None  # twice is as bad as never
-
-
 def judge(req: Request, envelope: dict[str, Any], headers: CIMultiDictProxy[str]) -> Refusal | None:
     """The checks before serving, first failure wins; None to serve. `headers` are the
     request's own (case-blind, every value of a repeated header kept)."""
     if not isinstance(envelope.get(CAPABILITIES_KEY), dict):
         return Refusal(INVALID_PARAMS, f"params._meta must carry {VERSION_KEY!r} and {CAPABILITIES_KEY!r}")
     version = envelope.get(VERSION_KEY)
-    # Each header is read inline as `_header` reads it (one value, or None): this runs on
-    # every stateless request.
+    # Each header read is its one value, or None when it came twice (as bad as never); read
+    # inline, not through a helper: this runs on every stateless request.
     got = headers.getall("mcp-protocol-version", ())
     if (got[0] if len(got) == 1 else None) != version:
         return Refusal(HEADER_MISMATCH, "the MCP-Protocol-Version header does not match params._meta")
@@ -117,8 +112,13 @@ def judge(req: Request, envelope: dict[str, Any], headers: CIMultiDictProxy[str]
     if (got[0] if len(got) == 1 else None) != req.method:
         return Refusal(HEADER_MISMATCH, "the Mcp-Method header does not match the body's method")
     key = NAME_PARAM.get(req.method)
-    if key is not None and key in req.params and _decoded(_header(headers, "mcp-name")) != req.params[key]:
-        return Refusal(HEADER_MISMATCH, f"the Mcp-Name header does not match params.{key}")
+    if key is not None and key in req.params:
+        got = headers.getall("mcp-name", ())
+        name = got[0] if len(got) == 1 else None
+        if name is not None and name.startswith("=?base64?"):
+            name = _decoded(name)
+        if name != req.params[key]:
+            return Refusal(HEADER_MISMATCH, f"the Mcp-Name header does not match params.{key}")
     if not isinstance(version, str):
         return Refusal(INVALID_PARAMS, "the protocol version in params._meta must be a string")
     if version not in SUPPORTED:
@@ -146,7 +146,7 @@ def discover_result(capabilities: dict[str, Any]) -> dict[str, Any]:
 _STAMP: dict[str, Any] = {"resultType": "complete"}
 _CACHE_STAMP: dict[str, Any] = {**_STAMP, "ttlMs": 0, "cacheScope": "private"}
 _BLANK = b" \t\r\n"
-_OPEN_BRACE = ord("{")
+_OPEN_BRACE, _CLOSE_BRACE = ord("{"), ord("}")
 _RESULT_TYPE = msgspec.json.encode(_STAMP)[1:-1]  # `"resultType":"complete"`, spliced as it is
 
 
@@ -200,8 +200,9 @@ def _spliced(ident: RequestId, result: bytes | msgspec.Raw, stamps: dict[str, An
 def _splice(ident: RequestId, raw: memoryview, members: bytes) -> bytes:
     """The answer frame of a result object (raw JSON) with `members` added before its last brace."""
     end = len(raw)
-    while raw[end - 1] in _BLANK:
-        end -= 1
+    if raw[end - 1] != _CLOSE_BRACE:  # blanks after it (seldom: a result is most often compact)
+        while raw[end - 1] in _BLANK:
+            end -= 1
     inner = end - 1  # the last brace; what comes before it tells an empty object
     while raw[inner - 1] in _BLANK:
         inner -= 1
