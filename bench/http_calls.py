@@ -13,7 +13,7 @@ Refuses to judge, like `cases`. Standalone, it prints one run's figures and neve
 writes the docs; `--parts` runs the decomposition of `bench.http_parts`:
 
     python -m bench.http_calls [--rounds 3]
-    python -m bench.http_calls --parts --rounds 5
+    python -m bench.http_calls --parts --rounds 11 [--tree /work/main --tree .]
 """
 
 from __future__ import annotations
@@ -179,12 +179,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--calls", type=int, default=Settings.seq_calls)
     parser.add_argument("--parts", action="store_true", help="the decomposition: HTTP and stdio, sidecar and direct")
+    parser.add_argument("--tree", type=Path, action="append", help="a checkout whose sidecar runs (--parts)")
     args = parser.parse_args(argv)
     s = Settings(seq_calls=args.calls, phase_cap_s=1e9)
     if args.parts:
         from bench.http_parts import measure_parts, print_parts
 
-        print_parts(measure_parts(s, args.rounds))
+        print_parts(measure_parts(s, args.rounds, [t.resolve() for t in args.tree or [REPO_ROOT]]))
         return 0
     work = Path(tempfile.mkdtemp(prefix="omb-http-"))
     seen: list[Figures] = []

@@ -111,39 +111,43 @@ def _http_sidecar(tree: Path, s: Settings, work: Path) -> Figures:
                                      _STATELESS, s)
 
 
-def measure_parts(s: Settings, rounds: int, tree: Path = REPO_ROOT) -> list[Figures]:
-    """`rounds` rounds, each of the four servers in turn."""
-    seen: list[Figures] = []
+def measure_parts(s: Settings, rounds: int, trees: list[Path]) -> dict[Path, list[Figures]]:
+    """`rounds` rounds; in each, the two direct servers once and each tree's sidecar in turn,
+    so every tree's figures of a round are set beside the same direct ones."""
+    seen: dict[Path, list[Figures]] = {tree: [] for tree in trees}
     for _ in range(rounds):
         work = Path(tempfile.mkdtemp(prefix="omb-http-parts-"))
         config = _sidecar_config(TINY, work)
-        figures = _stdio(upstream_argv(TINY), tree, "echo", s, "direct_stdio", False)
-        figures |= _stdio([PYTHON, "-m", "sidecar", "--config", str(config)], tree, "fast__echo", s,
-                          "sidecar_stdio", True)
-        figures |= _http_direct(s, work)
-        figures |= _http_sidecar(tree, s, work)
-        seen.append(figures)
+        direct = _stdio(upstream_argv(TINY), REPO_ROOT, "echo", s, "direct_stdio", False) | _http_direct(s, work)
+        for tree in trees:
+            figures = _stdio([PYTHON, "-m", "sidecar", "--config", str(config)], tree, "fast__echo", s,
+                             "sidecar_stdio", True)
+            seen[tree].append(direct | figures | _http_sidecar(tree, s, work))
     return seen
 
 
-def _median(rounds: list[Figures], key: str) -> float:
-    values = [r[key] for r in rounds if key in r]
-    return statistics.median(values) if values else float("nan")
-
-
-def print_parts(rounds: list[Figures]) -> None:
-    m = {key: _median(rounds, key) for key in rounds[0]}
-    print(f"medians of {len(rounds)} rounds (us)")
-    for name in ("direct_stdio", "sidecar_stdio", "direct_http", "sidecar_session", "sidecar_stateless"):
-        upstream = m.get(f"{name}_upstream_cpu_us")
-        print(f"  {name:18} p50 {m[f'{name}_p50_us']:7.1f}  CPU/call {m[f'{name}_server_cpu_us']:6.1f}"
-              + (f"  (its upstream {upstream:5.1f})" if upstream is not None else ""))
-    stdio_added = m["sidecar_stdio_p50_us"] - m["direct_stdio_p50_us"]
-    print(f"added p50: stdio {stdio_added:.1f}")
-    bare = m["direct_http_server_cpu_us"] - m["direct_stdio_server_cpu_us"]
-    print(f"CPU of aiohttp's server for a bare app, beyond reading stdin: {bare:.1f}")
+def _derived(r: Figures) -> Figures:
+    """One round's decomposition (see the module's words)."""
+    stdio_added = r["sidecar_stdio_p50_us"] - r["direct_stdio_p50_us"]
+    found = {"stdio_added_p50_us": stdio_added,
+             "bare_aiohttp_cpu_us": r["direct_http_server_cpu_us"] - r["direct_stdio_server_cpu_us"]}
     for phase in ("session", "stateless"):
-        added = m[f"sidecar_{phase}_p50_us"] - m["direct_http_p50_us"]
-        front = m[f"sidecar_{phase}_server_cpu_us"] - m["sidecar_stdio_server_cpu_us"]
-        print(f"{phase}: added p50 {added:.1f} ({added / stdio_added:.2f} x stdio's); the sidecar's HTTP front "
-              f"beyond its stdio front {front:.1f} us CPU, of which beyond a bare aiohttp app {front - bare:.1f}")
+        added = r[f"sidecar_{phase}_p50_us"] - r["direct_http_p50_us"]
+        front = r[f"sidecar_{phase}_server_cpu_us"] - r["sidecar_stdio_server_cpu_us"]
+        found |= {f"{phase}_added_p50_us": added, f"{phase}_added_ratio": added / stdio_added,
+                  f"{phase}_front_cpu_us": front, f"{phase}_beyond_bare_cpu_us": front - found["bare_aiohttp_cpu_us"]}
+    return found
+
+
+def print_parts(seen: dict[Path, list[Figures]]) -> None:
+    """Per tree, medians over the rounds, with the least value any round read (the one the
+    machine's other work disturbed least); the decomposition is taken round by round."""
+    tables = {tree: [r | _derived(r) for r in rounds] for tree, rounds in seen.items()}
+    trees = list(tables)
+    print(f"{len(tables[trees[0]])} rounds: median (least), per tree: " + ", ".join(str(t) for t in trees))
+    for key in tables[trees[0]][0]:
+        cells = []
+        for tree in trees:
+            values = sorted(r[key] for r in tables[tree])
+            cells.append(f"{statistics.median(values):8.2f} ({values[0]:8.2f})")
+        print(f"  {key:34} " + "  ".join(cells))

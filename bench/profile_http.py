@@ -139,6 +139,13 @@ def _per_call(before: dict[str, int], after: dict[str, int], calls: int) -> dict
     return {k: (n - before.get(k, 0)) / calls for k, n in after.items() if n != before.get(k, 0)}
 
 
+# What the HTTP front builds or fills per request outside its own package: the answer
+# queue, the jobs and the engine session and dispatcher of a stateless request.
+_PER_REQUEST = ("sidecar/wire/outbox.py:put", "sidecar/wire/outbox.py:get", "sidecar/wire/outbox.py:discard",
+                "sidecar/wire/outbox.py:__init__", "sidecar/wire/outbox.py:__len__",
+                "sidecar/concurrency.py:__init__", "sidecar/concurrency.py:aclose", "sidecar/concurrency.py:running",
+                "sidecar/concurrency.py:<", "sidecar/hub/session.py:__init__", "sidecar/front/dispatcher.py:__init__",
+                "sidecar/wire/ids.py:__init__", "sidecar/wire/ids.py:__len__")
 # Who runs a function, by where its code lives; first match wins.
 _GROUPS = (
     ("aiohttp: protocol, parser callbacks", ("aiohttp/web_protocol", "aiohttp/http_parser", "aiohttp/base_protocol",
@@ -150,8 +157,9 @@ _GROUPS = (
     ("multidict, yarl", ("multidict/", "yarl/")),
     ("asyncio", ("asyncio/",)),
     ("sidecar: HTTP front", ("sidecar/front/http/",)),
+    ("sidecar: the front's per-request objects", _PER_REQUEST),
     ("sidecar: 2026 era", ("sidecar/front/eras/",)),
-    ("sidecar: dispatcher, gate, wire, upstream", ("sidecar/",)),
+    ("sidecar: the call (dispatcher, gate, wire, upstream)", ("sidecar/",)),
 )
 
 

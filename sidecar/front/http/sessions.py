@@ -189,10 +189,11 @@ class HttpSession:
         self.last_seen = time.monotonic()
         if exchange in self._open:
             self._open.remove(exchange)
-        for ident in list(exchange.waiting):
-            if self._by_id.get(ident) is exchange:
-                del self._by_id[ident]
-                self.engine.cancel(ident)  # a client that hung up gets no answer: stop the work
+        if exchange.waiting:  # its client hung up before the answer
+            for ident in list(exchange.waiting):
+                if self._by_id.get(ident) is exchange:
+                    del self._by_id[ident]
+                    self.engine.cancel(ident)  # a client that hung up gets no answer: stop the work
         for token in exchange.tokens:
             if self._by_token.get(token) is exchange:
                 del self._by_token[token]
