@@ -9,6 +9,7 @@ reuse cases; the exchange on its own for its ordering."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -58,23 +59,52 @@ def call_body(ident: int, text: str, token: str | None = None) -> bytes:
                        "params": {"name": "f__echo", "arguments": {"text": text}, "_meta": meta}}).encode()
 
 
-async def test_every_path_is_admitted_before_it_is_answered() -> None:
-    async with served() as (_, _, base), aiohttp.ClientSession() as http:
-        async def status(method: str, path: str, **headers: str) -> int:
-            async with http.request(method, base + path.lstrip("/"), headers=headers) as answer:
-                return answer.status
+PATHS = ("/health", "/metrics", "/mcp", "/mcp/", "/mcp/{face}", "/mcp/another-face", "/mcp/a/b", "/nowhere",
+         "/health/", "/MCP")
+METHODS = ("GET", "HEAD", "POST", "DELETE", "PUT", "PATCH", "OPTIONS")
+CALLERS = ("no token", "token", "foreign Host", "foreign Origin")
+MCP_METHODS = "DELETE,GET,HEAD,POST"
 
-        bearer = {"Authorization": f"Bearer {TOKEN}"}
-        for path in ("/nowhere", "/mcp/extra/parts", "/mcp/another-face", "/mcp"):
-            assert await status("PUT", path) == 401, path
-            assert await status("PUT", path, Host="evil.example.com", **bearer) == 403, path
-            assert await status("PUT", path, Origin="http://evil.example.com", **bearer) == 403, path
-        assert await status("GET", "/nowhere", **bearer) == 404
-        assert await status("POST", "/mcp/another-face", **bearer) == 404
-        assert await status("PUT", "/mcp", **bearer) == 405
-        assert await status("GET", "/health") == 200
-        assert await status("GET", "/health", Host="evil.example.com") == 403
-        assert await status("POST", "/mcp", Authorization="Bearer not-the-token-at-all-0000") == 401
+
+def expected(method: str, path: str, caller: str, face: str) -> tuple[int, str | None]:
+    """The status (and `Allow`) each request gets, as the front with its admission
+    middleware answered them: Host and Origin first, everywhere; `/health` open; every
+    other path needs the token before its 404 or 405; then the route's own refusal of an
+    empty request."""
+    if caller.startswith("foreign"):
+        return 403, None
+    if path == "/health":
+        return (200, None) if method in ("GET", "HEAD") else (405, "GET,HEAD")
+    if caller == "no token":
+        return 401, None
+    ours = path in ("/mcp", f"/mcp/{face}")
+    another = path.startswith("/mcp/") and path.count("/") == 2 and not ours and path != "/mcp/"
+    if not (ours or another):
+        return 404, None
+    if method not in ("GET", "HEAD", "POST", "DELETE"):
+        return 405, MCP_METHODS
+    if another:
+        return 404, None  # no such face
+    return {"GET": 400, "HEAD": 400, "POST": 415, "DELETE": 404}[method], None  # no session; no JSON body
+
+
+async def test_every_path_and_method_is_admitted_then_answered_as_before() -> None:
+    async with served() as (sidecar, _, base), aiohttp.ClientSession() as http:
+        face = sidecar.face.name
+        for path, method, caller in itertools.product(PATHS, METHODS, CALLERS):
+            headers = {"Authorization": f"Bearer {TOKEN}"} if caller != "no token" else {}
+            if caller == "foreign Host":
+                headers["Host"] = "evil.example.com"
+            if caller == "foreign Origin":
+                headers["Origin"] = "http://evil.example.com"
+            url = base + path.format(face=face).lstrip("/")
+            async with http.request(method, url, headers=headers) as answer:
+                await answer.read()
+                got = (answer.status, answer.headers.get("Allow"))
+            assert got == expected(method, path.format(face=face), caller, face), (method, path, caller)
+        bad = {"Authorization": "Bearer not-the-token-at-all-0000"}
+        async with http.post(base + "mcp", headers=bad) as answer:
+            assert answer.status == 401
 
 
 async def post_stateless(http: aiohttp.ClientSession, base: str, body: bytes, token: str = TOKEN) -> tuple[str, bytes]:

@@ -137,7 +137,8 @@ class HttpFront:
         app.router.add_delete("/mcp/{face}", self._admitting(self._delete))
         if self.console is not None:
             self.console.add_routes(app)
-        app.router.add_route("*", "/{anything:.*}", self._admitting(self._elsewhere))
+        anywhere = app.router.add_resource("/{anything:.*}")
+        anywhere.add_route("*", self._elsewhere(app.router, anywhere))
         return app
 
     # -- admission --------------------------------------------------------------------
@@ -177,12 +178,25 @@ class HttpFront:
 
         return web.Response(body=self.metrics.render(), headers={"Content-Type": CONTENT_TYPE})
 
-    async def _elsewhere(self, request: web.Request, caller: str) -> web.StreamResponse:
-        """Admitted, yet no route of ours: aiohttp's own 404 (or 405 at `/mcp`)."""
-        if request.path == "/mcp" or request.path.startswith("/mcp/"):
-            raise web.HTTPMethodNotAllowed(request.method, ["DELETE", "GET", "POST"])
-        raise web.HTTPNotFound()
+    def _elsewhere(self, router: web.UrlDispatcher, anywhere: web.AbstractResource) -> Handler:
+        """What no route of ours takes: admitted as its path would be (`/health` and the
+        console's pages open), then aiohttp's own 405, naming the methods the path has, or
+        its 404."""
+        async def elsewhere(request: web.Request) -> web.StreamResponse:
+            path = request.path
+            open_path = path == "/health" or (self.console is not None and is_console_path(path))
+            caller = admitted(request, self.rule, self.tokens, open_path)
+            if isinstance(caller, web.Response):
+                return caller
+            allowed: set[str] = set()
+            for resource in router.resources():
+                if resource is not anywhere:
+                    allowed |= (await resource.resolve(request))[1]
+            if allowed:
+                raise web.HTTPMethodNotAllowed(request.method, sorted(allowed))
+            raise web.HTTPNotFound()
 
+        return elsewhere
     async def _read_body(self, request: web.Request) -> bytes | web.Response:
         cap = self.settings.body_cap
         length = request.headers.get("Content-Length")  # digits only: aiohttp's parser refused any other
