@@ -17,6 +17,7 @@ from typing import Any
 
 import aiohttp
 import pytest
+from aiohttp import web
 from aiohttp.test_utils import TestServer
 
 from sidecar.front.http.listener import FrontSettings
@@ -195,3 +196,29 @@ async def test_a_post_body_is_judged_by_its_type_and_length_as_before() -> None:
         assert await post(call_body(1, "x"), **{"Content-Type": "application/jsonx"}) == 415
         cap = front.settings.body_cap
         assert await post(call_body(1, "x" * cap)) == 413  # its Content-Length says so before it is read
+
+
+async def test_a_front_mounted_under_a_gateway_path_keeps_its_health_behind_its_token() -> None:
+    async with in_memory({"f": FakeServer([tool("echo")])}) as sidecar:
+        await sidecar.settled()
+        front = HttpFront(sidecar.face, Redactor([]), FrontSettings(host="127.0.0.1", port=0, token=TOKEN))
+        root = web.Application()
+        root.add_subapp("/bots/b/", front.app())  # as the gateway mounts each bot's front
+        site = TestServer(root, host="127.0.0.1", port=0)
+        await site.start_server()
+        try:
+            async with aiohttp.ClientSession() as http:
+                async def status(method: str, path: str, token: str | None) -> int:
+                    headers = {"Authorization": f"Bearer {token}"} if token else {}
+                    async with http.request(method, str(site.make_url(path)), headers=headers) as answer:
+                        return answer.status
+
+                assert await status("GET", "/bots/b/health", None) == 401  # only the top `/health` is open
+                assert await status("GET", "/bots/b/health", TOKEN) == 200
+                assert await status("GET", "/bots/b/nowhere", None) == 401
+                assert await status("GET", "/bots/b/nowhere", TOKEN) == 404
+                assert await status("PUT", "/bots/b/mcp", TOKEN) == 405
+                assert await status("POST", "/bots/b/mcp", TOKEN) == 415
+        finally:
+            await front.table.close_all()
+            await site.close()

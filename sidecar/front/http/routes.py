@@ -170,7 +170,8 @@ class HttpFront:
         return await handler(request)  # type: ignore[no-any-return]
 
     async def _health(self, request: web.Request) -> web.Response:
-        refused = admitted(request, self.rule, self.settings.tokens, True)
+        # Open at `/health`; a gateway's bot's own (`/bots/<id>/health`) asks for that bot's token.
+        refused = admitted(request, self.rule, self.tokens, request.path == "/health")
         return refused if isinstance(refused, web.Response) else web.Response(text="ok\n")
 
     async def _metrics(self, request: web.Request, caller: str) -> web.Response:
