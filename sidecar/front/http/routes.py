@@ -1,8 +1,10 @@
 """The Streamable HTTP front: MCP at `/mcp` (and `/mcp/<face>`), one engine session
 per `Mcp-Session-Id`, and the stateless 2026-07-28 requests beside them.
 
-Owns the routes and the order of admission: Host, then Origin (403), then the bearer
-token (401), then the body cap (413, judged before buffering) and its read timeout.
+Owns the routes and the order of admission, which each route keeps itself (no middleware
+runs on `/mcp`): Host, then Origin (403), then the bearer token (401), then the body cap
+(413, judged before buffering) and its read timeout (`sidecar.front.http.answers`); a
+path no route takes is admitted the same way before its 404 or 405.
 A POST's requests go to the session's dispatcher and their answers come back as JSON,
 or as an event stream when progress or upstream requests must flow; the GET stream
 carries the rest. `/health` says "ok" and nothing else; `/metrics` (when metrics are
@@ -25,19 +27,18 @@ from functools import partial
 from typing import Any
 
 from aiohttp import web
-from multidict import CIMultiDict
 
 from sidecar.errors import INVALID_PARAMS, INVALID_REQUEST
 from sidecar.front.eras.held import Round
 from sidecar.front.eras.listen_resources import ResourceSubscriptions
 from sidecar.front.eras.rounds import HeldCalls, takes_rounds
 from sidecar.front.http.admission import HostRule, Refusal, admit
+from sidecar.front.http.answers import TooLarge, answer_exchange, json_answer, read_body, stream, stream_events
 from sidecar.front.http.console_door import ConsoleSite, is_console_path
 from sidecar.front.http.listener import FrontSettings
 from sidecar.front.http.sessions import Exchange, HttpSession, SessionTable
 from sidecar.front.http.stateless import (
     Listen,
-    answer_status,
     discover_result,
     envelope_of,
     http_status,
@@ -57,7 +58,6 @@ from sidecar.wire import (
     encode_error,
     encode_result,
 )
-from sidecar.wire.outbox import FrameQueue
 from sidecar.wire.requests import request_progress_token
 from sidecar.wire.versions import CAPABILITIES_KEY, HANDSHAKE_VERSIONS, MODERN_VERSION
 
@@ -68,22 +68,12 @@ log = logging.getLogger(__name__)
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 SESSION_HEADER = "Mcp-Session-Id"
 SESSION_NOT_FOUND = -32001
-PING_SECONDS = 15.0
 _LAST_WORDS_SECONDS = 2.0  # the shutdown errors' time to be written, at most
-_SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
-
-
-_JSON = CIMultiDict({"Content-Type": "application/json"})  # copied by each Response: no per-request parsing
-
-
-def _json(body: bytes, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
-    """A JSON answer, built from its bytes (no `json_response`, no content-type argument to parse)."""
-    return web.Response(body=body, status=status, headers={**_JSON, **headers} if headers else _JSON)
 
 
 def _rpc_error(ident: Any, code: int, message: str, status: int, data: Any = None,
                headers: dict[str, str] | None = None) -> web.Response:
-    return _json(encode_error(ident, code, message, data), status, headers)
+    return json_answer(encode_error(ident, code, message, data), status, headers)
 
 
 def _refuse(status: int, words: str, headers: dict[str, str] | None = None) -> web.Response:
@@ -97,10 +87,6 @@ def admitted(request: web.Request, rule: HostRule, tokens: tuple[str, ...], open
     if isinstance(caller, Refusal):
         return _refuse(caller.status, caller.words, dict(caller.headers) if caller.headers else None)
     return caller
-
-
-def _event(frame: bytes) -> bytes:
-    return b"event: message\ndata: " + frame.rstrip(b"\n") + b"\n\n"
 
 
 class HttpFront:
@@ -143,14 +129,10 @@ class HttpFront:
 
     # -- admission --------------------------------------------------------------------
 
-    def _caller(self, request: web.Request) -> str | web.Response:
-        """The caller a request presents the token of, after its Host and Origin; else the refusal."""
-        return admitted(request, self.rule, self.tokens, False)
-
     def _admitting(self, serve: Callable[[web.Request, str], Awaitable[web.StreamResponse]]) -> Handler:
         """A route that admits its request first, then refuses a face not served here."""
         async def route(request: web.Request) -> web.StreamResponse:
-            caller = self._caller(request)
+            caller = admitted(request, self.rule, self.tokens, False)
             if type(caller) is not str:
                 return caller  # type: ignore[return-value]
             face = request.match_info.get("face")
@@ -164,7 +146,7 @@ class HttpFront:
     async def _admit_console(self, request: web.Request, handler: Any) -> web.StreamResponse:
         """The console's pages: Host and Origin judged here; the page admits by its own cookie."""
         if is_console_path(request.path):
-            caller = admitted(request, self.rule, self.settings.tokens, True)
+            caller = admitted(request, self.rule, self.tokens, True)
             if isinstance(caller, web.Response):
                 return caller
         return await handler(request)  # type: ignore[no-any-return]
@@ -198,26 +180,6 @@ class HttpFront:
             raise web.HTTPNotFound()
 
         return elsewhere
-    async def _read_body(self, request: web.Request) -> bytes | web.Response:
-        cap = self.settings.body_cap
-        length = request.headers.get("Content-Length")  # digits only: aiohttp's parser refused any other
-        if length is not None and int(length) > cap:
-            return _refuse(413, f"Payload Too Large: at most {cap} bytes")
-        content = request.content
-        if content.is_eof() and content.total_bytes <= cap:  # all of it came with the headers: no wait, no timer
-            return content.read_nowait()
-        chunks: list[bytes] = []
-        size = 0
-        try:
-            async with asyncio.timeout(self.settings.body_seconds):
-                while chunk := await request.content.read(65536):
-                    size += len(chunk)
-                    if size > cap:
-                        return _refuse(413, f"Payload Too Large: at most {cap} bytes")
-                    chunks.append(chunk)
-        except TimeoutError:
-            return _refuse(408, "Request Timeout: the body came too slowly")
-        return b"".join(chunks)
 
     # -- POST -------------------------------------------------------------------------
 
@@ -241,9 +203,13 @@ class HttpFront:
         # The header as clients send it is taken as it is; anything else is parsed (parameters).
         if request.headers.get("Content-Type") != "application/json" and request.content_type != "application/json":
             return _refuse(415, "Unsupported Media Type: send application/json")
-        body = await self._read_body(request)
-        if type(body) is not bytes:
-            return body  # type: ignore[return-value]
+        cap = self.settings.body_cap
+        try:
+            body = await read_body(request, cap, self.settings.body_seconds)
+        except TooLarge:
+            return _refuse(413, f"Payload Too Large: at most {cap} bytes")
+        except TimeoutError:
+            return _refuse(408, "Request Timeout: the body came too slowly")
         message = decode_engine_frame(body)  # the body's one decode: the message goes on typed
         if type(message) is FrameRejected:
             return _rpc_error(message.id, message.code, message.message, 400)
@@ -296,7 +262,7 @@ class HttpFront:
         exchange.streaming = _accepts_events(request)
         session.dispatcher.take(req)
         try:
-            return await self._answer(request, exchange, headers)
+            return await answer_exchange(request, exchange, headers)
         finally:
             session.end(exchange)
 
@@ -308,7 +274,7 @@ class HttpFront:
         method = req.method
         if method == "server/discover":
             result = discover_result(server_capabilities(self.face))
-            return _json(encode_result(req.id, result))
+            return json_answer(encode_result(req.id, result))
         if method == "subscriptions/listen":
             return await self._listen(request, Listen(self.face, req.id, req.params.get("notifications"), caller))
         caps = envelope.get(CAPABILITIES_KEY)
@@ -327,7 +293,7 @@ class HttpFront:
             try:
                 exchange.streaming = _accepts_events(request)
                 session.dispatcher.take(req)
-                return await self._answer(request, exchange, None, stateless=True)
+                return await answer_exchange(request, exchange, None, stateless=True)
             finally:
                 session.end(exchange)
         finally:
@@ -342,42 +308,17 @@ class HttpFront:
         this = Round(exchange, req.id, partial(stamp_answer, req.method), token)
         self.held.round(req, caller, caps, this)
         try:
-            return await self._answer(request, exchange, None, stateless=True)
+            return await answer_exchange(request, exchange, None, stateless=True)
         finally:
             self.held.gone(this)
             exchange.discard()
-
-    async def _answer(self, request: web.Request, exchange: Exchange, headers: dict[str, str] | None,
-                      stateless: bool = False) -> web.StreamResponse:
-        """JSON when the answer came alone; else an event stream of everything (frames
-        put while this handler waited to run, a held round's progress and then its
-        question's answer, are all streamed). A stateless JSON error answer's status
-        follows its code."""
-        alone = await exchange.settled()
-        if alone is not None:
-            return _json(alone, answer_status(exchange.error_code) if stateless else 200, headers)
-        response = web.StreamResponse(status=200, headers={**_SSE_HEADERS, **headers} if headers else _SSE_HEADERS)
-        await response.prepare(request)
-        frames = exchange.frames
-        frame = await frames.get()
-        while frame is not None:
-            await response.write(_event(frame))
-            frame = await _next_or_ping(frames, response)
-        await response.write_eof()
-        return response
 
     async def _listen(self, request: web.Request, listen: Listen) -> web.StreamResponse:
         """A 2026-07-28 subscription: change notifications until the engine or we end it."""
         self.listens.add(listen)
         try:
             await listen.start(self.resource_subscriptions)
-            response = web.StreamResponse(status=200, headers=_SSE_HEADERS)
-            await response.prepare(request)
-            while (frame := await _next_or_ping(listen.frames, response)) is not None:
-                listen.written(frame)
-                await response.write(_event(frame))
-            await response.write_eof()
-            return response
+            return await stream(request, listen.frames, listen.written)
         finally:
             self.listens.discard(listen)
             listen.close()
@@ -392,18 +333,13 @@ class HttpFront:
             return _refuse(status, f"a known {SESSION_HEADER} header is required")
         if not _accepts_events(request):
             return _refuse(406, "Not Acceptable: the stream is text/event-stream")
-        stream = session.open_stream()
-        if stream is None:
+        queue = session.open_stream()
+        if queue is None:
             return _refuse(409, "Conflict: this session already has a stream open")
         try:
-            response = web.StreamResponse(status=200, headers=_SSE_HEADERS)
-            await response.prepare(request)
-            while (frame := await _next_or_ping(stream, response)) not in (None, b""):
-                assert frame is not None
-                await response.write(_event(frame))
-            return response
+            return await stream_events(request, queue)
         finally:
-            session.close_stream(stream)
+            session.close_stream(queue)
 
     async def _delete(self, request: web.Request, caller: str) -> web.StreamResponse:
         ident = request.headers.get(SESSION_HEADER, "")
@@ -446,15 +382,6 @@ class HttpFront:
         except TimeoutError:
             return False
         return True
-
-
-async def _next_or_ping(queue: FrameQueue, response: web.StreamResponse) -> bytes | None:
-    """The next frame; while none comes, a comment now and then keeps proxies and us honest."""
-    while True:
-        try:
-            return await asyncio.wait_for(queue.get(), PING_SECONDS)
-        except TimeoutError:
-            await response.write(b": ping\n\n")
 
 
 def _accepts_events(request: web.Request) -> bool:

@@ -11,6 +11,9 @@ POST still streaming, else to the GET stream; everything else goes to the GET st
 Refuses an engine id already waiting in the same session (answered by the dispatcher
 rules, in that POST), and a new session past the cap.
 
+A stateless (2026-07-28) request gets a transient session: unlisted, no id, and kept for
+the next stateless request when its own left nothing in it (at most `IDLE_TRANSIENTS`).
+
 A session that ends (DELETE, or idle expiry) gives back the resource subscriptions it
 held upstream that no other session or listen stream still asks for; at shutdown the
 upstreams go too, so nothing is sent.
@@ -23,7 +26,6 @@ go in (each is owed to a request the client sent). A GET stream not open yet kee
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import secrets
 import time
@@ -33,6 +35,7 @@ from sidecar.concurrency import Jobs
 from sidecar.errors import SidecarError
 from sidecar.front.dispatcher import Dispatcher
 from sidecar.front.eras.listen_resources import watched_on_stateless
+from sidecar.front.http.exchange import Exchange
 from sidecar.front.shutdown import answer_in_flight
 from sidecar.hub.face import Face
 from sidecar.hub.notices import subscribers
@@ -51,97 +54,6 @@ IDLE_TRANSIENTS = 16  # stateless requests' sessions kept for reuse, at most
 
 def new_session_id() -> str:
     return secrets.token_urlsafe(24)
-
-
-class Exchange:
-    """The frames one POST waits for: its answers, and what relates to its requests.
-
-    Most POSTs get their one answer and nothing else: that answer waits in a slot, and the
-    queue an event stream reads (`frames`, bounded in bytes) is made only when a second
-    frame comes, or a stream is chosen, taking the answer first so the order holds."""
-
-    __slots__ = ("waiting", "tokens", "streaming", "error_code", "_queue", "_alone", "_ended", "_waiter")
-
-    def __init__(self, ids: list[RequestId], tokens: list[object]) -> None:
-        self.waiting = set(ids)
-        self.tokens = {t for t in tokens if t is not None}
-        self.streaming = False  # the answer is an event stream, so more than answers may go in
-        self.error_code: int | None = None  # of the last error answer put in, for the HTTP status
-        self._queue: FrameQueue | None = None
-        self._alone: bytes | None = None  # the first frame, while no queue is made
-        self._ended = False  # every request answered (or the session closed): no more frames
-        self._waiter: asyncio.Future[None] | None = None  # `settled` waiting
-
-    @property
-    def frames(self) -> FrameQueue:
-        """Every frame in order, then None (made on first use, holding what came before)."""
-        queue = self._queue
-        if queue is None:
-            queue = self._queue = FrameQueue(Shedding("an HTTP client's answer stream"))
-            if self._alone is not None:
-                queue.put(self._alone)
-                self._alone = None
-            if self._ended:
-                queue.put(None)
-            self._wake()
-        return queue
-
-    def put(self, frame: bytes) -> None:
-        if self._queue is None and self._alone is None and not self._ended:
-            self._alone = frame
-        else:
-            self.frames.put(frame)
-
-    def answer(self, frame: bytes, ident: RequestId, error_code: int | None = None) -> None:
-        """`put` the answer to `ident`, then `answered`: one call on every request's way back."""
-        if self._queue is None and self._alone is None and not self._ended:
-            self._alone = frame
-        else:
-            self.frames.put(frame)
-        self.answered(ident, error_code)
-
-    def answered(self, ident: RequestId, error_code: int | None = None) -> None:
-        if error_code is not None:
-            self.error_code = error_code
-        self.waiting.discard(ident)
-        if not self.waiting:
-            self.end()  # the end of this exchange
-
-    def end(self) -> None:
-        """No more frames: the requests are answered, or their session closed."""
-        if self._ended:
-            return
-        self._ended = True
-        if self._queue is not None:
-            self._queue.put(None)
-        waiter = self._waiter
-        if waiter is not None:
-            self._waiter = None
-            if not waiter.done():
-                waiter.set_result(None)
-
-    async def settled(self) -> bytes | None:
-        """The one answer, once it came alone and the exchange ended; None when anything
-        else came (or nothing): then `frames` holds it all, for an event stream."""
-        while self._queue is None and not self._ended:
-            waiter = self._waiter
-            if waiter is None or waiter.done():  # a cancelled wait cancelled its future: make another
-                waiter = self._waiter = asyncio.get_running_loop().create_future()
-            await waiter
-        return self._alone if self._queue is None else None
-
-    def discard(self) -> None:
-        """Forget what its client did not stay for."""
-        self._alone = None
-        if self._queue is not None:
-            self._queue.discard()
-
-    def _wake(self) -> None:
-        waiter = self._waiter
-        if waiter is not None:
-            self._waiter = None
-            if not waiter.done():
-                waiter.set_result(None)
 
 
 class HttpSession:
