@@ -9,15 +9,23 @@ requests (the envelope in `params._meta`, the `Mcp-*` headers). Each phase is
 sequential `tools/call`s of `echo` after a warm-up, p50/p90/p99 in microseconds; the
 added latency (sidecar minus direct) is `report`'s job.
 
-Refuses to judge, like `cases`.
+Refuses to judge, like `cases`. Standalone, it prints one run's figures and never
+writes the docs; `--parts` runs the decomposition of `bench.http_parts`:
+
+    python -m bench.http_calls [--rounds 3]
+    python -m bench.http_calls --parts --rounds 11 [--tree /work/main --tree .]
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import signal
+import statistics
 import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -76,11 +84,12 @@ def _sequential(conn: HttpConnection, body: Body, headers: dict[str, str], count
 
 
 @contextmanager
-def _server(argv: list[str], port: int, log: Path, timeout: float) -> Iterator[subprocess.Popen[bytes]]:
+def _server(argv: list[str], port: int, log: Path, timeout: float,
+            cwd: Path = REPO_ROOT) -> Iterator[subprocess.Popen[bytes]]:
     env = {**os.environ, "OMB_BENCH_HTTP_TOKEN": TOKEN}
     with open(log, "ab") as stderr:
         child = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr,
-                                 env=env, cwd=str(REPO_ROOT), start_new_session=True)
+                                 env=env, cwd=str(cwd), start_new_session=True)
     try:
         wait_port(port, timeout, lambda: child.poll() is None)
         yield child
@@ -163,3 +172,30 @@ def measure_http(candidate: Candidate, s: Settings, workdir: Path, log: Path) ->
     if candidate.name == "sidecar":
         return _sidecar(spec, s, workdir, log)
     raise ValueError(f"{candidate.name} is not measured over HTTP")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.http_calls")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--calls", type=int, default=Settings.seq_calls)
+    parser.add_argument("--parts", action="store_true", help="the decomposition: HTTP and stdio, sidecar and direct")
+    parser.add_argument("--tree", type=Path, action="append", help="a checkout whose sidecar runs (--parts)")
+    args = parser.parse_args(argv)
+    s = Settings(seq_calls=args.calls, phase_cap_s=1e9)
+    if args.parts:
+        from bench.http_parts import measure_parts, print_parts
+
+        print_parts(measure_parts(s, args.rounds, [t.resolve() for t in args.tree or [REPO_ROOT]]))
+        return 0
+    work = Path(tempfile.mkdtemp(prefix="omb-http-"))
+    seen: list[Figures] = []
+    for _ in range(args.rounds):
+        direct = _direct(TINY, s, work, work / "direct.log")
+        seen.append({f"direct_{k}": v for k, v in direct.items()} | _sidecar(TINY, s, work, work / "sidecar.log"))
+    for key in seen[0]:
+        print(f"{key:32} {statistics.median(r[key] for r in seen):10.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -22,6 +22,8 @@ weighs the work inside a function that a call count does not see.
 
     python -m bench.profile_calls --counts --window 1 --calls 2000 --tree OLD --tree .
     python -m bench.profile_calls --opcodes --window 1 --calls 500 --tree OLD --tree .
+
+`--http` is the same over Streamable HTTP, in a session and stateless (`bench.profile_http`).
 """
 
 from __future__ import annotations
@@ -161,6 +163,10 @@ def compare(trees: list[Path], calls: int, window: int, rounds: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    if "--http" in (sys.argv[1:] if argv is None else argv):
+        from bench.profile_http import main as http_main
+
+        return http_main(argv)
     parser = argparse.ArgumentParser(prog="python -m bench.profile_calls")
     parser.add_argument("--calls", type=int, default=20000)
     parser.add_argument("--window", type=int, default=64)

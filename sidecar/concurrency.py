@@ -62,6 +62,13 @@ class Jobs:
         except TimeoutError:
             pass  # the time for settling is over: what still runs is left to `aclose`
 
+    def running(self) -> bool:
+        """Whether a task it started has not ended (one ended, its done callback not run yet, has)."""
+        for task in self._running:  # a loop, not any(): no generator on each stateless request's way out
+            if not task.done():
+                return True
+        return False
+
     def __len__(self) -> int:
         return len(self._running)
 

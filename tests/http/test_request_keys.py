@@ -1,6 +1,6 @@
-"""The HTTP front keeps its per-request caller under an aiohttp request key where aiohttp
-has them (3.14+), so serving a request draws no `NotAppKeyWarning`: a session request and
-a stateless one, through the real front over an in-memory sidecar."""
+"""Serving a request draws no aiohttp `NotAppKeyWarning` (the front hands its caller on
+as an argument, under no request key, string or typed): a session request and a
+stateless one, through the real front over an in-memory sidecar."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 from aiohttp.web_request import BaseRequest
 
-from sidecar.front.http import routes
 from sidecar.front.http.listener import FrontSettings
 from sidecar.front.http.routes import HttpFront
 from sidecar.redact import Redactor
@@ -29,7 +28,6 @@ ENVELOPE = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelco
 
 
 async def test_serving_requests_draws_no_request_key_warning(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert isinstance(routes.CALLER, web.RequestKey)
     monkeypatch.setattr(BaseRequest, "_seen_str_keys", set())  # a string key would warn again here
     async with in_memory({"f": FakeServer([tool("echo")])}) as sidecar:
         await sidecar.settled()

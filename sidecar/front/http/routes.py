@@ -1,8 +1,10 @@
 """The Streamable HTTP front: MCP at `/mcp` (and `/mcp/<face>`), one engine session
 per `Mcp-Session-Id`, and the stateless 2026-07-28 requests beside them.
 
-Owns the routes and the order of admission: Host, then Origin (403), then the bearer
-token (401), then the body cap (413, judged before buffering) and its read timeout.
+Owns the routes and the order of admission, which each route keeps itself (no middleware
+runs on `/mcp`): Host, then Origin (403), then the bearer token (401), then the body cap
+(413, judged before buffering) and its read timeout (`sidecar.front.http.answers`); a
+path no route takes is admitted the same way before its 404 or 405.
 A POST's requests go to the session's dispatcher and their answers come back as JSON,
 or as an event stream when progress or upstream requests must flow; the GET stream
 carries the rest. `/health` says "ok" and nothing else; `/metrics` (when metrics are
@@ -20,7 +22,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import weakref
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Any
 
 from aiohttp import web
@@ -29,13 +32,13 @@ from sidecar.errors import INVALID_PARAMS, INVALID_REQUEST
 from sidecar.front.eras.held import Round
 from sidecar.front.eras.listen_resources import ResourceSubscriptions
 from sidecar.front.eras.rounds import HeldCalls, takes_rounds
-from sidecar.front.http.admission import OPEN, HostRule, Refusal, admit
+from sidecar.front.http.admission import HostRule, Refusal, admit
+from sidecar.front.http.answers import TooLarge, answer_exchange, json_answer, read_body, stream, stream_events
 from sidecar.front.http.console_door import ConsoleSite, is_console_path
 from sidecar.front.http.listener import FrontSettings
 from sidecar.front.http.sessions import Exchange, HttpSession, SessionTable
 from sidecar.front.http.stateless import (
     Listen,
-    answer_status,
     discover_result,
     envelope_of,
     http_status,
@@ -47,36 +50,30 @@ from sidecar.gate.budget.held import CallerScope
 from sidecar.hub.face import Face
 from sidecar.redact import Redactor
 from sidecar.wire import (
-    Answer,
     FrameRejected,
     Notification,
     Request,
     Response,
     decode_engine_frame,
     encode_error,
+    encode_result,
 )
-from sidecar.wire.outbox import FrameQueue
 from sidecar.wire.requests import request_progress_token
-from sidecar.wire.versions import HANDSHAKE_VERSIONS, MODERN_VERSION
+from sidecar.wire.versions import CAPABILITIES_KEY, HANDSHAKE_VERSIONS, MODERN_VERSION
 
 __all__ = ["HttpFront"]
 
 log = logging.getLogger(__name__)
 
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 SESSION_HEADER = "Mcp-Session-Id"
 SESSION_NOT_FOUND = -32001
-# The request's key for its caller identity: typed where aiohttp has request keys (3.14+;
-# a plain string key there draws a NotAppKeyWarning), a string before.
-CALLER = web.RequestKey("omb.caller", str) if hasattr(web, "RequestKey") else "omb.caller"
-PING_SECONDS = 15.0
 _LAST_WORDS_SECONDS = 2.0  # the shutdown errors' time to be written, at most
-_SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
 def _rpc_error(ident: Any, code: int, message: str, status: int, data: Any = None,
                headers: dict[str, str] | None = None) -> web.Response:
-    body = encode_error(ident, code, message, data)
-    return web.Response(body=body, status=status, content_type="application/json", headers=headers)
+    return json_answer(encode_error(ident, code, message, data), status, headers)
 
 
 def _refuse(status: int, words: str, headers: dict[str, str] | None = None) -> web.Response:
@@ -92,10 +89,6 @@ def admitted(request: web.Request, rule: HostRule, tokens: tuple[str, ...], open
     return caller
 
 
-def _event(frame: bytes) -> bytes:
-    return b"event: message\ndata: " + frame.rstrip(b"\n") + b"\n\n"
-
-
 class HttpFront:
     def __init__(self, face: Face, redactor: Redactor, settings: FrontSettings,
                  console: ConsoleSite | None = None, metrics: Any = None) -> None:
@@ -103,6 +96,7 @@ class HttpFront:
         self.console = console  # the operator's page, when `console.enabled` (it admits by its own cookie)
         self.settings = settings
         self.rule = HostRule(settings.host, settings.allowed_hosts)
+        self.tokens = settings.tokens  # read once: the property builds a tuple
         self.table = SessionTable(face, redactor, settings.max_sessions, settings.idle_seconds)
         self.held = HeldCalls(face, redactor)  # stateless calls whose upstream asked (sidecar.front.eras)
         self.draining = False
@@ -113,101 +107,132 @@ class HttpFront:
         self.metrics: Any = metrics  # a FrontMetrics when metrics are on (sidecar.gate.observers.metrics)
 
     def app(self) -> web.Application:
-        app = web.Application(middlewares=[self._admit], client_max_size=self.settings.body_cap)
+        """The routes, each admitting its own requests (Host, Origin, then the token), so
+        a POST to `/mcp` runs no middleware at all; only the console's pages, which are not
+        ours to wrap, are admitted by one. Any other path is admitted too before its 404."""
+        middlewares = [self._admit_console] if self.console is not None else []
+        app = web.Application(middlewares=middlewares, client_max_size=self.settings.body_cap)
         app.router.add_get("/health", self._health)
         if self.metrics is not None:
-            app.router.add_get("/metrics", self._metrics)
-        for path in ("/mcp", "/mcp/{face}"):
-            app.router.add_post(path, self._post)
-            app.router.add_get(path, self._get)
-            app.router.add_delete(path, self._delete)
+            app.router.add_get("/metrics", self._admitting(self._metrics))
+        app.router.add_post("/mcp", self._post)
+        app.router.add_get("/mcp", self._admitting(self._get))
+        app.router.add_delete("/mcp", self._admitting(self._delete))
+        app.router.add_post("/mcp/{face}", self._admitting(self._post_as))
+        app.router.add_get("/mcp/{face}", self._admitting(self._get))
+        app.router.add_delete("/mcp/{face}", self._admitting(self._delete))
         if self.console is not None:
             self.console.add_routes(app)
+        anywhere = app.router.add_resource("/{anything:.*}")
+        anywhere.add_route("*", self._elsewhere(app.router, anywhere))
         return app
 
     # -- admission --------------------------------------------------------------------
 
+    def _admitting(self, serve: Callable[[web.Request, str], Awaitable[web.StreamResponse]]) -> Handler:
+        """A route that admits its request first, then refuses a face not served here."""
+        async def route(request: web.Request) -> web.StreamResponse:
+            caller = admitted(request, self.rule, self.tokens, False)
+            if type(caller) is not str:
+                return caller  # type: ignore[return-value]
+            face = request.match_info.get("face")
+            if face is not None and face != self.face.name:
+                return _refuse(404, "Not Found: no such face")
+            return await serve(request, caller)
+
+        return route
+
     @web.middleware
-    async def _admit(self, request: web.Request, handler: Any) -> web.StreamResponse:
-        open_path = request.path == "/health" or (self.console is not None and is_console_path(request.path))
-        caller = admitted(request, self.rule, self.settings.tokens, open_path)
-        if isinstance(caller, web.Response):
-            return caller
-        if caller == OPEN:
-            return await handler(request)  # type: ignore[no-any-return]
-        request[CALLER] = caller
-        face = request.match_info.get("face")
-        if face is not None and face != self.face.name:
-            return _refuse(404, "Not Found: no such face")
+    async def _admit_console(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        """The console's pages: Host and Origin judged here; the page admits by its own cookie."""
+        if is_console_path(request.path):
+            caller = admitted(request, self.rule, self.tokens, True)
+            if isinstance(caller, web.Response):
+                return caller
         return await handler(request)  # type: ignore[no-any-return]
 
     async def _health(self, request: web.Request) -> web.Response:
-        return web.Response(text="ok\n")
+        # Open at `/health`; a gateway's bot's own (`/bots/<id>/health`) asks for that bot's token.
+        refused = admitted(request, self.rule, self.tokens, request.path == "/health")
+        return refused if isinstance(refused, web.Response) else web.Response(text="ok\n")
 
-    async def _metrics(self, request: web.Request) -> web.Response:
+    async def _metrics(self, request: web.Request, caller: str) -> web.Response:
         from sidecar.gate.observers.metrics import CONTENT_TYPE
 
         return web.Response(body=self.metrics.render(), headers={"Content-Type": CONTENT_TYPE})
 
-    async def _read_body(self, request: web.Request) -> bytes | web.Response:
-        cap = self.settings.body_cap
-        if request.content_length is not None and request.content_length > cap:
-            return _refuse(413, f"Payload Too Large: at most {cap} bytes")
-        content = request.content
-        if content.is_eof() and content.total_bytes <= cap:  # all of it came with the headers: no wait, no timer
-            return content.read_nowait()
-        chunks: list[bytes] = []
-        size = 0
-        try:
-            async with asyncio.timeout(self.settings.body_seconds):
-                while chunk := await request.content.read(65536):
-                    size += len(chunk)
-                    if size > cap:
-                        return _refuse(413, f"Payload Too Large: at most {cap} bytes")
-                    chunks.append(chunk)
-        except TimeoutError:
-            return _refuse(408, "Request Timeout: the body came too slowly")
-        return b"".join(chunks)
+    def _elsewhere(self, router: web.UrlDispatcher, anywhere: web.AbstractResource) -> Handler:
+        """What no route of ours takes: admitted as its path would be (`/health` and the
+        console's pages open), then aiohttp's own 405, naming the methods the path has, or
+        its 404."""
+        async def elsewhere(request: web.Request) -> web.StreamResponse:
+            path = request.path
+            open_path = path == "/health" or (self.console is not None and is_console_path(path))
+            caller = admitted(request, self.rule, self.tokens, open_path)
+            if isinstance(caller, web.Response):
+                return caller
+            allowed: set[str] = set()
+            for resource in router.resources():
+                if resource is not anywhere:
+                    allowed |= (await resource.resolve(request))[1]
+            if allowed:
+                raise web.HTTPMethodNotAllowed(request.method, sorted(allowed))
+            raise web.HTTPNotFound()
+
+        return elsewhere
 
     # -- POST -------------------------------------------------------------------------
 
     async def _post(self, request: web.Request) -> web.StreamResponse:
+        """POST /mcp, admitted here (the one hot route: no wrapper, no middleware)."""
+        caller = admitted(request, self.rule, self.tokens, False)
+        if type(caller) is not str:
+            return caller  # type: ignore[return-value]
+        return await self._post_as(request, caller)
+
+    async def _post_as(self, request: web.Request, caller: str) -> web.StreamResponse:
         if self.draining:
             return _refuse(503, "Service Unavailable: shutting down")
         self.posts += 1
         try:
-            return await self._post_admitted(request)
+            return await self._post_admitted(request, caller)
         finally:
             self.posts -= 1
 
-    async def _post_admitted(self, request: web.Request) -> web.StreamResponse:
-        if request.content_type != "application/json":
+    async def _post_admitted(self, request: web.Request, caller: str) -> web.StreamResponse:
+        # The header as clients send it is taken as it is; anything else is parsed (parameters).
+        if request.headers.get("Content-Type") != "application/json" and request.content_type != "application/json":
             return _refuse(415, "Unsupported Media Type: send application/json")
-        body = await self._read_body(request)
-        if isinstance(body, web.Response):
-            return body
+        cap = self.settings.body_cap
+        try:
+            body = await read_body(request, cap, self.settings.body_seconds)
+        except TooLarge:
+            return _refuse(413, f"Payload Too Large: at most {cap} bytes")
+        except TimeoutError:
+            return _refuse(408, "Request Timeout: the body came too slowly")
         message = decode_engine_frame(body)  # the body's one decode: the message goes on typed
-        if isinstance(message, FrameRejected):
+        if type(message) is FrameRejected:
             return _rpc_error(message.id, message.code, message.message, 400)
-        if isinstance(message, Request):
+        if type(message) is Request:
             envelope = envelope_of(message)
             if envelope is not None:
-                return await self._stateless(request, message, envelope)
-        found = self._session_for(request, message)
+                return await self._stateless(request, message, envelope, caller)
+        found = self._session_for(request, message, caller)  # type: ignore[arg-type]
         if isinstance(found, web.Response):
             return found
-        if not isinstance(message, Request):
+        if type(message) is not Request:
             found.dispatcher.take(message)
             return web.Response(status=202)
         return await self._serve(request, found, message)
 
-    def _session_for(self, request: web.Request, message: Request | Notification | Response) -> HttpSession | web.Response:
+    def _session_for(self, request: web.Request, message: Request | Notification | Response,
+                     caller: str) -> HttpSession | web.Response:
         version = request.headers.get("MCP-Protocol-Version")
         if version is not None and version not in HANDSHAKE_VERSIONS and version != MODERN_VERSION:
             return _refuse(400, f"Bad Request: unsupported MCP-Protocol-Version {version!r}")
         ident = request.headers.get(SESSION_HEADER)
         if ident is not None:
-            session = self._owned(request, ident)
+            session = self._owned(ident, caller)
             if session is None:
                 return _rpc_error(None, SESSION_NOT_FOUND, "Session not found", 404)
             return session
@@ -215,104 +240,85 @@ class HttpFront:
             created = self.table.create()
             if created is None:
                 return _refuse(503, "Service Unavailable: too many sessions")
-            self.owners[created] = request[CALLER]
+            self.owners[created] = caller
             return created
         if version == MODERN_VERSION:
             return _rpc_error(getattr(message, "id", None), INVALID_PARAMS,
                               "params._meta must carry the 2026-07-28 request envelope", 400)
         return _refuse(400, f"Bad Request: {SESSION_HEADER} header is required")
 
-    def _owned(self, request: web.Request, ident: str) -> HttpSession | None:
+    def _owned(self, ident: str, caller: str) -> HttpSession | None:
         """The session with this id, if the caller opened it; else None, as for no session."""
         session = self.table.get(ident)
-        if session is None or self.owners.get(session) != request[CALLER]:
+        if session is None or self.owners.get(session) != caller:
             return None
         return session
 
     async def _serve(self, request: web.Request, session: HttpSession, req: Request) -> web.StreamResponse:
         if session.busy_with(req.id):
             return _rpc_error(req.id, INVALID_REQUEST, f"id {req.id!r} is already in use by a request in flight", 200)
-        headers = {SESSION_HEADER: session.id} if req.method == "initialize" and session.id else {}
-        exchange = session.begin([req.id], [_progress_token(req)])
+        headers = {SESSION_HEADER: session.id} if req.method == "initialize" and session.id else None
+        exchange = session.begin([req.id], [request_progress_token(req.params)])
         exchange.streaming = _accepts_events(request)
         session.dispatcher.take(req)
         try:
-            return await self._answer(request, exchange, headers)
+            return await answer_exchange(request, exchange, headers)
         finally:
             session.end(exchange)
 
-    async def _stateless(self, request: web.Request, req: Request, envelope: dict[str, Any]) -> web.StreamResponse:
+    async def _stateless(self, request: web.Request, req: Request, envelope: dict[str, Any],
+                         caller: str) -> web.StreamResponse:
         refusal = judge(req, envelope, request.headers)
         if refusal is not None:
             return _rpc_error(req.id, refusal.code, refusal.message, http_status(refusal.code), refusal.data)
-        if req.method == "server/discover":
+        method = req.method
+        if method == "server/discover":
             result = discover_result(server_capabilities(self.face))
-            return web.json_response({"jsonrpc": "2.0", "id": req.id, "result": result})
-        if req.method == "subscriptions/listen":
-            return await self._listen(request, Listen(self.face, req.id, req.params.get("notifications"), request[CALLER]))
-        caps = envelope.get("io.modelcontextprotocol/clientCapabilities")
-        if takes_rounds(req, caps if isinstance(caps, dict) else {}):
-            return await self._held_round(request, req, caps if isinstance(caps, dict) else {})
+            return json_answer(encode_result(req.id, result))
+        if method == "subscriptions/listen":
+            return await self._listen(request, Listen(self.face, req.id, req.params.get("notifications"), caller))
+        caps = envelope.get(CAPABILITIES_KEY)
+        if type(caps) is not dict:
+            caps = {}
+        if takes_rounds(req, caps):
+            return await self._held_round(request, req, caps, caller)
         session = self.table.transient()
         try:
-            session.engine.client_capabilities = caps if isinstance(caps, dict) else {}
-            session.engine.protocol_version = MODERN_VERSION
-            session.engine.held_scope = CallerScope(request[CALLER])
-            session.encode_answer = _stamper(req.method)
-            exchange = session.begin([req.id], [_progress_token(req)])
+            engine = session.engine  # everything a request brings is set anew: the session may be reused
+            engine.client_capabilities = caps
+            engine.protocol_version = MODERN_VERSION
+            engine.held_scope = CallerScope(caller)
+            session.encode_answer = partial(stamp_answer, method)
+            exchange = session.begin([req.id], [request_progress_token(req.params)])
             try:
                 exchange.streaming = _accepts_events(request)
                 session.dispatcher.take(req)
-                return await self._answer(request, exchange, {}, stateless=True)
+                return await answer_exchange(request, exchange, None, stateless=True)
             finally:
                 session.end(exchange)
         finally:
             await self.table.passed(session)  # the table holds it no longer than its request
 
-    async def _held_round(self, request: web.Request, req: Request, caps: dict[str, Any]) -> web.StreamResponse:
+    async def _held_round(self, request: web.Request, req: Request, caps: dict[str, Any],
+                          caller: str) -> web.StreamResponse:
         """A round of a call whose upstream may ask the engine something (sidecar.front.eras)."""
-        token = _progress_token(req)
+        token = request_progress_token(req.params)
         exchange = Exchange([req.id], [token])
         exchange.streaming = _accepts_events(request)
-        this = Round(exchange, req.id, _stamper(req.method), token)
-        self.held.round(req, request[CALLER], caps, this)
+        this = Round(exchange, req.id, partial(stamp_answer, req.method), token)
+        self.held.round(req, caller, caps, this)
         try:
-            return await self._answer(request, exchange, {}, stateless=True)
+            return await answer_exchange(request, exchange, None, stateless=True)
         finally:
             self.held.gone(this)
-            exchange.frames.discard()
-
-    async def _answer(self, request: web.Request, exchange: Exchange, headers: dict[str, str],
-                      stateless: bool = False) -> web.StreamResponse:
-        """JSON when the answer comes first and alone; else an event stream of everything.
-        A stateless JSON error answer's status follows its code."""
-        first = await exchange.frames.get()
-        # Alone means only the end marker is left: frames put while this handler waited to
-        # run (a held round's progress, then its question's answer) are all streamed.
-        if first is not None and not exchange.waiting and len(exchange.frames) == 1:
-            status = answer_status(exchange.error_code) if stateless else 200
-            return web.Response(body=first, status=status, content_type="application/json", headers=headers)
-        response = web.StreamResponse(status=200, headers={**_SSE_HEADERS, **headers})
-        await response.prepare(request)
-        frame = first
-        while frame is not None:
-            await response.write(_event(frame))
-            frame = await _next_or_ping(exchange.frames, response)
-        await response.write_eof()
-        return response
+            exchange.discard()
 
     async def _listen(self, request: web.Request, listen: Listen) -> web.StreamResponse:
         """A 2026-07-28 subscription: change notifications until the engine or we end it."""
         self.listens.add(listen)
         try:
             await listen.start(self.resource_subscriptions)
-            response = web.StreamResponse(status=200, headers=_SSE_HEADERS)
-            await response.prepare(request)
-            while (frame := await _next_or_ping(listen.frames, response)) is not None:
-                listen.written(frame)
-                await response.write(_event(frame))
-            await response.write_eof()
-            return response
+            return await stream(request, listen.frames, listen.written)
         finally:
             self.listens.discard(listen)
             listen.close()
@@ -320,29 +326,24 @@ class HttpFront:
 
     # -- GET and DELETE -----------------------------------------------------------------
 
-    async def _get(self, request: web.Request) -> web.StreamResponse:
-        session = self._owned(request, request.headers.get(SESSION_HEADER, ""))
+    async def _get(self, request: web.Request, caller: str) -> web.StreamResponse:
+        session = self._owned(request.headers.get(SESSION_HEADER, ""), caller)
         if session is None:
             status = 404 if SESSION_HEADER in request.headers else 400
             return _refuse(status, f"a known {SESSION_HEADER} header is required")
         if not _accepts_events(request):
             return _refuse(406, "Not Acceptable: the stream is text/event-stream")
-        stream = session.open_stream()
-        if stream is None:
+        queue = session.open_stream()
+        if queue is None:
             return _refuse(409, "Conflict: this session already has a stream open")
         try:
-            response = web.StreamResponse(status=200, headers=_SSE_HEADERS)
-            await response.prepare(request)
-            while (frame := await _next_or_ping(stream, response)) not in (None, b""):
-                assert frame is not None
-                await response.write(_event(frame))
-            return response
+            return await stream_events(request, queue)
         finally:
-            session.close_stream(stream)
+            session.close_stream(queue)
 
-    async def _delete(self, request: web.Request) -> web.StreamResponse:
+    async def _delete(self, request: web.Request, caller: str) -> web.StreamResponse:
         ident = request.headers.get(SESSION_HEADER, "")
-        if self._owned(request, ident) is not None and await self.table.drop(ident):
+        if self._owned(ident, caller) is not None and await self.table.drop(ident):
             return web.Response(status=200)
         return _rpc_error(None, SESSION_NOT_FOUND, "Session not found", 404)
 
@@ -383,23 +384,5 @@ class HttpFront:
         return True
 
 
-async def _next_or_ping(queue: FrameQueue, response: web.StreamResponse) -> bytes | None:
-    """The next frame; while none comes, a comment now and then keeps proxies and us honest."""
-    while True:
-        try:
-            return await asyncio.wait_for(queue.get(), PING_SECONDS)
-        except TimeoutError:
-            await response.write(b": ping\n\n")
-
-
-def _stamper(method: str) -> Callable[[Answer], bytes]:
-    """How a stateless request's answer is written: with this revision's fields spliced in."""
-    return lambda answer: stamp_answer(method, answer)
-
-
 def _accepts_events(request: web.Request) -> bool:
     return "text/event-stream" in request.headers.get("Accept", "")
-
-
-def _progress_token(req: Request) -> object:
-    return request_progress_token(req.params)

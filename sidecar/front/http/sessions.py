@@ -11,6 +11,9 @@ POST still streaming, else to the GET stream; everything else goes to the GET st
 Refuses an engine id already waiting in the same session (answered by the dispatcher
 rules, in that POST), and a new session past the cap.
 
+A stateless (2026-07-28) request gets a transient session: unlisted, no id, and kept for
+the next stateless request when its own left nothing in it (at most `IDLE_TRANSIENTS`).
+
 A session that ends (DELETE, or idle expiry) gives back the resource subscriptions it
 held upstream that no other session or listen stream still asks for; at shutdown the
 upstreams go too, so nothing is sent.
@@ -32,6 +35,7 @@ from sidecar.concurrency import Jobs
 from sidecar.errors import SidecarError
 from sidecar.front.dispatcher import Dispatcher
 from sidecar.front.eras.listen_resources import watched_on_stateless
+from sidecar.front.http.exchange import Exchange
 from sidecar.front.shutdown import answer_in_flight
 from sidecar.hub.face import Face
 from sidecar.hub.notices import subscribers
@@ -45,31 +49,11 @@ __all__ = ["Exchange", "HttpSession", "SessionTable", "new_session_id"]
 log = logging.getLogger(__name__)
 
 UNSUBSCRIBE_SECONDS = 5.0  # each resource a closed session leaves behind, at most
+IDLE_TRANSIENTS = 16  # stateless requests' sessions kept for reuse, at most
 
 
 def new_session_id() -> str:
     return secrets.token_urlsafe(24)
-
-
-class Exchange:
-    """The frames one POST waits for: its answers, and what relates to its requests."""
-
-    def __init__(self, ids: list[RequestId], tokens: list[object]) -> None:
-        self.waiting = set(ids)
-        self.tokens = {t for t in tokens if t is not None}
-        self.frames = FrameQueue(Shedding("an HTTP client's answer stream"))
-        self.streaming = False  # the answer is an event stream, so more than answers may go in
-        self.error_code: int | None = None  # of the last error answer put in, for the HTTP status
-
-    def put(self, frame: bytes) -> None:
-        self.frames.put(frame)
-
-    def answered(self, ident: RequestId, error_code: int | None = None) -> None:
-        if error_code is not None:
-            self.error_code = error_code
-        self.waiting.discard(ident)
-        if not self.waiting:
-            self.frames.put(None)  # the end of this exchange
 
 
 class HttpSession:
@@ -117,14 +101,15 @@ class HttpSession:
         self.last_seen = time.monotonic()
         if exchange in self._open:
             self._open.remove(exchange)
-        for ident in list(exchange.waiting):
-            if self._by_id.get(ident) is exchange:
-                del self._by_id[ident]
-                self.engine.cancel(ident)  # a client that hung up gets no answer: stop the work
+        if exchange.waiting:  # its client hung up before the answer
+            for ident in list(exchange.waiting):
+                if self._by_id.get(ident) is exchange:
+                    del self._by_id[ident]
+                    self.engine.cancel(ident)  # a client that hung up gets no answer: stop the work
         for token in exchange.tokens:
             if self._by_token.get(token) is exchange:
                 del self._by_token[token]
-        exchange.frames.discard()  # what its client did not stay for
+        exchange.discard()  # what its client did not stay for
 
     # -- sidecar frames out -------------------------------------------------------------
 
@@ -157,12 +142,10 @@ class HttpSession:
         exchange = self._by_id.pop(ident, None) if ident is not None else None
         if exchange is None or ident is None:
             self.stream.put(encode_event(event))
-        elif isinstance(event, ErrorAnswer):
-            exchange.put(encode_event(event))
-            exchange.answered(ident, event.code)
+        elif type(event) is ErrorAnswer:
+            exchange.answer(encode_event(event), ident, event.code)
         else:
-            exchange.put(self.encode_answer(event))
-            exchange.answered(ident)
+            exchange.answer(self.encode_answer(event), ident)  # type: ignore[arg-type]
 
     def _newest(self) -> Exchange | None:
         return next((e for e in reversed(self._open) if e.streaming and e.waiting), None)
@@ -204,13 +187,20 @@ class HttpSession:
             return 0.0
         return now - self.last_seen
 
+    def left_clean(self) -> bool:
+        """Nothing of its last request is left: it can serve another as if new."""
+        # An exchange ended leaves no id or token behind (`end`), so `_open` says it for all.
+        engine = self.engine
+        return not (self._open or engine.in_flight or engine.relayed or engine.resource_uris
+                    or self._stream is not None or self.jobs.running())
+
     async def close(self) -> None:
         if self.engine.held_scope is self.engine:  # its held results end with it
             self.face.gate.held.drop_session(self.engine)
         if self.engine in self.face.sessions:
             self.face.sessions.remove(self.engine)
         for exchange in list(self._open):
-            exchange.frames.put(None)
+            exchange.end()
         if self.stream_open:
             self.stream.put(b"")  # wakes the GET writer, which then ends
         elif self._stream is not None:
@@ -231,6 +221,9 @@ class SessionTable:
         # A plain set, left by `passed`: a WeakSet costs a weak reference and its callback
         # per request, on the path every stateless call takes.
         self.passing: set[HttpSession] = set()
+        # Transient sessions left clean by their request, for the next one: building and
+        # closing a session, its dispatcher and its jobs cost a stateless call ~300 bytecodes.
+        self._idle: list[HttpSession] = []
 
     def get(self, ident: str) -> HttpSession | None:
         return self.sessions.get(ident)
@@ -246,15 +239,26 @@ class SessionTable:
         return session
 
     def transient(self) -> HttpSession:
-        """A session for one 2026-07-28 request: not listed, no id, gone after it."""
-        session = HttpSession(self.face, self.redactor)
-        session.engine.announced = True
+        """A session for one 2026-07-28 request: not listed, no id, gone after it (or kept
+        idle for the next one, when it is left as it was made: see `passed`)."""
+        session = self._idle.pop() if self._idle else self._fresh_transient()
         self.passing.add(session)
         return session
 
+    def _fresh_transient(self) -> HttpSession:
+        session = HttpSession(self.face, self.redactor)
+        session.engine.announced = True
+        return session
+
     async def passed(self, session: HttpSession) -> None:
-        """A transient session's request is over: it leaves the table and closes."""
+        """A transient session's request is over: it leaves the table, and is kept for the
+        next stateless request when nothing of this one is left in it (no request in flight,
+        no job running, no question out, no exchange, no stream); else it closes. The route
+        sets everything a request brings (capabilities, caller scope, answer stamp) anew."""
         self.passing.discard(session)
+        if len(self._idle) < IDLE_TRANSIENTS and session.left_clean():
+            self._idle.append(session)
+            return
         await session.close()
 
     async def drop(self, ident: str, *, release: bool = True) -> bool:
@@ -284,6 +288,9 @@ class SessionTable:
         return sum(answer_in_flight(session.engine, why) for session in every)
 
     async def close_all(self) -> None:
+        idle, self._idle = self._idle, []
+        for session in idle:
+            await session.close()
         for ident in list(self.sessions):
             await self.drop(ident, release=False)  # shutting down: the upstreams stop too
 

@@ -97,24 +97,28 @@ def _decoded(value: str | None) -> str | None:
         return None
 
 
-def _header(headers: CIMultiDictProxy[str], name: str) -> str | None:
-    values = headers.getall(name, ())
-    return values[0] if len(values) == 1 else None  # twice is as bad as never
-
-
 def judge(req: Request, envelope: dict[str, Any], headers: CIMultiDictProxy[str]) -> Refusal | None:
     """The checks before serving, first failure wins; None to serve. `headers` are the
     request's own (case-blind, every value of a repeated header kept)."""
     if not isinstance(envelope.get(CAPABILITIES_KEY), dict):
         return Refusal(INVALID_PARAMS, f"params._meta must carry {VERSION_KEY!r} and {CAPABILITIES_KEY!r}")
     version = envelope.get(VERSION_KEY)
-    if _header(headers, "mcp-protocol-version") != version:
+    # Each header read is its one value, or None when it came twice (as bad as never); read
+    # inline, not through a helper: this runs on every stateless request.
+    got = headers.getall("mcp-protocol-version", ())
+    if (got[0] if len(got) == 1 else None) != version:
         return Refusal(HEADER_MISMATCH, "the MCP-Protocol-Version header does not match params._meta")
-    if _header(headers, "mcp-method") != req.method:
+    got = headers.getall("mcp-method", ())
+    if (got[0] if len(got) == 1 else None) != req.method:
         return Refusal(HEADER_MISMATCH, "the Mcp-Method header does not match the body's method")
     key = NAME_PARAM.get(req.method)
-    if key is not None and key in req.params and _decoded(_header(headers, "mcp-name")) != req.params[key]:
-        return Refusal(HEADER_MISMATCH, f"the Mcp-Name header does not match params.{key}")
+    if key is not None and key in req.params:
+        got = headers.getall("mcp-name", ())
+        name = got[0] if len(got) == 1 else None
+        if name is not None and name.startswith("=?base64?"):
+            name = _decoded(name)
+        if name != req.params[key]:
+            return Refusal(HEADER_MISMATCH, f"the Mcp-Name header does not match params.{key}")
     if not isinstance(version, str):
         return Refusal(INVALID_PARAMS, "the protocol version in params._meta must be a string")
     if version not in SUPPORTED:
@@ -142,6 +146,8 @@ def discover_result(capabilities: dict[str, Any]) -> dict[str, Any]:
 _STAMP: dict[str, Any] = {"resultType": "complete"}
 _CACHE_STAMP: dict[str, Any] = {**_STAMP, "ttlMs": 0, "cacheScope": "private"}
 _BLANK = b" \t\r\n"
+_OPEN_BRACE, _CLOSE_BRACE = ord("{"), ord("}")
+_RESULT_TYPE = msgspec.json.encode(_STAMP)[1:-1]  # `"resultType":"complete"`, spliced as it is
 
 
 class _StampKeys(msgspec.Struct):
@@ -162,33 +168,45 @@ def stamp_answer(method: str, answer: Answer) -> bytes:
     built is a dict; one an upstream sent stays bytes: its top-level keys are read (every
     value skipped, nothing built) and the missing fields spliced in before its last
     brace, or, when it carries hints of its own the sidecar must narrow, rebuilt."""
+    result = answer.result
     cacheable = method in CACHEABLE
-    if isinstance(answer.result, dict):
+    if isinstance(result, dict):
         if cacheable:
-            return encode_result(answer.id, hinted(method, answer.result))
-        return encode_result(answer.id, {**answer.result, **{k: v for k, v in _STAMP.items() if k not in answer.result}})
-    return _spliced(answer.id, answer.result, _CACHE_STAMP if cacheable else _STAMP, method if cacheable else None)
+            return encode_result(answer.id, hinted(method, result))
+        return encode_result(answer.id, {**result, **{k: v for k, v in _STAMP.items() if k not in result}})
+    if cacheable:
+        return _spliced(answer.id, result, _CACHE_STAMP, method)
+    raw = memoryview(result)  # most answers: a call's result, where only `resultType` may be missing
+    present = _present(raw)
+    if present is None or present.resultType is not msgspec.UNSET:
+        return encode_result(answer.id, result)
+    return _splice(answer.id, raw, _RESULT_TYPE)
 
 
-def _spliced(ident: RequestId, result: bytes | msgspec.Raw, stamps: dict[str, Any], cached: str | None) -> bytes:
+def _spliced(ident: RequestId, result: bytes | msgspec.Raw, stamps: dict[str, Any], cached: str) -> bytes:
     raw = memoryview(result)
     present = _present(raw)
     if present is None:  # not an object: passed as it came
         return encode_result(ident, result)
-    if cached is not None and not _safe_hints(cached, present):
+    if not _safe_hints(cached, present):
         rebuilt = rehinted_bytes(cached, raw)
         return encode_result(ident, msgspec.Raw(rebuilt) if rebuilt is not None else result)
     missing = {key: value for key, value in stamps.items() if getattr(present, key) is msgspec.UNSET}
     if not missing:  # stamped already
         return encode_result(ident, result)
+    return _splice(ident, raw, msgspec.json.encode(missing)[1:-1])
+
+
+def _splice(ident: RequestId, raw: memoryview, members: bytes) -> bytes:
+    """The answer frame of a result object (raw JSON) with `members` added before its last brace."""
     end = len(raw)
-    while raw[end - 1] in _BLANK:
-        end -= 1
+    if raw[end - 1] != _CLOSE_BRACE:  # blanks after it (seldom: a result is most often compact)
+        while raw[end - 1] in _BLANK:
+            end -= 1
     inner = end - 1  # the last brace; what comes before it tells an empty object
     while raw[inner - 1] in _BLANK:
         inner -= 1
-    members = msgspec.json.encode(missing)[1:-1]
-    comma = b"" if raw[inner - 1] == ord("{") else b","
+    comma = b"" if raw[inner - 1] == _OPEN_BRACE else b","
     return b"".join((b'{"jsonrpc":"2.0","id":', msgspec.json.encode(ident), b',"result":',
                      raw[:end - 1], comma, members, b"}}\n"))
 
