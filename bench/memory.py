@@ -41,16 +41,18 @@ __all__ = ["idle_reading", "main"]
 # for to the file named first; a tracemalloc start when the second argument says so.
 _LAUNCHER = """\
 import signal, sys
-out, trace = sys.argv[1], sys.argv[2] == "trace"
+out, trace = sys.argv[1], sys.argv[2] in ("trace", "lineno")
+by = "lineno" if sys.argv[2] == "lineno" else "filename"
 if trace:
     import tracemalloc; tracemalloc.start(1)
 def dump(*_):
     report = {"modules": sorted(sys.modules)}
     if trace:
         import tracemalloc
-        stats = tracemalloc.take_snapshot().statistics("filename")
+        stats = tracemalloc.take_snapshot().statistics(by)
         report["traced_total"] = sum(s.size for s in stats)
-        report["traced"] = [[str(s.traceback[0].filename), s.size, s.count] for s in stats[:40]]
+        report["traced"] = [[f"{s.traceback[0].filename}:{s.traceback[0].lineno}" if by == "lineno"
+                             else s.traceback[0].filename, s.size, s.count] for s in stats[:40]]
     with open(out + ".tmp", "w") as f:
         f.write(__import__("json").dumps(report))
     __import__("os").replace(out + ".tmp", out)
@@ -200,6 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--modules", action="store_true", help="list the modules only the sidecar loads")
     parser.add_argument("--trace", action="store_true", help="tracemalloc top files (a separate start)")
     parser.add_argument("--imports", action="store_true", help="RSS of importing the idle module set alone")
+    parser.add_argument("--lines", action="store_true", help="with --trace: by line, not by file")
     parser.add_argument("--causes", action="store_true", help="MB by cause: module groups imported in turn")
     parser.add_argument("--tree", type=Path, default=REPO_ROOT, help="the checkout to run the sidecar from")
     args = parser.parse_args(argv)
@@ -232,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
             for label, mb in causes(modules, list(direct[0]["modules"]), idle, args.tree):  # type: ignore[call-overload]
                 print(f"    {mb:6.2f}  {label}")
         if args.trace:
-            traced = idle_reading(work, tree=args.tree, dump="trace")
+            traced = idle_reading(work, tree=args.tree, dump="lineno" if args.lines else "trace")
             print(f"  tracemalloc at rest: {int(traced['traced_total']) / 1e6:.1f} MB traced")  # type: ignore[call-overload]
             for filename, size, count in traced["traced"][:25]:  # type: ignore[index]
                 print(f"    {size / 1e6:6.2f} MB {count:7d}  {filename}")

@@ -30,6 +30,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"settings"}),  # the environment, read once (imports nothing of the sidecar)
     frozenset({"sidecar", "errors", "redact", "features", "concurrency", "collector", "private_files", "examples"}),
     frozenset({"config", "logs"}),
+    frozenset({"loop"}),  # the event loop's libraries, loaded without OpenSSL when nothing speaks TLS
     frozenset({"wire"}),
     frozenset({"catalog", "upstream"}),  # what the engine sees, and how requests leave: neither knows the other
     frozenset({"trust"}),  # pins, the scan and the screen of each listing before the catalog merges it
@@ -292,6 +293,17 @@ async def test_a_stdio_session_loads_no_heavy_module(tmp_path: Path) -> None:
     assert "sidecar.front.dispatcher" in loaded
     assert not {m for m in loaded if m.split(".")[0] in HEAVY}
     assert not {m for m in loaded if m.startswith("sidecar_admin")}
+    assert "uvloop" in loaded
+    idle = sorted(m for m in loaded for lazy in NOT_LOADED_BY_AN_IDLE_STDIO_FACE if m == lazy or m.startswith(lazy + "."))
+    assert not idle, f"loaded by a stdio face with stdio servers only: {idle}"
+
+
+# Not loaded by a stdio face whose servers are all stdio children, after a listing and a
+# call (issue 23, idle RSS): OpenSSL (`ssl`, `_hashlib`: libcrypto is about 5.9 MB of
+# resident memory; `sidecar.loop`), the HTTP stack, and the rooms such a face never uses.
+NOT_LOADED_BY_AN_IDLE_STDIO_FACE = (
+    "ssl", "_ssl", "_hashlib",
+)
 
 
 def test_cryptography_loads_only_when_a_stateless_confirmation_is_sealed() -> None:
