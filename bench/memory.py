@@ -1,20 +1,23 @@
-"""Where an idle sidecar's memory sits: a debugging aid, not a benchmark of record.
+"""Where an idle sidecar's memory sits, by cause (issue 23's idle RSS target).
 
 Starts the sidecar as the bench's session case does (one fast upstream of 425 tools, the
-echo catalog, the bench's config), initializes, lists until complete and then asks it
-nothing: it reads `/proc/PID/smaps_rollup` and the mappings by file, and, through a
-SIGUSR1 handler its launcher installs before `sidecar.cli.main` runs, the modules it has
-loaded and (with `--trace`) the tracemalloc top allocations by file. The fast upstream
-(direct) is read the same way for its own modules and RSS.
+bench's config), initializes, lists until complete, lists three times more and then asks
+it nothing: it reads VmRSS, `/proc/PID/smaps_rollup` and the RSS of each mapped file, and,
+through a SIGUSR1 handler its launcher installs before `sidecar.cli.main` runs, the
+modules it has loaded (or, with `--trace`, tracemalloc's largest live allocations). The
+fast upstream alone (direct) is read the same way. MB by cause: fresh interpreters import
+direct's modules and then each group of the sidecar's idle modules in turn (as the
+sidecar loads them: without OpenSSL when it did), each step's VmRSS over the last; what
+the idle sidecar holds beyond all its modules is its live data (the catalog's shapes).
+Import-alone figures share the allocator's arenas differently from a real start, so a
+group's figure is good to a few tenths of a MB.
 
-    python -m bench.memory                    # RSS of 3 starts, pins kept (the bench's rounds 2+)
-    python -m bench.memory --modules          # plus the modules only the sidecar loads
-    python -m bench.memory --trace            # plus tracemalloc by file (its own RSS is higher)
-    python -m bench.memory --imports          # RSS of importing the sidecar's idle modules alone
-    python -m bench.memory --causes           # MB by cause: the idle modules by group, then live data
-    python -m bench.memory --tree /work/main  # the same for another checkout
+    python -m bench.memory                         # 3 starts, pins kept (the bench's rounds 2+)
+    python -m bench.memory --modules --trace       # plus its own modules and tracemalloc by file
+    python -m bench.memory --compare OLD_CHECKOUT  # a column for another checkout, measured first
+    python -m bench.memory --compare OLD --docs docs/generated   # write memory.json, memory-causes.md
 
-Owns nothing the bench reports: it prints, for reading.
+Refuses to judge: the target is the bench's (`bench.report`).
 """
 
 from __future__ import annotations
@@ -29,13 +32,17 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
+from bench import doc_files
 from bench.candidates import REPO_ROOT, Upstream, upstream_argv, write_config
 from bench.catalogs import GITHUB
 from bench.client import Connection
 from bench.probes import memory_kb
 
-__all__ = ["idle_reading", "main"]
+__all__ = ["idle_reading", "main", "measure_tree", "render_docs"]
+
+WRITER = "bench.memory"
 
 # The launcher: the sidecar's own `main`, with a SIGUSR1 handler that writes what was asked
 # for to the file named first; a tracemalloc start when the second argument says so.
@@ -87,13 +94,13 @@ def mappings(pid: int) -> dict[str, int]:
     return totals
 
 
-def _wait_for(path: Path, timeout: float = 10.0) -> dict[str, object]:
+def _wait_for(path: Path, timeout: float = 10.0) -> dict[str, Any]:
     deadline = time.monotonic() + timeout
     while not path.exists():
         if time.monotonic() > deadline:
             raise TimeoutError(f"no dump at {path}")
         time.sleep(0.01)  # polling a file the child writes; no event to wait on across processes
-    loaded: dict[str, object] = json.loads(path.read_text())
+    loaded: dict[str, Any] = json.loads(path.read_text())
     return loaded
 
 
@@ -104,7 +111,7 @@ def _idle(conn: Connection) -> None:
         conn.list_tools(60.0)
 
 
-def idle_reading(workdir: Path, *, tree: Path = REPO_ROOT, dump: str = "", sidecar: bool = True) -> dict[str, object]:
+def idle_reading(workdir: Path, *, tree: Path = REPO_ROOT, dump: str = "", sidecar: bool = True) -> dict[str, Any]:
     """One start of the sidecar (or, `sidecar=False`, of the fast upstream alone), idle after
     the list: VmRSS, the rollup, RSS per mapped file and, when `dump` is "modules" or
     "trace", what the process says of itself."""
@@ -118,7 +125,7 @@ def idle_reading(workdir: Path, *, tree: Path = REPO_ROOT, dump: str = "", sidec
     env = {**os.environ, "PYTHONPATH": str(tree)}
     with Connection(argv, cwd=str(tree), env=env, stderr_path=workdir / "memory.stderr") as conn:
         _idle(conn)
-        reading: dict[str, object] = {"vmrss_kb": (memory_kb(conn.pid) or {}).get("VmRSS", 0),
+        reading: dict[str, Any] = {"vmrss_kb": (memory_kb(conn.pid) or {}).get("VmRSS", 0),
                                       "rollup": rollup(conn.pid), "mappings": mappings(conn.pid)}
         if dump and sidecar:
             os.kill(conn.pid, signal.SIGUSR1)
@@ -137,8 +144,13 @@ def _upstream_modules(tree: Path) -> list[str]:
 
 
 def import_rss_kb(modules: list[str], tree: Path = REPO_ROOT) -> int:
-    """VmRSS of a fresh interpreter that imports `modules` and nothing else runs."""
-    code = ("import sys\nfor name in sys.argv[1:]:\n    try: __import__(name)\n    except Exception: pass\n"
+    """VmRSS of a fresh interpreter that imports `modules` and nothing else runs; without
+    OpenSSL (as `sidecar.loop` loads the loop) when neither `ssl` nor `_hashlib` is named."""
+    lean = "hashlib" in modules and "ssl" not in modules and "_hashlib" not in modules
+    load = ("from sidecar.loop import loop_libraries_without_openssl as lean; lean()\n" if "uvloop" in modules
+            else "sys.modules['_hashlib'] = None\n")
+    code = ("import sys\n" + (load if lean else "")
+            + "for name in sys.argv[1:]:\n    try: __import__(name)\n    except Exception: pass\n"
             "print(open('/proc/self/status').read().split('VmRSS:')[1].split()[0])")
     out = subprocess.run([sys.executable, "-c", code, *modules], capture_output=True, text=True,
                          cwd=str(tree), env={**os.environ, "PYTHONPATH": str(tree)}, check=True).stdout
@@ -147,10 +159,10 @@ def import_rss_kb(modules: list[str], tree: Path = REPO_ROOT) -> int:
 
 # The sidecar's idle modules in the order `--causes` adds them, each group on top of the last.
 _CAUSES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("asyncio", ("asyncio", "concurrent", "selectors", "socket", "select", "_asyncio", "contextvars")),
-    ("ssl", ("ssl", "_ssl")),
-    ("uvloop", ("uvloop",)),
-    ("hashlib, secrets", ("hashlib", "_hashlib", "_blake2", "secrets", "hmac", "base64")),
+    ("OpenSSL: ssl, hashlib, hmac, secrets", ("ssl", "_ssl", "hashlib", "_hashlib", "_blake2", "_sha256", "_sha1",
+                                              "_md5", "_sha3", "hmac", "secrets", "base64")),
+    ("asyncio, uvloop", ("asyncio", "concurrent", "selectors", "socket", "select", "_asyncio", "contextvars",
+                         "uvloop")),
     ("other stdlib", ("",)),
     ("sidecar.wire, config, settings, errors", ("sidecar.wire", "sidecar.config", "sidecar.settings", "sidecar.errors")),
     ("sidecar.trust", ("sidecar.trust",)),
@@ -184,61 +196,89 @@ def _median_import(modules: list[str], tree: Path) -> int:
     return int(statistics.median(import_rss_kb(modules, tree) for _ in range(3)))
 
 
-def _print_rss(label: str, readings: list[dict[str, object]]) -> None:
-    values = [int(r["vmrss_kb"]) for r in readings]  # type: ignore[call-overload]
-    print(f"{label:10s} VmRSS idle: median {statistics.median(values) / 1024:.1f} MB  "
-          f"({', '.join(f'{v / 1024:.1f}' for v in values)})")
+def _median_mb(readings: list[dict[str, Any]]) -> float:
+    return round(statistics.median(int(r["vmrss_kb"]) for r in readings) / 1024, 1)
 
 
-def _print_mappings(reading: dict[str, object], top: int = 14) -> None:
-    rows = sorted(reading["mappings"].items(), key=lambda kv: -kv[1])[:top]  # type: ignore[attr-defined]
-    for name, kb in rows:
-        print(f"    {kb / 1024:6.2f} MB  {name}")
+def measure_tree(tree: Path, starts: int, with_causes: bool = True) -> dict[str, Any]:
+    """Idle VmRSS of `starts` starts of the sidecar of `tree` (its pins kept by a start
+    before them, as in the bench's later rounds) and of the fast upstream alone; the
+    sidecar's modules, its RSS by mapping, and (`with_causes`) MB by cause."""
+    with tempfile.TemporaryDirectory(prefix="omb-memory-") as tmp:
+        work = Path(tmp)
+        idle_reading(work, tree=tree)  # the first sight: pins kept from here on
+        readings = [idle_reading(work, tree=tree, dump="modules") for _ in range(starts)]
+        direct = [idle_reading(work, tree=tree, sidecar=False, dump="modules") for _ in range(starts)]
+    modules, direct_modules = list(readings[0]["modules"]), list(direct[0]["modules"])
+    idle_kb = int(statistics.median(int(r["vmrss_kb"]) for r in readings))
+    return {"tree": _commit_of(tree), "sidecar_mb": _median_mb(readings), "direct_mb": _median_mb(direct),
+            "sidecar_runs_mb": [round(int(r["vmrss_kb"]) / 1024, 1) for r in readings],
+            "rollup_kb": readings[0]["rollup"], "mappings_kb": _top(readings[0]["mappings"]),
+            "modules": len(modules), "only_the_sidecars": sorted(set(modules) - set(direct_modules)),
+            "causes": [[label, round(mb, 2)] for label, mb in causes(modules, direct_modules, idle_kb, tree)]
+            if with_causes else []}
+
+
+def _commit_of(tree: Path) -> str:
+    done = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=tree, capture_output=True, text=True)
+    return done.stdout.strip() or str(tree)
+
+
+def _top(mapped: dict[str, int], count: int = 12) -> dict[str, int]:
+    return dict(sorted(mapped.items(), key=lambda kv: -kv[1])[:count])
+
+
+def render_docs(figures: dict[str, Any]) -> dict[str, str]:
+    """The MB-by-cause table, one column per tree measured (the earlier first)."""
+    trees = figures["result"]["trees"]
+    labels = [label for label, _ in trees[-1]["causes"]]
+    rows = [[label, *(f"{dict(t['causes']).get(label, 0.0):.1f}" for t in trees)] for label in labels]
+    rows.append(["**idle VmRSS, the sidecar**", *(f"**{t['sidecar_mb']:.1f}**" for t in trees)])
+    rows.append(["idle VmRSS, direct (the fast upstream alone)", *(f"{t['direct_mb']:.1f}" for t in trees)])
+    lines = doc_files.table(["MB (idle, after the 425-tool listing)", *(f"`{t['tree']}`" for t in trees)], rows)
+    return {"memory-causes.md": doc_files.page(WRITER, lines, figures["measured"])}
+
+
+def _print(result: dict[str, Any], modules: bool) -> None:
+    print(f"tree {result['tree']}: sidecar {result['sidecar_mb']} MB {result['sidecar_runs_mb']}, "
+          f"direct {result['direct_mb']} MB, {result['modules']} modules")
+    print("  RSS by mapping:", ", ".join(f"{Path(k).name} {v / 1024:.2f}" for k, v in result["mappings_kb"].items()))
+    for label, mb in result["causes"]:
+        print(f"  {mb:6.2f}  {label}")
+    if modules:
+        print("  only the sidecar's:", " ".join(result["only_the_sidecars"]))
+
+
+def _print_traced(tree: Path, by_line: bool) -> None:
+    with tempfile.TemporaryDirectory(prefix="omb-memory-") as tmp:
+        idle_reading(Path(tmp), tree=tree)
+        traced = idle_reading(Path(tmp), tree=tree, dump="lineno" if by_line else "trace")
+    print(f"  tracemalloc at rest: {int(traced['traced_total']) / 1e6:.1f} MB traced")
+    for where, size, count in traced["traced"][:25]:
+        print(f"    {size / 1e6:6.2f} MB {count:7d}  {where}")
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.memory", description=__doc__.split("\n\n")[0])
+    args_list = sys.argv[1:] if argv is None else argv
+    parser = argparse.ArgumentParser(prog="python -m bench.memory", description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--starts", type=int, default=3)
     parser.add_argument("--modules", action="store_true", help="list the modules only the sidecar loads")
     parser.add_argument("--trace", action="store_true", help="tracemalloc top files (a separate start)")
-    parser.add_argument("--imports", action="store_true", help="RSS of importing the idle module set alone")
     parser.add_argument("--lines", action="store_true", help="with --trace: by line, not by file")
-    parser.add_argument("--causes", action="store_true", help="MB by cause: module groups imported in turn")
+    parser.add_argument("--no-causes", action="store_true", help="skip MB by cause (module groups imported in turn)")
     parser.add_argument("--tree", type=Path, default=REPO_ROOT, help="the checkout to run the sidecar from")
-    args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="omb-memory-") as tmp:
-        work = Path(tmp)
-        idle_reading(work, tree=args.tree)  # the first sight: pins kept from here on
-        readings = [idle_reading(work, tree=args.tree, dump="modules") for _ in range(args.starts)]
-        direct = [idle_reading(work, tree=args.tree, sidecar=False, dump="modules") for _ in range(args.starts)]
-        _print_rss("sidecar", readings)
-        _print_rss("direct", direct)
-        print("  sidecar rollup:", {k: readings[0]["rollup"][k] for k in ("Rss", "Anonymous", "Private_Clean",  # type: ignore[index]
-                                                                         "Shared_Clean", "Private_Dirty")})
-        print("  sidecar RSS by mapping:")
-        _print_mappings(readings[0])
-        modules = list(readings[0]["modules"])  # type: ignore[call-overload]
-        own = sorted(set(modules) - set(direct[0]["modules"]))  # type: ignore[call-overload]
-        print(f"  modules: sidecar {len(modules)}, direct {len(direct[0]['modules'])}, "  # type: ignore[arg-type]
-              f"only the sidecar's {len(own)}")
-        if args.modules:
-            print("   ", " ".join(own))
-        if args.imports:
-            base = import_rss_kb([], args.tree)
-            floor = import_rss_kb(list(direct[0]["modules"]), args.tree)  # type: ignore[call-overload]
-            every = import_rss_kb(modules, args.tree)
-            print(f"  import alone: interpreter {base / 1024:.1f} MB, direct's modules {floor / 1024:.1f}, "
-                  f"the sidecar's idle modules {every / 1024:.1f}")
-        if args.causes:
-            idle = int(statistics.median(int(r["vmrss_kb"]) for r in readings))  # type: ignore[call-overload]
-            print("  MB by cause (imports cumulative, fresh processes):")
-            for label, mb in causes(modules, list(direct[0]["modules"]), idle, args.tree):  # type: ignore[call-overload]
-                print(f"    {mb:6.2f}  {label}")
-        if args.trace:
-            traced = idle_reading(work, tree=args.tree, dump="lineno" if args.lines else "trace")
-            print(f"  tracemalloc at rest: {int(traced['traced_total']) / 1e6:.1f} MB traced")  # type: ignore[call-overload]
-            for filename, size, count in traced["traced"][:25]:  # type: ignore[index]
-                print(f"    {size / 1e6:6.2f} MB {count:7d}  {filename}")
+    parser.add_argument("--compare", type=Path, help="another checkout, measured first (its column first)")
+    parser.add_argument("--docs", type=Path, help="write memory.json and memory-causes.md into this folder")
+    args = parser.parse_args(args_list)
+    trees = [t for t in (args.compare, args.tree) if t is not None]
+    results = [measure_tree(t, args.starts, not args.no_causes) for t in trees]
+    for result in results:
+        _print(result, args.modules)
+    if args.trace:
+        _print_traced(args.tree, args.lines)
+    if args.docs is not None:
+        for path in doc_files.publish(WRITER, "memory", {"trees": results}, args_list):
+            print(path)
     return 0
 
 

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from sidecar.config import SidecarConfig
     from sidecar.settings import Settings
 
-__all__ = ["load_without_openssl", "speaks_no_tls"]
+__all__ = ["load_without_openssl", "loop_libraries_without_openssl", "speaks_no_tls"]
 
 # Loaded by the ones below or loading OpenSSL themselves: any of them already here means
 # the choice was made before us.
@@ -48,7 +48,13 @@ def speaks_no_tls(config: SidecarConfig, settings: Settings) -> bool:
 def load_without_openssl(config: SidecarConfig, settings: Settings) -> bool:
     """Load asyncio, uvloop (when installed) and hashlib without OpenSSL, when the face
     speaks no TLS and none of them is loaded yet; True when it did."""
-    if not speaks_no_tls(config, settings) or any(name in sys.modules for name in _WATCHED):
+    return speaks_no_tls(config, settings) and loop_libraries_without_openssl()
+
+
+def loop_libraries_without_openssl() -> bool:
+    """The loading itself (see the module's words): False, loading nothing, when one of
+    the modules it loads is loaded already."""
+    if any(name in sys.modules for name in _WATCHED):
         return False
     _without(("ssl", "_hashlib"), lambda: [importlib.import_module(name) for name in ("asyncio", "hashlib", "hmac")])
     _without_ssl_for_uvloop()

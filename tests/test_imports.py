@@ -302,7 +302,12 @@ async def test_a_stdio_session_loads_no_heavy_module(tmp_path: Path) -> None:
 # call (issue 23, idle RSS): OpenSSL (`ssl`, `_hashlib`: libcrypto is about 5.9 MB of
 # resident memory; `sidecar.loop`), the HTTP stack, and the rooms such a face never uses.
 NOT_LOADED_BY_AN_IDLE_STDIO_FACE = (
-    "ssl", "_ssl", "_hashlib",
+    "ssl", "_ssl", "_hashlib", "cryptography",
+    "aiohttp", "yarl", "multidict", "anyio", "http", "email",
+    "sidecar.front.http", "sidecar.front.gateway", "sidecar.upstream.http", "sidecar.upstream.sse",
+    "sidecar.upstream.webclient", "sidecar.upstream.oauth.flow", "sidecar.upstream.oauth.runtime",
+    "sidecar.store", "sidecar.trust.shared", "sidecar.catalog.search", "sidecar.gate.argrules",
+    "sidecar.gate.observers.metrics", "sidecar.gate.observers.tracing",
 )
 
 
