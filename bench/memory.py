@@ -209,6 +209,8 @@ def measure_tree(tree: Path, starts: int, with_causes: bool = True) -> dict[str,
         idle_reading(work, tree=tree)  # the first sight: pins kept from here on
         readings = [idle_reading(work, tree=tree, dump="modules") for _ in range(starts)]
         direct = [idle_reading(work, tree=tree, sidecar=False, dump="modules") for _ in range(starts)]
+        traced: dict[str, Any] = (idle_reading(work, tree=tree, dump="lineno") if with_causes
+                                  else {"traced": [], "traced_total": 0})
     modules, direct_modules = list(readings[0]["modules"]), list(direct[0]["modules"])
     idle_kb = int(statistics.median(int(r["vmrss_kb"]) for r in readings))
     return {"tree": _commit_of(tree), "sidecar_mb": _median_mb(readings), "direct_mb": _median_mb(direct),
@@ -216,7 +218,16 @@ def measure_tree(tree: Path, starts: int, with_causes: bool = True) -> dict[str,
             "rollup_kb": readings[0]["rollup"], "mappings_kb": _top(readings[0]["mappings"]),
             "modules": len(modules), "only_the_sidecars": sorted(set(modules) - set(direct_modules)),
             "causes": [[label, round(mb, 2)] for label, mb in causes(modules, direct_modules, idle_kb, tree)]
-            if with_causes else []}
+            if with_causes else [],
+            "traced_mb": round(int(traced["traced_total"]) / 2**20, 1),
+            "traced_top": [[_short(where, tree), round(size / 2**20, 2), count] for where, size, count in traced["traced"][:8]]}
+
+
+def _short(where: str, tree: Path) -> str:
+    """A traced allocation's place without the checkout's or the interpreter's folders."""
+    for folder in (str(tree.resolve()) + "/", str(Path(sys.prefix).resolve()) + "/", sys.base_prefix + "/lib/"):
+        where = where.replace(folder, "")
+    return where.split("site-packages/")[-1]
 
 
 def _commit_of(tree: Path) -> str:
@@ -228,15 +239,31 @@ def _top(mapped: dict[str, int], count: int = 12) -> dict[str, int]:
     return dict(sorted(mapped.items(), key=lambda kv: -kv[1])[:count])
 
 
+# The docs' rows: the printed groups of the sidecar's own modules (and of the standard
+# library only it loads) summed, as import-alone figures are not finer than that.
+_ROWS = (("interpreter", ("interpreter",)), ("direct's modules (msgspec and the standard library)", ("direct's",)),
+         ("OpenSSL (`ssl`, `_hashlib`: libcrypto) and hashlib", ("OpenSSL",)), ("asyncio and uvloop", ("asyncio",)),
+         ("the sidecar's own modules, and the standard library only it loads", ("other stdlib", "sidecar")),
+         ("live data (idle VmRSS less every module's)", ("live data",)))
+
+
+def _row_mb(causes: list[list[Any]], starts: tuple[str, ...]) -> float:
+    return sum(float(mb) for label, mb in causes if str(label).startswith(starts))
+
+
 def render_docs(figures: dict[str, Any]) -> dict[str, str]:
-    """The MB-by-cause table, one column per tree measured (the earlier first)."""
+    """The MB-by-cause table (one column per tree measured, the earlier first) and each
+    tree's largest live allocations at rest."""
     trees = figures["result"]["trees"]
-    labels = [label for label, _ in trees[-1]["causes"]]
-    rows = [[label, *(f"{dict(t['causes']).get(label, 0.0):.1f}" for t in trees)] for label in labels]
+    rows = [[label, *(f"{_row_mb(t['causes'], starts):.1f}" for t in trees)] for label, starts in _ROWS]
     rows.append(["**idle VmRSS, the sidecar**", *(f"**{t['sidecar_mb']:.1f}**" for t in trees)])
     rows.append(["idle VmRSS, direct (the fast upstream alone)", *(f"{t['direct_mb']:.1f}" for t in trees)])
-    lines = doc_files.table(["MB (idle, after the 425-tool listing)", *(f"`{t['tree']}`" for t in trees)], rows)
-    return {"memory-causes.md": doc_files.page(WRITER, lines, figures["measured"])}
+    causes = doc_files.table(["MB, idle after the 425-tool listing", *(f"`{t['tree']}`" for t in trees)], rows)
+    live = doc_files.table(["commit", "allocated at", "MB", "blocks"],
+                           [[f"`{t['tree']}`", f"`{where}`", f"{mb:.2f}", f"{count:,}"]
+                            for t in trees for where, mb, count in t["traced_top"]])
+    return {"memory-causes.md": doc_files.page(WRITER, causes, figures["measured"]),
+            "memory-live.md": doc_files.page(WRITER, live, figures["measured"])}
 
 
 def _print(result: dict[str, Any], modules: bool) -> None:
