@@ -11,8 +11,9 @@ OpenSSL kept out:
   uses it, so a TLS connection asked of asyncio would say so in words);
 - `uvloop` reads a few of `ssl`'s names when it is imported (its TLS protocol's types);
   it is given stand-ins for them, which only a TLS connection on the loop would meet;
-- `hashlib` and `hmac` take CPython's own SHA-2 and BLAKE2 (the same digests, about
-  4 ms more per 425 definitions hashed).
+- `hashlib` and `hmac` take CPython's own SHA-2, SHA-3 and BLAKE2 (the same digests, about
+  4 ms more per 425 definitions hashed); what only OpenSSL offers (`hashlib.scrypt`, names
+  such as `sm3`) is missing in this process, and nothing a stdio face loads asks for it.
 
 Afterwards `ssl` and `_hashlib` import as usual for whatever asks later (a library in a
 worker thread); only this process's event loop stays without TLS. Refuses to act when
