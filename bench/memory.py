@@ -304,7 +304,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.trace:
         _print_traced(args.tree, args.lines)
     if args.docs is not None:
-        for path in doc_files.publish(WRITER, "memory", {"trees": results}, args_list):
+        # module names stay out of the docs' JSON (`tools/rooms.py` reads dotted names there)
+        kept = [{key: value for key, value in r.items() if key != "only_the_sidecars"} for r in results]
+        for path in doc_files.publish(WRITER, "memory", {"trees": kept}, args_list):
             print(path)
     return 0
 

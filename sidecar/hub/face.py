@@ -61,6 +61,11 @@ def _template_pattern(template: str) -> re.Pattern[str]:
     return re.compile(".+?".join(re.escape(p) for p in parts) + r"\Z", re.DOTALL)
 
 
+# A bigger page is encoded again at each list instead of held at rest (425 tools: 1.2 MB
+# held, against about 0.6 ms to encode them again; an engine lists at start and on changes).
+KEPT_PAGE_BYTES = 256 * 1024
+
+
 class Face(ReadsLive):
     """The hub of one face. It is given its pool, gate and catalog holder (built together
     by `sidecar.hub.assemble.build_face`) and listens to the pool from here on."""
@@ -155,15 +160,12 @@ class Face(ReadsLive):
     def _listings(self) -> list[UpstreamListing]:
         """Each listed upstream's lists, with what the merge reads of its tools' encoding:
         encoded once per listing read, the bytes then let go (1.4 MB for 425 tools at rest)."""
-        listed = self.pool.listed()
-        encodings = {}
-        for upstream in listed:
-            tools, kept = upstream.listing.tools, self._encodings.get(upstream.alias)
-            if kept is None or kept[0] is not tools:
-                kept = (tools, ToolsEncoding.of(msgspec.json.encode(tools)))
-            encodings[upstream.alias] = kept
-        self._encodings = encodings
-        return [UpstreamListing(u.alias, u.listing.tools, u.listing.prompts, encodings[u.alias][1]) for u in listed]
+        listed, kept = self.pool.listed(), self._encodings
+        self._encodings = {u.alias: kept[u.alias] if u.alias in kept and kept[u.alias][0] is u.listing.tools
+                           else (u.listing.tools, ToolsEncoding.of(msgspec.json.encode(u.listing.tools)))
+                           for u in listed}
+        return [UpstreamListing(u.alias, u.listing.tools, u.listing.prompts, self._encodings[u.alias][1])
+                for u in listed]
 
     def _facts_now(self) -> ServerFacts | None:
         """A new snapshot when the mounted set is not the one the holder's snapshot was made
@@ -205,7 +207,8 @@ class Face(ReadsLive):
         await self.pool.wait_prepared()  # a first listing read in time is judged (in slices), then listed
 
     def tools_page(self, offset: int) -> bytes:
-        """The encoded `tools/list` result from `offset` (cached until the next rebuild)."""
+        """The encoded `tools/list` result from `offset` (cached until the next rebuild, when
+        at most `KEPT_PAGE_BYTES`)."""
         if self.gate.trust.stale():  # a person approved held tools since: judge the listings again
             self._upstream_changed(None)
         size = self.config.face.page_size
@@ -216,7 +219,9 @@ class Face(ReadsLive):
             result: dict[str, Any] = {"tools": tools}
             if following is not None:
                 result["nextCursor"] = encode_cursor(following)
-            page = self._pages[key] = msgspec.json.encode(result)
+            page = msgspec.json.encode(result)
+            if len(page) <= KEPT_PAGE_BYTES:
+                self._pages[key] = page
         return page
 
     def missing_upstreams(self) -> list[tuple[str, str]]:
