@@ -48,12 +48,12 @@ def _median_ms(work: Callable[[], object], repeats: int) -> tuple[float, Any]:
 
 
 def _listings(face: list[tuple[str, CatalogSpec]]) -> list[Any]:
-    from sidecar.catalog import UpstreamListing
+    from sidecar.catalog import ToolsEncoding, UpstreamListing
 
     listings = []
     for alias, spec in face:
         tools = build_catalog(spec)
-        listings.append(UpstreamListing(alias, tools, tools_json=msgspec.json.encode(tools)))
+        listings.append(UpstreamListing(alias, tools, encoding=ToolsEncoding.of(msgspec.json.encode(tools))))
     return listings
 
 

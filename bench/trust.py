@@ -68,14 +68,14 @@ def time_trust(repeats: int = 5) -> dict[str, float | str]:
 def _figures(repeats: int) -> dict[str, float | str]:
     import msgspec
 
-    from sidecar.catalog import UpstreamListing, build_catalog
+    from sidecar.catalog import ToolsEncoding, UpstreamListing, build_catalog
     from sidecar.front.confirming import confirmer_for
     from sidecar.hub.session import EngineSession
     from sidecar.wire import Request
     from tests.catalog.fixture_shop import shop_tools
 
     tools = shop_tools()
-    encoded = msgspec.json.encode(tools)
+    encoded = ToolsEncoding.of(msgspec.json.encode(tools))
     copies = [copy.deepcopy(tools) for _ in range(repeats * 3 + 2)]
     figures: dict[str, float | str] = {
         "merge_425_ms": _median_ms(lambda: build_catalog([UpstreamListing("shop", tools, [], encoded)], 64), repeats)}
@@ -99,8 +99,8 @@ def _figures(repeats: int) -> dict[str, float | str]:
 
     figures["screen_next_start_ms"] = _median_ms(
         lambda: holder["trust"].screen([UpstreamListing("shop", copies.pop())]), repeats, restart)
-    def _listed(listed: list[dict[str, Any]]) -> Any:  # as the pool hands it in: with its encoded bytes
-        return UpstreamListing("shop", listed, [], msgspec.json.encode(listed))
+    def _listed(listed: list[dict[str, Any]]) -> Any:  # as the face hands it in: with its encoding read
+        return UpstreamListing("shop", listed, [], ToolsEncoding.of(msgspec.json.encode(listed)))
 
     trust = _trust()
     trust.screen([_listed(tools)])

@@ -316,6 +316,9 @@ def _main(argv: list[str]) -> int:
             console = _console(config)
             run_async(lambda: run_http(config, front, redactor, settings, watch_health, console))
         else:
+            from sidecar.loop import load_without_openssl
+
+            load_without_openssl(config, settings)  # first: before anything loads asyncio (issue 23, idle RSS)
             from sidecar.app import run_stdio
 
             settle_heap(settings.malloc_tuned)

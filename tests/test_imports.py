@@ -30,6 +30,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"settings"}),  # the environment, read once (imports nothing of the sidecar)
     frozenset({"sidecar", "errors", "redact", "features", "concurrency", "collector", "private_files", "examples"}),
     frozenset({"config", "logs"}),
+    frozenset({"loop"}),  # the event loop's libraries, loaded without OpenSSL when nothing speaks TLS
     frozenset({"wire"}),
     frozenset({"catalog", "upstream"}),  # what the engine sees, and how requests leave: neither knows the other
     frozenset({"trust"}),  # pins, the scan and the screen of each listing before the catalog merges it
@@ -220,7 +221,7 @@ def test_the_layers_keep_the_readme_rules() -> None:
 # A feature a reader asks about lives in one folder (STYLE 17, issue 23): its stage and its logic.
 ROOMS = {
     "sidecar/gate/budget": {"stage", "charge", "shape", "held", "store", "query", "query_interpreter", "query_meter"},
-    "sidecar/trust": {"pins", "scan", "scan_rules", "first_sight", "screen", "shared"},
+    "sidecar/trust": {"pins", "findings", "scan", "scan_rules", "first_sight", "screen", "shared"},
     "sidecar/gate/confirmation": {"stage", "form", "sealed"},
     "sidecar/gate/observers": {"audit", "record", "metrics", "tracing", "labels"},
 }
@@ -274,14 +275,25 @@ def test_the_runtime_path_loads_no_heavy_module() -> None:
 
 async def test_a_stdio_session_loads_no_heavy_module(tmp_path: Path) -> None:
     """A real stdio start, a listing and a call: the runtime dependencies stay unloaded,
-    and so does the admin package."""
-    from tests.conftest import open_raw
-
+    and so does the admin package. A second start (its pins kept by the first) loads
+    none of what an idle stdio face does not use (below)."""
     examples = ROOT / "examples"
     config = tmp_path / "sidecar.json"
     config.write_text(json.dumps({"bot": {"id": "iris", "engine": "claude"}, "mcpServers": {
         "notes": {"command": sys.executable, "args": [str(examples / "notes.py")]}}}))
-    loaded_file = tmp_path / "modules.txt"
+    for start in ("first", "pins kept"):
+        loaded = await _modules_of_a_session(config, tmp_path / f"modules-{start}.txt")
+        assert "sidecar.front.dispatcher" in loaded and "uvloop" in loaded
+        assert not {m for m in loaded if m.split(".")[0] in HEAVY}
+        assert not {m for m in loaded if m.startswith("sidecar_admin")}
+    idle = sorted(m for m in loaded for lazy in NOT_LOADED_BY_AN_IDLE_STDIO_FACE if m == lazy or m.startswith(lazy + "."))
+    assert not idle, f"loaded by a stdio face with stdio servers only: {idle}"
+
+
+async def _modules_of_a_session(config: Path, loaded_file: Path) -> set[str]:
+    """The modules a real stdio sidecar had loaded at its exit, after a listing and a call."""
+    from tests.conftest import open_raw
+
     code = ("import atexit, sys; atexit.register(lambda: open(sys.argv[1], 'w').write(' '.join(sys.modules)));"
             "from sidecar.cli import main; main(sys.argv[2:])")
     async with open_raw([sys.executable, "-c", code, str(loaded_file), "--config", str(config)]) as sc:
@@ -289,10 +301,21 @@ async def test_a_stdio_session_loads_no_heavy_module(tmp_path: Path) -> None:
         await sc.wait_for_tools(["notes__search_notes"])
         answer = await sc.call("notes__search_notes", {"query": "milk"})
         assert "result" in answer, answer
-    loaded = set(loaded_file.read_text().split())
-    assert "sidecar.front.dispatcher" in loaded
-    assert not {m for m in loaded if m.split(".")[0] in HEAVY}
-    assert not {m for m in loaded if m.startswith("sidecar_admin")}
+    return set(loaded_file.read_text().split())
+
+
+# Not loaded by a stdio face whose servers are all stdio children, after a listing and a
+# call (issue 23, idle RSS): OpenSSL (`ssl`, `_hashlib`: libcrypto is about 5.9 MB of
+# resident memory; `sidecar.loop`), the HTTP stack, and the rooms such a face never uses.
+NOT_LOADED_BY_AN_IDLE_STDIO_FACE = (
+    "ssl", "_ssl", "_hashlib", "cryptography",
+    "aiohttp", "yarl", "multidict", "anyio", "http", "email",
+    "sidecar.front.http", "sidecar.front.gateway", "sidecar.upstream.http", "sidecar.upstream.sse",
+    "sidecar.upstream.webclient", "sidecar.upstream.oauth.flow", "sidecar.upstream.oauth.runtime",
+    "sidecar.store", "sidecar.trust.shared", "sidecar.catalog.search", "sidecar.gate.argrules",
+    "sidecar.gate.observers.metrics", "sidecar.gate.observers.tracing",
+    "sidecar.trust.scan", "sidecar.trust.scan_rules", "unicodedata",  # the findings kept with pins serve
+)
 
 
 def test_cryptography_loads_only_when_a_stateless_confirmation_is_sealed() -> None:

@@ -18,7 +18,35 @@ from sidecar.catalog.names import assign_names
 from sidecar.catalog.sanitize import ToolCaps, cap_tool, might_hold_invisible, strip_invisible
 from sidecar.wire.param_headers import ANNOTATION_BYTES, annotation_problem
 
-__all__ = ["CatalogEntry", "Catalog", "UpstreamListing", "UpstreamSize", "build_catalog"]
+__all__ = ["CatalogEntry", "Catalog", "ToolsEncoding", "UpstreamListing", "UpstreamSize", "build_catalog"]
+
+
+_split_tools = msgspec.json.Decoder(list[msgspec.Raw]).decode
+
+
+class ToolsEncoding(msgspec.Struct, frozen=True):
+    """What the merge reads of a tools array's JSON (msgspec's encoding of it), kept
+    instead of the bytes, which would stay in memory at rest (1.4 MB for 425 tools): the
+    size of each item and of the whole, whether an `x-mcp-header` annotation or an
+    invisible character might be in it, and a 256-bit BLAKE2b of it (the trust screen's
+    "the same listing as last time")."""
+
+    size: int
+    item_sizes: tuple[int, ...]  # one per item; empty when the bytes could not be split
+    annotated: bool
+    invisible: bool
+    digest: bytes
+
+    @classmethod
+    def of(cls, encoded: bytes) -> ToolsEncoding:
+        import hashlib  # already loaded by the trust memo's keys; here off the early-answer path
+
+        try:
+            sizes = tuple(len(item) for item in _split_tools(encoded))
+        except msgspec.DecodeError:
+            sizes = ()
+        return cls(len(encoded), sizes, ANNOTATION_BYTES in encoded, might_hold_invisible(encoded),
+                   hashlib.blake2b(encoded, digest_size=32).digest())
 
 
 class UpstreamListing(msgspec.Struct, frozen=True):
@@ -27,7 +55,7 @@ class UpstreamListing(msgspec.Struct, frozen=True):
     alias: str
     tools: list[dict[str, Any]]
     prompts: list[dict[str, Any]] = []
-    tools_json: bytes = b""  # the encoded tools array, for the fast invisible-char check
+    encoding: ToolsEncoding | None = None  # of `tools` as listed; None: every check reads the tools themselves
 
 
 class CatalogEntry(msgspec.Struct, frozen=True):
@@ -78,37 +106,32 @@ def _usable(items: Iterable[Any]) -> list[dict[str, Any]]:
 
 def _clean(listing: UpstreamListing) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
     tools = _usable(listing.tools)
-    if not listing.tools_json or ANNOTATION_BYTES in listing.tools_json:  # a server's header annotations
+    encoding = listing.encoding
+    if encoding is None or encoding.annotated:  # a server's header annotations
         tools = [t for t in tools if annotation_problem(t) is None]  # invalid: left out (SEP-2243)
     prompts = _usable(listing.prompts)
     stripped = 0
-    if not listing.tools_json or might_hold_invisible(listing.tools_json):
+    if encoding is None or encoding.invisible:
         tools, stripped = strip_invisible(tools)
     prompts, prompt_stripped = strip_invisible(prompts)
     return tools, prompts, stripped + prompt_stripped
 
 
-_split_tools = msgspec.json.Decoder(list[msgspec.Raw]).decode
-
-
 def _within_caps(listing: UpstreamListing, bound: int) -> set[int]:
     """The ids of the listing's tools whose whole encoding is at most `bound` bytes: no
-    field of theirs can be over a cap. Read from `tools_json` (the sidecar's own encoding
-    of `tools`, one item each) without encoding anything; empty when it cannot be read."""
-    try:
-        encoded = _split_tools(listing.tools_json) if listing.tools_json else []
-    except msgspec.DecodeError:
+    field of theirs can be over a cap. Read from the listing's `encoding` (the sidecar's
+    own encoding of `tools`, one size per item) without encoding anything; empty without it."""
+    sizes = listing.encoding.item_sizes if listing.encoding is not None else ()
+    if len(sizes) != len(listing.tools):
         return set()
-    if len(encoded) != len(listing.tools):
-        return set()
-    return {id(tool) for tool, raw in zip(listing.tools, encoded) if len(raw) <= bound}
+    return {id(tool) for tool, size in zip(listing.tools, sizes) if size <= bound}
 
 
 def _capped(listing: UpstreamListing, tools: list[dict[str, Any]], caps: ToolCaps) -> tuple[list[dict[str, Any]], int]:
     """The tools within the size caps, and how many were cut. Only a tool that could be
     over a cap is measured (one encoding per field, the slow part of a merge)."""
     bound = min(caps.description_chars, caps.schema_bytes)
-    if listing.tools_json and len(listing.tools_json) <= bound:
+    if listing.encoding is not None and listing.encoding.size <= bound:
         return tools, 0  # the whole listing is smaller than one cap: nothing to measure
     small = _within_caps(listing, bound)
     capped = [(t, False) if id(t) in small else cap_tool(t, caps) for t in tools]

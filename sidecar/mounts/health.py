@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 import msgspec
 
 from sidecar.trust.pins import Approval, Pin, PinsNotKept, digest_of, pin_tools
-from sidecar.trust.scan import Finding
+from sidecar.trust.findings import Finding
 from sidecar.config import ServerConfig, SidecarConfig
 from sidecar.mounts.heads import HEALTH_FILE, HealthHead, fingerprint, health_path_for, read_heads, unreadable
 from sidecar.private_files import lock_beside, write_private

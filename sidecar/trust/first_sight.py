@@ -14,13 +14,13 @@ caches, `pin_tools`): the screen then finds it remembered, and its verdict is th
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from sidecar.trust.pins import Memo, Pin, definition_of
-from sidecar.trust.scan import forget_texts, identifiers
 
 __all__ = ["SLICE_SECONDS", "FirstSight", "prepare_listing"]
 
@@ -66,8 +66,9 @@ async def prepare_listing(tools: list[dict[str, Any]], memo: Memo, *, first_sigh
 
 
 def _forget_when_idle() -> None:
-    if not _preparing:  # no listing began to be prepared meanwhile
-        forget_texts()
+    scan = sys.modules.get("sidecar.trust.scan")  # not loaded: no text was read, nothing to forget
+    if not _preparing and scan is not None:  # no listing began to be prepared meanwhile
+        scan.forget_texts()
 
 
 async def _prepare(tools: list[dict[str, Any]], memo: Memo, *, first_sight: bool,
@@ -84,9 +85,10 @@ async def _prepare(tools: list[dict[str, Any]], memo: Memo, *, first_sight: bool
     memo.listed = (tools, digests)
     for digest, listed_tool in listed:
         memo.scan([(digest, listed_tool)])
-        if shadowing:
-            if digest not in memo.words:
-                memo.words[digest] = identifiers(listed_tool)
+        if shadowing and digest not in memo.words:
+            from sidecar.trust.scan import identifiers  # only with other upstreams to shadow
+
+            memo.words[digest] = identifiers(listed_tool)
         await slices.tick()
     if not first_sight:
         await asyncio.sleep(0)

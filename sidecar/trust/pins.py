@@ -21,7 +21,7 @@ from typing import Any, Literal, Protocol
 
 import msgspec
 
-from sidecar.trust.scan import RULES_VERSION, Finding, foreign_names, identifiers, scan_tools, shadowing
+from sidecar.trust.findings import RULES_VERSION, Finding
 
 __all__ = [
     "DEFINITION_KEYS",
@@ -238,6 +238,8 @@ class Memo:
         unseen = {digest: tool for digest, tool in listed if digest not in self.findings}
         if not unseen:
             return
+        from sidecar.trust.scan import scan_tools  # loaded by the first definition its kept findings lack
+
         if len(self.findings) + len(unseen) > self.LIMIT:
             self.findings.clear()
             self.words.clear()
@@ -249,11 +251,23 @@ class Memo:
         found = self.findings.get(key, ())
         if not foreign:
             return found
+        from sidecar.trust.scan import identifiers, shadowing  # only with other upstreams to shadow
+
         words = self.words.get(key)
         if words is None:
             words = self.words[key] = identifiers(tool)
         shadow = shadowing(tool, words, foreign)
         return (*found, shadow) if shadow is not None else found
+
+
+def _foreign(alias: str, names: list[str], others: Mapping[str, Sequence[str]] | None) -> dict[str, str]:
+    """The shadowing rule's names of the other upstreams; none (and the scan not loaded for
+    it) when this upstream is the only one."""
+    if not others or all(other == alias for other in others):
+        return {}
+    from sidecar.trust.scan import foreign_names
+
+    return foreign_names(alias, names, others)
 
 
 def judge(
@@ -270,7 +284,7 @@ def judge(
         return Verdict(tools=list(tools), held={}, changes=(), first=False)
     memo = memo or Memo()
     names = [n for t in tools if isinstance(n := t.get("name"), str) and n]
-    foreign = foreign_names(alias, names, others or {}) if others else {}
+    foreign = _foreign(alias, names, others)
     listed = set(names)
     removed = {} if pins is None else {n: p for n, p in pins.items() if n not in listed}
     kept: list[dict[str, Any]] = []

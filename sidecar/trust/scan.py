@@ -51,17 +51,12 @@ from sidecar.trust.scan_rules import (
     Rule,
 )
 from sidecar.catalog.sanitize import strip_invisible
+from sidecar.trust.findings import Finding
 
 __all__ = ["Finding", "RULES", "RULES_VERSION", "Rule", "forget_texts", "foreign_names", "identifiers", "scan_tool",
            "scan_tools", "shadowing", "tool_text"]
 
 _TEXT_KEYS = ("description", "title")
-
-
-class Finding(msgspec.Struct, frozen=True):
-    rule: str
-    field: str  # where the match starts: "description", "inputSchema.properties.note.default", ...
-    excerpt: str  # the matched words, cut to 80 characters
 
 
 _WINDOW = 320  # characters either side of an anchor a match may reach (patterns are shorter)

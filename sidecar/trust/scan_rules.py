@@ -1,7 +1,8 @@
 """The poisoning scan's rules, as data: each a kind of instruction aimed at the model,
 written as patterns in several languages, each pattern with the anchor words it cannot
-match without (`sidecar.trust.scan` runs them). Change `RULES_VERSION` with any rule,
-so scan results kept with pins are redone.
+match without (`sidecar.trust.scan` runs them). Change `RULES_VERSION` (kept in
+`sidecar.trust.findings`, beside what it versions) with any rule, so scan results kept
+with pins are redone.
 
 Each pattern is compiled the first time text holding its anchors reaches it
 (`LazyPattern`): compiling all of them costs about 30 ms, which start-up does not pay,
@@ -14,10 +15,11 @@ import re
 import sys
 from collections.abc import Iterator
 
+from sidecar.trust.findings import RULES_VERSION
+
 __all__ = ["Anchored", "CONFUSABLES", "CREDENTIAL_ANCHORS", "CREDENTIAL_PATH", "JSON_TYPES", "LazyPattern",
            "READ_BEFORE", "RULES", "RULES_VERSION", "Rule", "SCHEMA_WORDS", "VALUE_FIELDS"]
 
-RULES_VERSION = "2"  # 2: every key and string of a definition read, look-alike letters folded
 
 
 class LazyPattern:

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 import msgspec
 
-from sidecar.catalog import LiveCatalog, UpstreamListing
+from sidecar.catalog import LiveCatalog, ToolsEncoding, UpstreamListing
 from sidecar.trust.pins import (Change, Memo, Pin, Pinning, PinsNotKept, PinStore, Verdict, judge, pin_tools,
                                  without_definitions)
 from sidecar.trust.first_sight import FirstSight, prepare_listing
@@ -71,7 +71,7 @@ class Trust:
         self._last: tuple[tuple[str, int], ...] = ()
         self._screened: list[UpstreamListing] = []
         self._version = self._store_version()
-        self._verdicts: dict[str, tuple[bytes, object, object, Verdict]] = {}
+        self._verdicts: dict[str, tuple[ToolsEncoding | None, object, object, Verdict]] = {}
         self._unkept: dict[str, str] = {}  # alias -> the folder that could not keep its pins
         self._first: dict[str, FirstSight] = {}  # pins made ahead by `prepare` (not yet kept)
 
@@ -111,7 +111,7 @@ class Trust:
             verdict = self._judge(item, others, context)
             held.update({f"{item.alias}__{name}": (item.alias, why) for name, why in verdict.held.items()})
             screened.append(item if len(verdict.tools) == len(item.tools)
-                            else msgspec.structs.replace(item, tools=verdict.tools, tools_json=b""))
+                            else msgspec.structs.replace(item, tools=verdict.tools, encoding=None))
         self.held, self._last, self._screened = held, key, screened
         return screened
 
@@ -124,7 +124,7 @@ class Trust:
         last = self._verdicts.get(item.alias)
         # The same bytes as the last listing, the same pins and the same other upstreams: the
         # same verdict (already reported). A re-list after list_changed usually is exactly that.
-        if last is not None and item.tools_json and last[0] == item.tools_json and last[1] is pins and last[2] == context:
+        if last is not None and item.encoding and last[0] == item.encoding and last[1] is pins and last[2] == context:
             return last[3]
         verdict = judge(item.alias, item.tools, pins, policy, others, memo)
         if verdict.first:
@@ -132,7 +132,7 @@ class Trust:
             if kept is not None:  # not kept as seen (another process pinned first, or nowhere to keep them)
                 pins = self.pins[item.alias] = kept
                 verdict = judge(item.alias, item.tools, pins, policy, others, memo)
-        self._verdicts[item.alias] = (item.tools_json, pins, context, verdict)
+        self._verdicts[item.alias] = (item.encoding, pins, context, verdict)
         for change in verdict.changes:
             self._report(item.alias, change, held=change.tool in verdict.held)
         return verdict
@@ -237,4 +237,4 @@ def _screened_again(item: UpstreamListing, before: UpstreamListing) -> UpstreamL
     """`item` with the tools its last screening kept (its other lists are its own)."""
     if before is item or before.tools is item.tools:
         return item
-    return msgspec.structs.replace(item, tools=before.tools, tools_json=b"")
+    return msgspec.structs.replace(item, tools=before.tools, encoding=None)

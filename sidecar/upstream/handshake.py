@@ -61,7 +61,6 @@ class Handshake(msgspec.Struct, frozen=True):
 
 class Listing(msgspec.Struct, frozen=True):
     tools: list[dict[str, Any]] = []
-    tools_json: bytes = b""
     prompts: list[dict[str, Any]] = []
     resources: list[dict[str, Any]] = []
     templates: list[dict[str, Any]] = []
@@ -199,9 +198,9 @@ PageSink = Callable[[list[dict[str, Any]]], None]
 
 async def read_all_pages(
     conn: Connection, method: str, key: str, on_page: PageSink | None = None, first: msgspec.Raw | None = None
-) -> tuple[list[dict[str, Any]], bytes]:
-    """Every item of a paginated list, and the items re-encoded (for quick scans); `first`:
-    the first page's result, already read (by an early greeting)."""
+) -> list[dict[str, Any]]:
+    """Every item of a paginated list; `first`: the first page's result, already read (by an
+    early greeting)."""
     items: list[dict[str, Any]] = []
     cursor: str | None = None
     total = 0
@@ -221,7 +220,7 @@ async def read_all_pages(
         if not isinstance(following, str) or not following or following == cursor:
             break
         cursor = following
-    return items, msgspec.json.encode(items)
+    return items
 
 
 def _decode_page(conn: Connection, method: str, raw: msgspec.Raw) -> Any:
@@ -251,16 +250,14 @@ async def read_listing(
     def wanted(kind: str) -> bool:
         return kind in capabilities and (what is None or kind in what)
 
-    tools, tools_json = (
-        await read_all_pages(conn, "tools/list", "tools", on_tools_page, first_tools) if wanted("tools") else ([], b"[]")
-    )
-    prompts = (await read_all_pages(conn, "prompts/list", "prompts"))[0] if wanted("prompts") else []
+    tools = await read_all_pages(conn, "tools/list", "tools", on_tools_page, first_tools) if wanted("tools") else []
+    prompts = await read_all_pages(conn, "prompts/list", "prompts") if wanted("prompts") else []
     resources: list[dict[str, Any]] = []
     templates: list[dict[str, Any]] = []
     if wanted("resources"):
-        resources = (await read_all_pages(conn, "resources/list", "resources"))[0]
+        resources = await read_all_pages(conn, "resources/list", "resources")
         try:
-            templates = (await read_all_pages(conn, "resources/templates/list", "resourceTemplates"))[0]
+            templates = await read_all_pages(conn, "resources/templates/list", "resourceTemplates")
         except (UpstreamError, UpstreamUnavailable):
             templates = []
-    return Listing(tools, tools_json, prompts, resources, templates)
+    return Listing(tools, prompts, resources, templates)

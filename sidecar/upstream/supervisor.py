@@ -304,7 +304,7 @@ class Upstream:
         if kind == "tools":
             self._screen_param_headers(conn, fresh.tools)
             await self._prepared(fresh.tools)
-            self.listing = msgspec.structs.replace(self.listing, tools=fresh.tools, tools_json=fresh.tools_json)
+            self.listing = msgspec.structs.replace(self.listing, tools=fresh.tools)
         elif kind == "prompts":
             self.listing = msgspec.structs.replace(self.listing, prompts=fresh.prompts)
         else:

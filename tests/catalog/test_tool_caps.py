@@ -9,7 +9,7 @@ from typing import Any
 import msgspec
 from hypothesis import given, strategies as st
 
-from sidecar.catalog import UpstreamListing, build_catalog
+from sidecar.catalog import ToolsEncoding, UpstreamListing, build_catalog
 from sidecar.catalog.sanitize import ToolCaps, cap_tool
 
 CAPS = ToolCaps(description_chars=200, schema_bytes=300)
@@ -77,9 +77,9 @@ def test_a_name_that_had_to_be_repaired_is_left_out_and_counted() -> None:
 
 @given(st.lists(tools, max_size=6))
 def test_a_merge_caps_the_same_with_or_without_the_encoded_listing(listed: list[dict[str, Any]]) -> None:
-    """With `tools_json` (as upstreams hand it in) only tools that could be over a cap are
+    """With the listing's encoding (as the face hands it in) only tools that could be over a cap are
     measured; what is listed is the same as measuring every tool."""
-    fast = build_catalog([UpstreamListing("u", listed, tools_json=msgspec.json.encode(listed))], 40, caps=CAPS)
+    fast = build_catalog([UpstreamListing("u", listed, encoding=ToolsEncoding.of(msgspec.json.encode(listed)))], 40, caps=CAPS)
     slow = build_catalog([UpstreamListing("u", listed)], 40, caps=CAPS)
     assert [e.spec for e in fast.tools] == [e.spec for e in slow.tools]
     assert fast.sizes == slow.sizes

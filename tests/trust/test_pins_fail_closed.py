@@ -37,7 +37,7 @@ def _trust(tools_of: dict[str, list[str]], folder: Path, policy: str) -> tuple[T
     live = LiveCatalog(facts_for(config, config.servers))
     store = HealthPins(HealthFile(folder / HEALTH_FILE), live)
     trust = Trust(config.servers, AuditLog(Audit()), store, live=live)
-    listings = [UpstreamListing(a, [tool(n, f"The {n} tool.") for n in tools], [], b"") for a, tools in tools_of.items()]
+    listings = [UpstreamListing(a, [tool(n, f"The {n} tool.") for n in tools], []) for a, tools in tools_of.items()]
     return trust, listings
 
 

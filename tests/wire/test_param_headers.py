@@ -12,7 +12,7 @@ from typing import Any
 
 from hypothesis import given, strategies as st
 
-from sidecar.catalog.merge import UpstreamListing, build_catalog
+from sidecar.catalog.merge import ToolsEncoding, UpstreamListing, build_catalog
 from sidecar.wire.param_headers import PREFIX, ParamHeaders, annotation_problem, header_value, param_headers
 
 TOKEN = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789!#$%&'*+-.^_`|~"
@@ -109,6 +109,6 @@ def test_a_learned_listing_mirrors_only_valid_tools_and_names_the_invalid():
 def test_the_catalog_leaves_out_a_tool_with_invalid_annotations_and_counts_it():
     tools = [tool("valid_tool", region={"type": "string", "x-mcp-header": "Region"}),
              tool("invalid_colon", value={"type": "string", "x-mcp-header": "Region:Primary"})]
-    catalog = build_catalog([UpstreamListing("suite", tools, tools_json=json.dumps(tools).encode())], 64)
+    catalog = build_catalog([UpstreamListing("suite", tools, encoding=ToolsEncoding.of(json.dumps(tools).encode()))], 64)
     assert [entry.name for entry in catalog.tools] == ["valid_tool"]
     assert catalog.skipped_tools == 1

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import re
-import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
@@ -44,6 +43,8 @@ _BLANK_LOOKING = frozenset("\u115f\u1160\u3164\uffa0\u2800\u180e")
 def _hides(char: str) -> bool:
     if char < "\x7f":
         return char < " "
+    import unicodedata  # here: a face that never shows a form never loads it (issue 23, idle RSS)
+
     return unicodedata.category(char) in _HIDING_CATEGORIES or char in _BLANK_LOOKING
 
 
