@@ -23,7 +23,6 @@ server, a store, trace export (those start on the usual libraries).
 
 from __future__ import annotations
 
-import importlib
 import sys
 import types
 from collections.abc import Callable
@@ -57,9 +56,16 @@ def loop_libraries_without_openssl() -> bool:
     the modules it loads is loaded already."""
     if any(name in sys.modules for name in _WATCHED):
         return False
-    _without(("ssl", "_hashlib"), lambda: [importlib.import_module(name) for name in ("asyncio", "hashlib", "hmac")])
+    _without(("ssl", "_hashlib"), lambda: [_load(name) for name in ("asyncio", "hashlib", "hmac")])
     _without_ssl_for_uvloop()
     return True
+
+
+def _load(name: str) -> object:
+    """Import a top-level module by the import statement's own path (`__import__`), so the
+    interpreter's "import" audit event is raised for it as for any other import
+    (`importlib.import_module` skips that event)."""
+    return __import__(name)
 
 
 def _without(names: tuple[str, ...], load: Callable[[], object]) -> None:
@@ -91,14 +97,14 @@ def _without_ssl_for_uvloop() -> None:
     loads on the real one instead (OpenSSL then loads, as it would have)."""
     sys.modules["ssl"] = _SslStandIns("ssl")
     try:
-        importlib.import_module("uvloop")
+        _load("uvloop")
     except ImportError:  # not installed: asyncio's own loop runs
         pass
     except Exception:  # noqa: BLE001 (a newer uvloop asked for what the stand-ins lack)
         for name in [n for n in sys.modules if n == "uvloop" or n.startswith("uvloop.")]:
             del sys.modules[name]
         del sys.modules["ssl"]
-        importlib.import_module("uvloop")
+        _load("uvloop")
         return
     finally:
         if isinstance(sys.modules.get("ssl"), _SslStandIns):
