@@ -28,6 +28,7 @@ from sidecar.errors import (
     SidecarError,
 )
 from sidecar.features import missing_module_words
+from sidecar.front.eras.asking import engine_asker
 from sidecar.front.handling import Handler, MethodTable, Result
 from sidecar.front.methods import METHODS
 from sidecar.gate.answer import error_body
@@ -85,12 +86,19 @@ class Dispatcher:
         self.session = session
         self.spawn = spawn
         self.redact = Redactor() if redactor is None else redactor  # one with no secrets is falsy: kept, not rebuilt
+        # How a server's questions reach this engine: it holds no call's state, so one per
+        # session serves every call (not a closure built per call).
+        self.ask_engine = engine_asker(session, face.config.policy.confirm_seconds)
 
     # -- frames in ----------------------------------------------------------------
 
     def feed(self, line: bytes) -> None:
         """One frame's bytes, decoded here (the one decode of an engine frame)."""
-        self.take(decode_engine_frame(line))
+        message = decode_engine_frame(line)
+        if type(message) is Request:  # the most frequent frame, dispatched without `take`'s call
+            self._request(message)
+        else:
+            self.take(message)
 
     def take(self, message: EngineMessage | FrameRejected) -> None:
         """One frame a front decoded already (HTTP reads the body before routing it)."""
@@ -221,7 +229,6 @@ class Dispatcher:
 
     async def _answer_questions(self, req: Request, params: Params, upstream: Upstream, body: dict[str, Any],
                                 answer: msgspec.Raw, relay: Any = None) -> msgspec.Raw:
-        from sidecar.front.eras.asking import engine_asker
         from sidecar.gate.asked import answer_rounds
 
         conn = upstream.ready_connection()
@@ -229,7 +236,7 @@ class Dispatcher:
         def send(again: dict[str, Any]) -> Awaitable[msgspec.Raw]:
             return conn.request(req.method, again, self.progress_sink(req, params), self.mark_sent(req))
 
-        ask = engine_asker(self.session, self.face.config.policy.confirm_seconds)
+        ask = self.ask_engine
         wrap = (lambda asked: relay.wrap(asked, False)) if relay is not None else None
         return await answer_rounds(answer, body, send, ask, upstream.alias, self.face.gate.answers, tool=False,
                                    relay=wrap)
@@ -244,15 +251,13 @@ def _without_envelope(params: dict[str, Any]) -> dict[str, Any]:
     return {**{k: v for k, v in params.items() if k != "_meta"}, **({"_meta": rest} if rest else {})}
 
 
-class _Sent:
+class _Sent(msgspec.Struct):
     """Where one request went upstream, written into its session's in-flight table while
-    the request is still there (a bound method, not a closure, per request)."""
+    the request is still there (a bound method, not a closure, per request; a struct: no
+    Python `__init__`)."""
 
-    __slots__ = ("in_flight", "ident")
-
-    def __init__(self, in_flight: dict[RequestId, Any], ident: RequestId) -> None:
-        self.in_flight = in_flight
-        self.ident = ident
+    in_flight: dict[RequestId, Any]
+    ident: RequestId
 
     def sent(self, conn: Any, upstream_id: int) -> None:
         if self.ident in self.in_flight:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Mapping, Sequence
-from types import FunctionType
+from types import FunctionType, MethodType
 from typing import Any
 
 from sidecar.catalog import Catalog, Listing, LiveCatalog
@@ -79,7 +79,8 @@ def compose(stages: Sequence[Stage]) -> Next:
 
 
 def _bind(stage: Stage, following: Next) -> Next:
-    step: Stage = stage if isinstance(stage, FunctionType) else getattr(stage, "__call__")  # once, not per call
+    plain = isinstance(stage, (FunctionType, MethodType))
+    step: Stage = stage if plain else getattr(stage, "__call__")  # once, not per call
 
     def bound(call: ToolCall) -> Awaitable[ToolCall]:  # plain: the stage's own coroutine, no frame around it
         return step(call, following)
@@ -188,7 +189,13 @@ class Gate:
         return [*chain, self.charge, *self._around_call, self.call]
 
     def _build(self) -> None:
-        self._entry = compose(self.stages())
+        stages = self.stages()
+        self.confirms = self.check_policy in stages  # only the policy stage reads how to ask the person
+        # With nothing between the charge and the terminal, the charge only marks the call
+        # and `run` charges it once the chain returns: one coroutine frame less per call.
+        if stages[-2] is self.charge:
+            stages[-2] = self.charge.mark
+        self._entry = compose(stages)
         self.recording = self.recorder.wanted
 
     def allowed(self, exposed: str) -> bool:
@@ -200,6 +207,11 @@ class Gate:
         """Run `call` through the chain; it comes back ended once and recorded once."""
         try:
             await self._entry(call)
+            if call.charge_due:
+                call.charge_due = False
+                over = self.charge.after(call)
+                if over is not None:
+                    await over
         except SidecarError as exc:  # a stage broke its promise not to raise: the call still ends once
             if call.outcome is None:
                 call.fail(exc)

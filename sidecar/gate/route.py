@@ -103,9 +103,11 @@ async def route_upstream(call: ToolCall, pool: Pool, deadline: float | None, scr
         return call.fail(exc)
     except SidecarError as exc:
         return call.fail(exc)
-    if scrub and len(answer) > SCRUB_IN_THREAD:
+    if scrub is None or not scrub:  # no secret configured: the answer's bytes go as they came
+        return call.complete(answer)
+    if len(answer) > SCRUB_IN_THREAD:
         return call.complete(await asyncio.to_thread(scrub_answer, answer, scrub))
-    return call.complete(scrub_answer(answer, scrub) if scrub else answer)
+    return call.complete(scrub_answer(answer, scrub))
 
 
 def _relaying(call: ToolCall, params: dict[str, Any]) -> Any:

@@ -221,6 +221,22 @@ def _too_deep(line: bytes) -> FrameRejected:
 
 def _envelope(obj: dict[str, Any]) -> EngineMessage | FrameRejected:
     ident = obj.get("id")
+    method = obj.get("method")
+    if type(method) is str and (type(ident) is int or type(ident) is str) and obj.get("jsonrpc") == "2.0":
+        params = obj.get("params", _NO_PARAMS)  # a request, as most frames are: judged in one test
+        if params is _NO_PARAMS:
+            return Request(ident, method, {})
+        if type(params) is dict:
+            return Request(ident, method, params)
+    return _judged(obj)
+
+
+_NO_PARAMS: Any = object()
+
+
+def _judged(obj: dict[str, Any]) -> EngineMessage | FrameRejected:
+    """Every frame that is not a plain request, member by member, with the refusal that fits."""
+    ident = obj.get("id")
     has_id = "id" in obj
     if has_id and not _valid_id(ident):
         return FrameRejected(INVALID_REQUEST, "id must be a string or an integer")
