@@ -113,23 +113,24 @@ class Dispatcher:
             self.session.emit(ErrorAnswer(message.id, message.code, message.message))
 
     def _request(self, req: Request) -> None:
-        session = self.session
-        if req.method == "ping":
-            session.emit(Answer(req.id, _EMPTY))
+        session, method, ident = self.session, req.method, req.id
+        in_flight = session.in_flight
+        if method == "ping":
+            session.emit(Answer(ident, _EMPTY))
             return
-        if req.id in session.in_flight:
-            session.emit(ErrorAnswer(req.id, INVALID_REQUEST, f"id {req.id!r} is already in use by a request in flight"))
+        if ident in in_flight:
+            session.emit(ErrorAnswer(ident, INVALID_REQUEST, f"id {ident!r} is already in use by a request in flight"))
             return
-        handler = self.methods.get(req.method)
+        handler = self.methods.get(method)
         if handler is None:
-            session.emit(ErrorAnswer(req.id, METHOD_NOT_FOUND, f"method not found: {req.method}"))
+            session.emit(ErrorAnswer(ident, METHOD_NOT_FOUND, f"method not found: {method}"))
             return
         try:
-            params = params_of(req.method, req.params)
+            params = params_of(method, req.params)
         except SidecarError as exc:
-            session.emit(ErrorAnswer(req.id, exc.code, exc.message))
+            session.emit(ErrorAnswer(ident, exc.code, exc.message))
             return
-        session.in_flight[req.id] = None
+        in_flight[ident] = None
         tracer = self.face.tracer
         if tracer is not None:
             handler = tracer.wrap(handler)

@@ -72,15 +72,26 @@ async def _end_of_chain(call: ToolCall) -> ToolCall:
 
 def compose(stages: Sequence[Stage]) -> Next:
     """Bind each stage to the next once, so a call costs no closure per stage."""
+    first, following = _linked(stages)
+    return _bind(first, following)
+
+
+def _linked(stages: Sequence[Stage]) -> tuple[Stage, Next]:
+    """The first stage and what follows it, bound (the chain runs as `first(call, following)`,
+    with no binding frame around the first stage)."""
     following: Next = _end_of_chain
-    for stage in reversed(stages):
+    for stage in reversed(stages[1:]):
         following = _bind(stage, following)
-    return following
+    return _step_of(stages[0]), following
+
+
+def _step_of(stage: Stage) -> Stage:
+    plain = isinstance(stage, (FunctionType, MethodType))
+    return stage if plain else getattr(stage, "__call__")  # once, not per call
 
 
 def _bind(stage: Stage, following: Next) -> Next:
-    plain = isinstance(stage, (FunctionType, MethodType))
-    step: Stage = stage if plain else getattr(stage, "__call__")  # once, not per call
+    step = _step_of(stage)
 
     def bound(call: ToolCall) -> Awaitable[ToolCall]:  # plain: the stage's own coroutine, no frame around it
         return step(call, following)
@@ -195,7 +206,7 @@ class Gate:
         # and `run` charges it once the chain returns: one coroutine frame less per call.
         if stages[-2] is self.charge:
             stages[-2] = self.charge.mark
-        self._entry = compose(stages)
+        self._first, self._following = _linked(stages)
         self.recording = self.recorder.wanted
 
     def allowed(self, exposed: str) -> bool:
@@ -206,7 +217,7 @@ class Gate:
     async def run(self, call: ToolCall) -> ToolCall:
         """Run `call` through the chain; it comes back ended once and recorded once."""
         try:
-            await self._entry(call)
+            await self._first(call, self._following)
             if call.charge_due:
                 call.charge_due = False
                 over = self.charge.after(call)

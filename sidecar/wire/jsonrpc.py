@@ -291,7 +291,7 @@ def encode_result(ident: RequestId, result: bytes | msgspec.Raw | Any) -> bytes:
     """A success response; `result` given as bytes/Raw is spliced in without parsing
     (joined, one copy: `%` formatting of a large body costs many times more)."""
     body = result if isinstance(result, (bytes, msgspec.Raw)) else _encode(result)
-    return b"".join((b'{"jsonrpc":"2.0","id":', _id_bytes(ident), b',"result":', body, b"}\n"))
+    return b"".join((b'{"jsonrpc":"2.0","id":', _encode(ident), b',"result":', body, b"}\n"))
 
 
 def encode_error(
