@@ -89,24 +89,20 @@ async def tools_list(d: Handling, req: Request, params: PageParams) -> Result:
 
 async def tools_call(d: Handling, req: Request, params: CallParams) -> Result:
     session, gate, meta = d.session, d.face.gate, params.meta
+    # The fields a plain call leaves at their defaults are set only when they hold something
+    # (each keyword a struct is built with costs it a look-up).
+    call = ToolCall(name=params.name, arguments={} if params.arguments is None else params.arguments,
+                    session=session.held_scope, on_sent=d.mark_sent(req), ask_engine=d.ask_engine)
+    if meta is not None:  # no _meta, no progress token
+        call.meta, call.progress = meta, d.progress_sink(req, params)
+    if params.task is not None:
+        call.task = params.task
+    relayed = None
     if session.protocol_version == MODERN_VERSION:  # a 2026-07-28 engine's round (sidecar.front.eras.relayed)
-        relay, relayed, answers = relayed_round(d.face, session, caller_of(session), req.params, req.method)
-    else:  # nothing to relay: no caller name, no call, on every older engine's call
-        relay = relayed = answers = None
-    call = ToolCall(
-        name=params.name,
-        arguments={} if params.arguments is None else params.arguments,
-        meta=meta,
-        task=params.task,
-        session=session.held_scope,
-        progress=None if meta is None else d.progress_sink(req, params),  # no _meta, no token
-        on_sent=d.mark_sent(req),
-        confirmer=confirmer_for(session, req, relayed) if gate.confirms else None,  # only a policy asks
-        ask_engine=d.ask_engine,
-        relay=relay,
-        answers=answers,
-        upstream_state=relayed.inner if relayed is not None else None,
-    )
+        call.relay, relayed, call.answers = relayed_round(d.face, session, caller_of(session), req.params, req.method)
+        call.upstream_state = relayed.inner if relayed is not None else None
+    if gate.confirms:  # only a policy stage asks the person
+        call.confirmer = confirmer_for(session, req, relayed)
     await gate.run(call)
     result = call.result
     answer = result if call.outcome == "completed" and result is not None else call_answer(call, d.redact)
