@@ -4,7 +4,9 @@ The chain, each stage an object with its contract in its own module (`sidecar.ga
 
     resolve -> grant -> policy -> charge -> [around_call...] -> run (upstream or local)
 
-`charge` wraps the terminal so it charges whatever came back. A direct call, `use_tool`,
+`charge` charges whatever the terminal brought back: with nothing between them it marks the
+call and `Gate.run` charges it once the chain returns (no frame of its own waits while the
+call is upstream); with `around_call` stages it wraps them and the terminal. A direct call, `use_tool`,
 a trio's call tool and `query_result` all take this one path. `Gate.run` owns the
 ending: whatever a stage does (returns without ending, raises a `SidecarError`, raises
 anything else, or is cancelled) the call leaves it ended exactly once and recorded

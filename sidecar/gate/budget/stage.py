@@ -1,4 +1,6 @@
-"""The budget stage: it wraps the terminal, so it charges whatever came back.
+"""The budget stage: it charges whatever the terminal brought back (`Gate.run` calls `after`
+once the chain returns when the terminal follows the charge at once; with stages between
+them it wraps them, as a coroutine of its own).
 
 Reads a completed call's `result` (nothing else: a failed call passes untouched). Under
 every budget the result is not decoded or copied (`charge` = pass). Over budget it sets
