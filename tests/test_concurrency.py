@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 
 from sidecar.concurrency import Jobs
 
@@ -61,4 +62,4 @@ async def test_closing_cancels_what_still_runs_and_refuses_new_jobs() -> None:
     assert cancelled == 300 and len(jobs) == 0
     refused = waits()
     jobs.spawn(refused)  # closed: the coroutine is closed, never run
-    assert refused.cr_frame is None
+    assert inspect.getcoroutinestate(refused) == inspect.CORO_CLOSED
