@@ -18,11 +18,11 @@ per function, and with two `--tree`s the difference: each tree is profiled at
 second, so start-up, listing and warm-up cancel out. A count is noise-free on a
 shared machine, where a time is not. `--opcodes` counts the bytecodes each
 function runs instead (a trace of every opcode: slow, so fewer calls), which also
-weighs the work inside a function that a call count does not see.
+weighs the work inside a function that a call count does not see; `--stages` sums either
+by stage of a call's way through the process (`STAGES`).
 
     python -m bench.profile_calls --counts --window 1 --calls 2000 --tree OLD --tree .
     python -m bench.profile_calls --opcodes --window 1 --calls 500 --tree OLD --tree .
-    python -m bench.profile_calls --opcodes --stages --window 1 --calls 500 --tree OLD --tree .  # by stage
 """
 
 from __future__ import annotations
