@@ -18,7 +18,8 @@ per function, and with two `--tree`s the difference: each tree is profiled at
 second, so start-up, listing and warm-up cancel out. A count is noise-free on a
 shared machine, where a time is not. `--opcodes` counts the bytecodes each
 function runs instead (a trace of every opcode: slow, so fewer calls), which also
-weighs the work inside a function that a call count does not see.
+weighs the work inside a function that a call count does not see; `--stages` sums either
+by stage of a call's way through the process (`STAGES`).
 
     python -m bench.profile_calls --counts --window 1 --calls 2000 --tree OLD --tree .
     python -m bench.profile_calls --opcodes --window 1 --calls 500 --tree OLD --tree .
@@ -129,14 +130,61 @@ def per_call_counts(tree: Path, calls: int, window: int, opcodes: bool = False) 
     return {key: (n - once.get(key, 0)) / calls for key, n in twice.items() if n != once.get(key, 0)}
 
 
-def print_counts(trees: list[Path], calls: int, window: int, top: int, opcodes: bool = False) -> None:
-    """Per-call counts of one tree, or of the last tree against the first."""
+# Where each function sits in a pass-through `tools/call`'s way through the process, in
+# order; the first pattern that fits a function names its stage (`file:function`, or a
+# file or folder prefix). Framing, the depth scan and the outbox serve both pipes.
+STAGES: list[tuple[str, tuple[str, ...]]] = [
+    ("read and split lines (both pipes)", ("sidecar/front/stdio.py:data_received", "sidecar/upstream/stdio.py:data_received",
+                                           "sidecar/wire/framing.py")),
+    ("engine envelope decode (and depth scans)", ("sidecar/wire/jsonrpc.py:decode_engine_frame", "sidecar/wire/jsonrpc.py:_decode_strict",
+                                                 "sidecar/wire/jsonrpc.py:_envelope", "sidecar/wire/jsonrpc.py:_judged",
+                                                 "sidecar/wire/jsonrpc.py:_valid_id", "sidecar/wire/duplicates.py",
+                                                 "sidecar/wire/depth.py")),
+    ("dispatcher (params typed, task, answer)", ("sidecar/front/dispatcher.py", "sidecar/wire/requests.py", "sidecar/concurrency.py",
+                                                 "_weakrefset.py")),
+    ("tools/call method", ("sidecar/front/methods.py", "sidecar/front/confirming.py", "sidecar/front/eras/asking.py",
+                           "sidecar/gate/answer.py", "sidecar/wire/task_shapes.py", "sidecar/hub/session.py")),
+    ("route upstream", ("sidecar/gate/route.py", "sidecar/upstream/pool.py", "sidecar/upstream/supervisor.py:ready_connection",
+                        "sidecar/upstream/supervisor.py:state", "sidecar/upstream/lifecycle.py")),
+    ("gate chain stages and record", ("sidecar/gate/", "sidecar/catalog/", "sidecar/redact.py")),
+    ("upstream request encode and write", ("sidecar/upstream/connection.py:start_request", "sidecar/upstream/connection.py:request",
+                                           "sidecar/upstream/connection.py:__init__", "sidecar/wire/ids.py:allocate",
+                                           "sidecar/wire/jsonrpc.py:encode_request", "sidecar/upstream/channel.py",
+                                           "sidecar/upstream/stdio.py")),
+    ("upstream answer decode and match", ("sidecar/upstream/supervisor.py:feed", "sidecar/upstream/connection.py",
+                                          "sidecar/wire/ids.py", "sidecar/wire/jsonrpc.py:decode_upstream_frame")),
+    ("answer encode and write (and the outboxes)", ("sidecar/front/stdio.py", "sidecar/wire/events.py", "sidecar/wire/jsonrpc.py",
+                                                    "sidecar/wire/outbox.py")),
+]
+
+
+def stage_of(key: str) -> str:
+    """The stage a `file:function` key belongs to (STAGES), or "other"."""
+    for stage, patterns in STAGES:
+        if any(key.startswith(p) or (":" not in p and p in key) for p in patterns):
+            return stage
+    return "other"
+
+
+def by_stage(counts: dict[str, float]) -> dict[str, float]:
+    found: dict[str, float] = {}
+    for key, n in counts.items():
+        found[stage_of(key)] = found.get(stage_of(key), 0.0) + n
+    return found
+
+
+def print_counts(trees: list[Path], calls: int, window: int, top: int, opcodes: bool = False,
+                 stages: bool = False) -> None:
+    """Per-call counts of one tree, or of the last tree against the first (by stage, with `stages`)."""
     seen = [per_call_counts(tree, calls, window, opcodes) for tree in trees]
+    if stages:
+        seen = [by_stage(counts) for counts in seen]
     first, last = seen[0], seen[-1]
     print(f"{'bytecodes' if opcodes else 'function calls'} per call: {sum(first.values()):.1f}" +
           (f" -> {sum(last.values()):.1f}" if len(seen) > 1 else ""))
-    rows = sorted(set(first) | set(last), key=lambda k: -abs(last.get(k, 0) - first.get(k, 0))
-                  if len(seen) > 1 else -first[k])
+    order = [stage for stage, _ in STAGES] + ["other"]
+    rows = sorted(set(first) | set(last), key=lambda k: order.index(k) if stages else
+                  -abs(last.get(k, 0) - first.get(k, 0)) if len(seen) > 1 else -first[k])
     for key in rows[:top]:
         before, after = first.get(key, 0.0), last.get(key, 0.0)
         print(f"{before:8.2f} {after:8.2f} {after - before:+8.2f}  {key}" if len(seen) > 1
@@ -177,9 +225,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--counts", action="store_true", help="exact function calls per call (of each --tree)")
     parser.add_argument("--opcodes", action="store_true", help="exact bytecodes per call (of each --tree)")
+    parser.add_argument("--stages", action="store_true", help="with --counts or --opcodes: summed by stage of the call's way")
     args = parser.parse_args(argv)
     if args.counts or args.opcodes:
-        print_counts([t.resolve() for t in args.tree or [REPO_ROOT]], args.calls, args.window, args.top, args.opcodes)
+        print_counts([t.resolve() for t in args.tree or [REPO_ROOT]], args.calls, args.window, args.top, args.opcodes,
+                     args.stages)
         return 0
     if args.plain:
         compare([t.resolve() for t in args.tree or [REPO_ROOT]], args.calls, args.window, args.rounds)

@@ -28,6 +28,7 @@ from sidecar.errors import (
     SidecarError,
 )
 from sidecar.features import missing_module_words
+from sidecar.front.eras.asking import engine_asker
 from sidecar.front.handling import Handler, MethodTable, Result
 from sidecar.front.methods import METHODS
 from sidecar.gate.answer import error_body
@@ -85,12 +86,19 @@ class Dispatcher:
         self.session = session
         self.spawn = spawn
         self.redact = Redactor() if redactor is None else redactor  # one with no secrets is falsy: kept, not rebuilt
+        # How a server's questions reach this engine: it holds no call's state, so one per
+        # session serves every call (not a closure built per call).
+        self.ask_engine = engine_asker(session, face.config.policy.confirm_seconds)
 
     # -- frames in ----------------------------------------------------------------
 
     def feed(self, line: bytes) -> None:
         """One frame's bytes, decoded here (the one decode of an engine frame)."""
-        self.take(decode_engine_frame(line))
+        message = decode_engine_frame(line)
+        if type(message) is Request:  # the most frequent frame, dispatched without `take`'s call
+            self._request(message)
+        else:
+            self.take(message)
 
     def take(self, message: EngineMessage | FrameRejected) -> None:
         """One frame a front decoded already (HTTP reads the body before routing it)."""
@@ -105,23 +113,24 @@ class Dispatcher:
             self.session.emit(ErrorAnswer(message.id, message.code, message.message))
 
     def _request(self, req: Request) -> None:
-        session = self.session
-        if req.method == "ping":
-            session.emit(Answer(req.id, _EMPTY))
+        session, method, ident = self.session, req.method, req.id
+        in_flight = session.in_flight
+        if method == "ping":
+            session.emit(Answer(ident, _EMPTY))
             return
-        if req.id in session.in_flight:
-            session.emit(ErrorAnswer(req.id, INVALID_REQUEST, f"id {req.id!r} is already in use by a request in flight"))
+        if ident in in_flight:
+            session.emit(ErrorAnswer(ident, INVALID_REQUEST, f"id {ident!r} is already in use by a request in flight"))
             return
-        handler = self.methods.get(req.method)
+        handler = self.methods.get(method)
         if handler is None:
-            session.emit(ErrorAnswer(req.id, METHOD_NOT_FOUND, f"method not found: {req.method}"))
+            session.emit(ErrorAnswer(ident, METHOD_NOT_FOUND, f"method not found: {method}"))
             return
         try:
-            params = params_of(req.method, req.params)
+            params = params_of(method, req.params)
         except SidecarError as exc:
-            session.emit(ErrorAnswer(req.id, exc.code, exc.message))
+            session.emit(ErrorAnswer(ident, exc.code, exc.message))
             return
-        session.in_flight[req.id] = None
+        in_flight[ident] = None
         tracer = self.face.tracer
         if tracer is not None:
             handler = tracer.wrap(handler)
@@ -221,7 +230,6 @@ class Dispatcher:
 
     async def _answer_questions(self, req: Request, params: Params, upstream: Upstream, body: dict[str, Any],
                                 answer: msgspec.Raw, relay: Any = None) -> msgspec.Raw:
-        from sidecar.front.eras.asking import engine_asker
         from sidecar.gate.asked import answer_rounds
 
         conn = upstream.ready_connection()
@@ -229,7 +237,7 @@ class Dispatcher:
         def send(again: dict[str, Any]) -> Awaitable[msgspec.Raw]:
             return conn.request(req.method, again, self.progress_sink(req, params), self.mark_sent(req))
 
-        ask = engine_asker(self.session, self.face.config.policy.confirm_seconds)
+        ask = self.ask_engine
         wrap = (lambda asked: relay.wrap(asked, False)) if relay is not None else None
         return await answer_rounds(answer, body, send, ask, upstream.alias, self.face.gate.answers, tool=False,
                                    relay=wrap)
@@ -244,15 +252,13 @@ def _without_envelope(params: dict[str, Any]) -> dict[str, Any]:
     return {**{k: v for k, v in params.items() if k != "_meta"}, **({"_meta": rest} if rest else {})}
 
 
-class _Sent:
+class _Sent(msgspec.Struct):
     """Where one request went upstream, written into its session's in-flight table while
-    the request is still there (a bound method, not a closure, per request)."""
+    the request is still there (a bound method, not a closure, per request; a struct: no
+    Python `__init__`)."""
 
-    __slots__ = ("in_flight", "ident")
-
-    def __init__(self, in_flight: dict[RequestId, Any], ident: RequestId) -> None:
-        self.in_flight = in_flight
-        self.ident = ident
+    in_flight: dict[RequestId, Any]
+    ident: RequestId
 
     def sent(self, conn: Any, upstream_id: int) -> None:
         if self.ident in self.in_flight:

@@ -10,7 +10,7 @@ converted once by the dispatcher): it reads the struct, and forwards the request
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 
@@ -20,6 +20,9 @@ from sidecar.redact import Redactor
 from sidecar.upstream import Upstream
 from sidecar.wire import Request
 from sidecar.wire.requests import Params
+
+if TYPE_CHECKING:
+    from sidecar.gate.asked import EngineAsker
 
 __all__ = ["Handler", "Handling", "MethodTable", "Result"]
 
@@ -33,6 +36,7 @@ class Handling(Protocol):
     face: Face
     session: EngineSession
     redact: Redactor
+    ask_engine: EngineAsker  # how a 2026-07-28 server's questions reach this session's engine
 
     def progress_sink(self, req: Request, params: Params) -> Callable[[dict[str, Any]], None] | None: ...
 

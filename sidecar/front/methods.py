@@ -15,7 +15,6 @@ from typing import Any
 
 from sidecar.catalog.apps import ui_extension
 from sidecar.front.confirming import caller_of, confirmer_for
-from sidecar.front.eras.asking import engine_asker
 from sidecar.front.eras.listen_resources import watched_on_stateless
 from sidecar.front.eras.relayed import relayed_round
 from sidecar.front.handling import Handler, Handling, Result
@@ -89,28 +88,25 @@ async def tools_list(d: Handling, req: Request, params: PageParams) -> Result:
 
 
 async def tools_call(d: Handling, req: Request, params: CallParams) -> Result:
-    session = d.session
+    session, gate, meta = d.session, d.face.gate, params.meta
+    # The fields a plain call leaves at their defaults are set only when they hold something
+    # (each keyword a struct is built with costs it a look-up).
+    call = ToolCall(name=params.name, arguments={} if params.arguments is None else params.arguments,
+                    session=session.held_scope, on_sent=d.mark_sent(req), ask_engine=d.ask_engine)
+    if meta is not None:  # no _meta, no progress token
+        call.meta, call.progress = meta, d.progress_sink(req, params)
+    if params.task is not None:
+        call.task = params.task
+    relayed = None
     if session.protocol_version == MODERN_VERSION:  # a 2026-07-28 engine's round (sidecar.front.eras.relayed)
-        relay, relayed, answers = relayed_round(d.face, session, caller_of(session), req.params, req.method)
-    else:  # nothing to relay: no caller name, no call, on every older engine's call
-        relay = relayed = answers = None
-    call = ToolCall(
-        name=params.name,
-        arguments={} if params.arguments is None else params.arguments,
-        meta=params.meta,
-        task=params.task,
-        session=session.held_scope,
-        progress=d.progress_sink(req, params),
-        on_sent=d.mark_sent(req),
-        confirmer=confirmer_for(session, req, relayed),
-        ask_engine=engine_asker(session, d.face.config.policy.confirm_seconds),
-        relay=relay,
-        answers=answers,
-        upstream_state=relayed.inner if relayed is not None else None,
-    )
-    await d.face.gate.run(call)
-    answer = call_answer(call, d.redact)
-    modern = call.task is None and declares_tasks(params.meta)  # the 2026 tasks extension: the server decides
+        call.relay, relayed, call.answers = relayed_round(d.face, session, caller_of(session), req.params, req.method)
+        call.upstream_state = relayed.inner if relayed is not None else None
+    if gate.confirms:  # only a policy stage asks the person
+        call.confirmer = confirmer_for(session, req, relayed)
+    await gate.run(call)
+    result = call.result
+    answer = result if call.outcome == "completed" and result is not None else call_answer(call, d.redact)
+    modern = call.task is None and meta is not None and declares_tasks(meta)  # the 2026 tasks extension
     if (call.task is not None or modern) and call.target is not None:  # a task made by a call that passed the gate
         return d.face.tasks.adopt(session.held_scope, call.target, answer, modern_engine=modern)
     return answer

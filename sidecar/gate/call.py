@@ -63,6 +63,7 @@ class ToolCall(msgspec.Struct, kw_only=True):
     relay: Any = None  # or, for a 2026-07-28 engine, how they are relayed to it (`sidecar.front.eras.relayed`)
     answers: dict[str, Any] | None = None  # a relayed round's `inputResponses`, for the server
     upstream_state: str | None = None  # a relayed round's server state, opened from the engine's
+    charge_due: bool = False  # reached the charge's place right before the terminal: `Gate.run` charges it
 
     def complete(self, result: msgspec.Raw) -> ToolCall:
         self.result = result

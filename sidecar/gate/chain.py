@@ -4,7 +4,9 @@ The chain, each stage an object with its contract in its own module (`sidecar.ga
 
     resolve -> grant -> policy -> charge -> [around_call...] -> run (upstream or local)
 
-`charge` wraps the terminal so it charges whatever came back. A direct call, `use_tool`,
+`charge` charges whatever the terminal brought back: with nothing between them it marks the
+call and `Gate.run` charges it once the chain returns (no frame of its own waits while the
+call is upstream); with `around_call` stages it wraps them and the terminal. A direct call, `use_tool`,
 a trio's call tool and `query_result` all take this one path. `Gate.run` owns the
 ending: whatever a stage does (returns without ending, raises a `SidecarError`, raises
 anything else, or is cancelled) the call leaves it ended exactly once and recorded
@@ -16,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Mapping, Sequence
-from types import FunctionType
+from types import FunctionType, MethodType
 from typing import Any
 
 from sidecar.catalog import Catalog, Listing, LiveCatalog
@@ -72,14 +74,26 @@ async def _end_of_chain(call: ToolCall) -> ToolCall:
 
 def compose(stages: Sequence[Stage]) -> Next:
     """Bind each stage to the next once, so a call costs no closure per stage."""
+    first, following = _linked(stages)
+    return _bind(first, following)
+
+
+def _linked(stages: Sequence[Stage]) -> tuple[Stage, Next]:
+    """The first stage and what follows it, bound (the chain runs as `first(call, following)`,
+    with no binding frame around the first stage)."""
     following: Next = _end_of_chain
-    for stage in reversed(stages):
+    for stage in reversed(stages[1:]):
         following = _bind(stage, following)
-    return following
+    return _step_of(stages[0]), following
+
+
+def _step_of(stage: Stage) -> Stage:
+    plain = isinstance(stage, (FunctionType, MethodType))
+    return stage if plain else getattr(stage, "__call__")  # once, not per call
 
 
 def _bind(stage: Stage, following: Next) -> Next:
-    step: Stage = stage if isinstance(stage, FunctionType) else getattr(stage, "__call__")  # once, not per call
+    step = _step_of(stage)
 
     def bound(call: ToolCall) -> Awaitable[ToolCall]:  # plain: the stage's own coroutine, no frame around it
         return step(call, following)
@@ -188,7 +202,13 @@ class Gate:
         return [*chain, self.charge, *self._around_call, self.call]
 
     def _build(self) -> None:
-        self._entry = compose(self.stages())
+        stages = self.stages()
+        self.confirms = self.check_policy in stages  # only the policy stage reads how to ask the person
+        # With nothing between the charge and the terminal, the charge only marks the call
+        # and `run` charges it once the chain returns: one coroutine frame less per call.
+        if stages[-2] is self.charge:
+            stages[-2] = self.charge.mark
+        self._first, self._following = _linked(stages)
         self.recording = self.recorder.wanted
 
     def allowed(self, exposed: str) -> bool:
@@ -199,7 +219,12 @@ class Gate:
     async def run(self, call: ToolCall) -> ToolCall:
         """Run `call` through the chain; it comes back ended once and recorded once."""
         try:
-            await self._entry(call)
+            await self._first(call, self._following)
+            if call.charge_due:
+                call.charge_due = False
+                over = self.charge.after(call)
+                if over is not None:
+                    await over
         except SidecarError as exc:  # a stage broke its promise not to raise: the call still ends once
             if call.outcome is None:
                 call.fail(exc)

@@ -72,23 +72,16 @@ def tool_error(text: str) -> msgspec.Raw:
 async def route_upstream(call: ToolCall, pool: Pool, deadline: float | None, scrub: Redactor | None = None) -> ToolCall:
     """Run `call` upstream; it comes back ended: completed with the answer, or failed with
     the error the route met (the terminal stage hands this coroutine on, no frame around it)."""
-    assert call.target is not None
+    target = call.target
+    assert target is not None
     try:
-        upstream = pool.get(call.target.alias)
+        upstream = pool.get(target.alias)
         if upstream is None:
-            raise UpstreamUnavailable(f"upstream '{call.target.alias}' is not configured")
+            raise UpstreamUnavailable(f"upstream '{target.alias}' is not configured")
         conn = upstream.ready_connection()
-        params: dict[str, Any] = {"name": call.target.name, "arguments": call.arguments}
-        if call.meta:
-            rest = {k: v for k, v in without_envelope(call.meta).items() if k != PROGRESS_TOKEN}
-            if rest:
-                params["_meta"] = rest
-        if call.task is not None:  # the answer is then a CreateTaskResult (the front records the task)
-            params["task"] = call.task
-        modern = call.relay is not None and upstream.info is not None and upstream.info.protocol_version == MODERN_VERSION
-        relay = _relaying(call, params) if modern else None
-        if call.task is not None or call.meta:  # only such a call can ask for a task
-            ask_for_task(params, call, upstream)
+        params: dict[str, Any] = {"name": target.name, "arguments": call.arguments}
+        # A plain call (no _meta, no task, no relayed round) is sent as it is: one test.
+        relay = _dressed(call, params, upstream) if call.meta or call.task is not None or call.relay is not None else None
         answer = await conn.request("tools/call", params, call.progress, call.on_sent, deadline)
         if ASKS.search(answer) is not None:  # a 2026-07-28 server's questions (sidecar.gate.asked)
             from sidecar.gate.asked import answer_rounds
@@ -96,16 +89,35 @@ async def route_upstream(call: ToolCall, pool: Pool, deadline: float | None, scr
             def send(again: dict[str, Any]) -> Any:  # built only for a call that has rounds to answer
                 return conn.request("tools/call", again, call.progress, call.on_sent, deadline)
 
-            answer = await answer_rounds(answer, params, send, call.ask_engine, call.target.alias, scrub, relay=relay)
+            answer = await answer_rounds(answer, params, send, call.ask_engine, target.alias, scrub, relay=relay)
     except UpstreamError as exc:
         if scrub and exc.raw is not None:  # the upstream's error object, as redacted as its results
             exc.raw = scrub.json(exc.raw)
         return call.fail(exc)
     except SidecarError as exc:
         return call.fail(exc)
-    if scrub and len(answer) > SCRUB_IN_THREAD:
+    if scrub is None or not scrub:  # no secret configured: the answer's bytes go as they came
+        return call.complete(answer)
+    if len(answer) > SCRUB_IN_THREAD:
         return call.complete(await asyncio.to_thread(scrub_answer, answer, scrub))
-    return call.complete(scrub_answer(answer, scrub) if scrub else answer)
+    return call.complete(scrub_answer(answer, scrub))
+
+
+def _dressed(call: ToolCall, params: dict[str, Any], upstream: Upstream) -> Any:
+    """`params` with what a call that is not plain carries to its upstream (its `_meta`
+    without the engine's envelope and progress token, its task, a relayed round's members);
+    returns the relay of a 2026-07-28 round, else None."""
+    if call.meta:
+        rest = {k: v for k, v in without_envelope(call.meta).items() if k != PROGRESS_TOKEN}
+        if rest:
+            params["_meta"] = rest
+    if call.task is not None:  # the answer is then a CreateTaskResult (the front records the task)
+        params["task"] = call.task
+    modern = call.relay is not None and upstream.info is not None and upstream.info.protocol_version == MODERN_VERSION
+    relay = _relaying(call, params) if modern else None
+    if call.task is not None or call.meta:  # only such a call can ask for a task
+        ask_for_task(params, call, upstream)
+    return relay
 
 
 def _relaying(call: ToolCall, params: dict[str, Any]) -> Any:

@@ -22,6 +22,8 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
+import msgspec
+
 if TYPE_CHECKING:
     from sidecar.config import ServerConfig
     from sidecar.errors import UpstreamUnavailable
@@ -33,13 +35,14 @@ __all__ = ["Channel", "ChannelOpener", "Inbox", "Outgoing"]
 RequestId = int | str
 
 
-class Outgoing:
-    """One message on its way to the upstream: what it is, and its bytes (newline-ended)."""
+class Outgoing(msgspec.Struct):
+    """One message on its way to the upstream: what it is, and its bytes (newline-ended).
+    A struct, so making one per message runs no Python `__init__`."""
 
-    __slots__ = ("frame", "id", "method", "params")
-
-    def __init__(self, frame: bytes, ident: RequestId | None, method: str | None, params: Any = None) -> None:
-        self.frame, self.id, self.method, self.params = frame, ident, method, params
+    frame: bytes
+    id: RequestId | None
+    method: str | None
+    params: Any = None
 
     @property
     def is_request(self) -> bool:

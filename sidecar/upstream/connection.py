@@ -59,6 +59,8 @@ DROPS_LOG_EVERY = 1000
 
 ProgressSink = Callable[[dict[str, Any]], None]
 
+_EMPTY_RESULT = msgspec.Raw(b"{}")
+
 
 class Transport(Protocol):
     """Carries messages to the upstream; its reader side reports to the connection (an Inbox)."""
@@ -74,13 +76,12 @@ class PeerHandler(Protocol):
     def upstream_request(self, conn: Connection, frame: UpstreamFrame) -> None: ...
 
 
-class _Pending:
-    __slots__ = ("future", "progress_token", "is_call")
+class _Pending(msgspec.Struct):
+    """A request waiting for its answer (a struct: no Python `__init__` per request)."""
 
-    def __init__(self, future: asyncio.Future[UpstreamFrame], progress_token: int | None, is_call: bool) -> None:
-        self.future = future
-        self.progress_token = progress_token
-        self.is_call = is_call  # a tools/call: its loss is said to be not retried (a handshake's is not a call)
+    future: asyncio.Future[UpstreamFrame]
+    progress_token: int | None
+    is_call: bool  # a tools/call: its loss is said to be not retried (a handshake's is not a call)
 
 
 class Connection:
@@ -153,9 +154,14 @@ class Connection:
         except asyncio.CancelledError:  # whoever waited is gone (its session closed): the upstream stops too
             self.cancel(ident, "the sidecar stopped waiting for this request")
             raise
-        finally:
+        except BaseException:
             self.forget(ident)
-        return result_of(frame)
+            raise
+        # An answer came: `_answer` already released its id and progress token (only it
+        # sets a result), so there is nothing to forget on this, the common, path.
+        if frame.error:
+            raise upstream_error(frame.error)
+        return frame.result if frame.result else _EMPTY_RESULT
 
     def _with_progress_token(self, params: Any, sink: ProgressSink) -> tuple[Any, int]:
         self._next_token += 1
@@ -216,8 +222,10 @@ class Connection:
         frame = decode_upstream_frame(line) or self._repaired(line)
         if frame is None:
             self.skipped_lines += 1
-            return
-        self.frame(frame, len(line))
+        elif frame.method is None:  # an answer, the most frequent frame: routed without `frame`'s call
+            self._answer(frame)
+        else:
+            self.frame(frame, len(line))
 
     def frame(self, frame: UpstreamFrame, size: int = 0) -> None:
         """One frame already read (here, or at a URL transport's edge): routed by its kind."""
@@ -233,7 +241,8 @@ class Connection:
         if pending is None:
             self.stray_answers += 1
             return
-        self._settle(pending)
+        if pending.progress_token is not None:
+            self._progress.pop(pending.progress_token, None)
         if not pending.future.done():
             pending.future.set_result(frame)
 

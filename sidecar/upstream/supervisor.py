@@ -129,7 +129,7 @@ class Upstream:
     def ready_connection(self) -> Connection:
         """The live connection, or UpstreamUnavailable saying why there is none."""
         conn = self.connection
-        if lifecycle.is_ready(self.state) and conn is not None and conn.closed_reason is None:
+        if self._state == "ready" and conn is not None and conn.closed_reason is None:  # `lifecycle.is_ready`, inline
             return conn
         words = REFUSALS.get(self.state) or "is not connected"
         if lifecycle.needs_sign_in(self.state):

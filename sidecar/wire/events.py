@@ -24,6 +24,8 @@ from sidecar.wire.jsonrpc import (
 )
 from sidecar.wire.requests import progress_token
 
+_encode = msgspec.json.encode
+
 __all__ = ["Answer", "ErrorAnswer", "Event", "Notice", "Relayed", "encode_event"]
 
 
@@ -71,7 +73,10 @@ Event = Answer | ErrorAnswer | Notice | Relayed
 def encode_event(event: Event) -> bytes:
     """The event as one JSON-RPC frame, newline-terminated."""
     if type(event) is Answer:
-        return encode_result(event.id, event.result)
+        result = event.result
+        if type(result) is msgspec.Raw:  # an upstream's result, as it came: spliced under the id
+            return b"".join((b'{"jsonrpc":"2.0","id":', _encode(event.id), b',"result":', result, b"}\n"))
+        return encode_result(event.id, result)
     if type(event) is Notice:
         return encode_notification(event.method, event.params)
     if type(event) is Relayed:

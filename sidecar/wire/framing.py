@@ -44,13 +44,12 @@ class LineFramer:
         """Return every line completed by `data`, in order."""
         if self._buffer or self._discarding or len(data) > self.max_line:
             return self._buffered(data)
-        lines = data.split(b"\n")  # the last part is the unfinished tail (b"" when the read ends a line)
-        if len(lines) == 2 and not lines[1]:  # one whole line, as every read of a lone call is: no comprehension
-            line = lines[0]
+        if data.find(b"\n") == len(data) - 1:  # one whole line, as every read of a lone call is: no split
+            line = data[:-1]
             if line[-1:] == b"\r":
                 line = line.rstrip(b"\r")
             return [line] if line.strip() else []
-        return self._whole_lines(lines)
+        return self._whole_lines(data.split(b"\n"))  # the last part is the unfinished tail (b"" when the read ends a line)
 
     def _buffered(self, data: bytes) -> list[bytes]:
         """Lines from what is buffered and `data`, a line at a time."""

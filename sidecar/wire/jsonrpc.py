@@ -221,6 +221,22 @@ def _too_deep(line: bytes) -> FrameRejected:
 
 def _envelope(obj: dict[str, Any]) -> EngineMessage | FrameRejected:
     ident = obj.get("id")
+    method = obj.get("method")
+    if type(method) is str and (type(ident) is int or type(ident) is str) and obj.get("jsonrpc") == "2.0":
+        params = obj.get("params", _NO_PARAMS)  # a request, as most frames are: judged in one test
+        if params is _NO_PARAMS:
+            return Request(ident, method, {})
+        if type(params) is dict:
+            return Request(ident, method, params)
+    return _judged(obj)
+
+
+_NO_PARAMS: Any = object()
+
+
+def _judged(obj: dict[str, Any]) -> EngineMessage | FrameRejected:
+    """Every frame that is not a plain request, member by member, with the refusal that fits."""
+    ident = obj.get("id")
     has_id = "id" in obj
     if has_id and not _valid_id(ident):
         return FrameRejected(INVALID_REQUEST, "id must be a string or an integer")
@@ -275,7 +291,7 @@ def encode_result(ident: RequestId, result: bytes | msgspec.Raw | Any) -> bytes:
     """A success response; `result` given as bytes/Raw is spliced in without parsing
     (joined, one copy: `%` formatting of a large body costs many times more)."""
     body = result if isinstance(result, (bytes, msgspec.Raw)) else _encode(result)
-    return b"".join((b'{"jsonrpc":"2.0","id":', _id_bytes(ident), b',"result":', body, b"}\n"))
+    return b"".join((b'{"jsonrpc":"2.0","id":', _encode(ident), b',"result":', body, b"}\n"))
 
 
 def encode_error(

@@ -174,7 +174,8 @@ class Outbox:
 
     def flush(self) -> None:
         self._turn_open = False
-        queued, self._queued = self._queued, []
-        self.queued_bytes = 0
-        if queued:
+        queued = self._queued
+        if queued:  # a lone answer's turn queued nothing: no new list, nothing to count
+            self._queued = []
+            self.queued_bytes = 0
             self._write(queued[0] if len(queued) == 1 else b"".join(queued))

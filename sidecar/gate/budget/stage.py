@@ -1,4 +1,6 @@
-"""The budget stage: it wraps the terminal, so it charges whatever came back.
+"""The budget stage: it charges whatever the terminal brought back (`Gate.run` calls `after`
+once the chain returns when the terminal follows the charge at once; with stages between
+them it wraps them, as a coroutine of its own).
 
 Reads a completed call's `result` (nothing else: a failed call passes untouched). Under
 every budget the result is not decoded or copied (`charge` = pass). Over budget it sets
@@ -11,6 +13,7 @@ payload before the call returns; when it cannot, the result becomes a clear tool
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable
 
 from sidecar.catalog.facts import ServerFacts
 from sidecar.config import Budgets
@@ -37,18 +40,40 @@ class ChargeResult:
         return self.current.facts.smallest_budget
 
     async def __call__(self, call: ToolCall, call_next: Next) -> ToolCall:
+        """Around the terminal, as a stage of its own: the chain's shape when other stages
+        sit between the charge and the terminal (a client span must see the charged result)."""
         await call_next(call)
-        if call.outcome != "completed" or call.result is None:
-            return call
-        size = len(call.result)
-        facts = self.current.facts
-        if size <= facts.smallest_budget:  # under every budget: untouched, undecoded, uncopied
+        over = self.after(call)
+        if over is not None:
+            await over
+        return call
+
+    def mark(self, call: ToolCall, call_next: Next) -> Awaitable[ToolCall]:
+        """The charge's place when the terminal follows it at once: the call is marked as
+        reaching it and handed on (no frame of its own waits while the call is upstream);
+        `Gate.run` charges it with `after` once the chain returns. Only a call that got this
+        far is charged, as a wrapping stage would."""
+        call.charge_due = True
+        return call_next(call)
+
+    def after(self, call: ToolCall) -> Awaitable[None] | None:
+        """Charge what came back; None when that is done already (a failed call, or a
+        result under every budget: untouched, undecoded, uncopied), else the awaitable of
+        the charge over budget."""
+        result = call.result
+        if call.outcome != "completed" or result is None:
+            return None
+        size = len(result)
+        facts = self.current.live.facts
+        if size <= facts.smallest_budget:
             call.charge, call.bytes_in, call.bytes_out = "pass", size, size
-            return call
+            return None
+        return self._over_budget(call, facts)
+
+    async def _over_budget(self, call: ToolCall, facts: ServerFacts) -> None:
         await self._charge(call, facts)
         if call.handle is not None:
             await self._settle(call)
-        return call
 
     async def _charge(self, call: ToolCall, facts: ServerFacts) -> None:
         assert call.result is not None

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Awaitable
 
 from sidecar.catalog import CatalogEntry
-from sidecar.catalog.apps import runs_for, take_app_marker
+from sidecar.catalog.apps import APP_MARKER, runs_for, take_app_marker
 from sidecar.errors import SignInNeeded
 from sidecar.gate.call import ToolCall
 from sidecar.gate.grants import Grant
@@ -41,17 +41,23 @@ class Resolve:
     def __call__(self, call: ToolCall, call_next: Next) -> Awaitable[ToolCall]:
         """Plain, not a coroutine: a call to a listed tool hands on the next stage's own
         awaitable, so no frame of this stage waits while the call is upstream."""
-        call.asked_for = call.name
-        call.meta, from_app = take_app_marker(call.meta)  # the marker is the sidecar's: never sent on
-        if call.name == QUERY_RESULT:
+        name = call.asked_for = call.name
+        from_app = False
+        if call.meta and APP_MARKER in call.meta:  # the marker is the sidecar's: never sent on
+            call.meta, from_app = take_app_marker(call.meta)
+        if name == QUERY_RESULT:
             call.local = "query_result"
             return call_next(call)
-        meta = self.current.listing.meta.get(call.name)
+        live = self.current.live  # read once: the catalog beside its own listing
+        meta = live.listing.meta.get(name)
         if meta is None:
-            entry = self.current.catalog.tool(call.name)
+            entry = live.catalog.by_tool.get(name)
             if entry is None:
                 return self._direct_after_first_start(call, call_next, from_app)
-            return self._direct(call, call_next, entry, from_app)
+            if entry.app_only and not from_app or entry.exposed in live.listing.compact:
+                return self._direct(call, call_next, entry, from_app)  # refused, or told its schema
+            call.target = entry  # the common call: a listed tool, run as it is
+            return call_next(call)
         if meta.kind not in _META_CALLS:
             call.local = meta.kind  # type: ignore[assignment]
             return call_next(call)

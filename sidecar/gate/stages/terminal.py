@@ -33,8 +33,8 @@ class RunCall:
         """Plain, not a coroutine: an upstream call is the route's own coroutine (which ends
         the call whatever happens), so no frame of this stage waits on it."""
         if call.target is not None:  # the deadline and the secrets of the snapshot of the moment
-            facts = self.current.facts
-            return route_upstream(call, self.pool, facts.deadline_of(call.target.alias), facts.answers)
+            facts = self.current.live.facts
+            return route_upstream(call, self.pool, facts.deadlines.get(call.target.alias), facts.answers)
         return self._locally(call)
 
     async def _locally(self, call: ToolCall) -> ToolCall:

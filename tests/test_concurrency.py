@@ -1,0 +1,65 @@
+"""Jobs, the owner of tasks started from callbacks: ended tasks are let go in sweeps
+(no done callback per task), running ones are never dropped, and closing cancels them."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+
+from sidecar.concurrency import Jobs
+
+WAIT = 5.0
+
+
+async def test_ended_tasks_are_let_go_in_sweeps_and_running_ones_kept() -> None:
+    jobs = Jobs()
+    release = asyncio.Event()
+    started = 0
+
+    async def waits() -> None:
+        nonlocal started
+        started += 1
+        await release.wait()
+
+    async def ends() -> None:
+        return None
+
+    for _ in range(50):
+        jobs.spawn(waits())
+    for _ in range(5000):
+        jobs.spawn(ends())
+        await asyncio.sleep(0)  # one loop turn: the task just spawned runs to its end
+    async with asyncio.timeout(WAIT):
+        while started < 50:
+            await asyncio.sleep(0)
+    assert len(jobs) == 50  # only the running ones count
+    # Kept: every running task and at most the ended ones of one doubling since the last sweep.
+    assert len(jobs._running) <= 2 * 64 + 50
+    release.set()
+    async with asyncio.timeout(WAIT):
+        while len(jobs):
+            await asyncio.sleep(0)
+
+
+async def test_closing_cancels_what_still_runs_and_refuses_new_jobs() -> None:
+    jobs = Jobs()
+    cancelled = 0
+
+    async def waits() -> None:
+        nonlocal cancelled
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            cancelled += 1
+            raise
+
+    for _ in range(300):  # past several sweeps: a running task is never let go by one
+        jobs.spawn(waits())
+    await asyncio.sleep(0)
+    assert len(jobs) == 300
+    async with asyncio.timeout(WAIT):
+        await jobs.aclose()
+    assert cancelled == 300 and len(jobs) == 0
+    refused = waits()
+    jobs.spawn(refused)  # closed: the coroutine is closed, never run
+    assert inspect.getcoroutinestate(refused) == inspect.CORO_CLOSED
