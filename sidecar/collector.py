@@ -18,17 +18,19 @@ default glibc raises that threshold each time such a block is freed (up to 32 Mi
 after the first `tools/list` page or large result every later one came from the heap,
 and the heap kept those megabytes after they were freed: about 2-7 MB of idle RSS after a
 few 425-tool listings. A mapped block is given back the moment it is freed. Not where
-`MALLOC_MMAP_THRESHOLD_` is set (the person's own choice), nor off glibc.
+`MALLOC_MMAP_THRESHOLD_` is set (the person's own choice), nor off glibc. An upstream
+started early is greeted by a thread before the runtime loads (`sidecar.upstream.greeting`);
+its first `tools/list` answer is read there, so the threshold is fixed before that thread
+starts (`give_back_large_blocks`), or that thread's heap keeps about 6 MB.
 """
 
 from __future__ import annotations
 
 import gc
+import os
 import sys
 
-from sidecar.settings import process_settings
-
-__all__ = ["MMAP_THRESHOLD", "YOUNG_THRESHOLD", "settle_heap"]
+__all__ = ["MMAP_THRESHOLD", "YOUNG_THRESHOLD", "give_back_large_blocks", "settle_heap"]
 
 YOUNG_THRESHOLD = 10_000  # net new container objects between young collections (CPython: 700)
 MMAP_THRESHOLD = 128 * 1024  # bytes: larger blocks get their own mapping, returned when freed
@@ -42,11 +44,19 @@ def settle_heap(malloc_tuned: bool | None = None) -> None:
     gc.freeze()  # modules and config are permanent: no collection walks them again
     _, middle, old = gc.get_threshold()
     gc.set_threshold(YOUNG_THRESHOLD, middle, old)
-    _give_back_large_blocks(process_settings().malloc_tuned if malloc_tuned is None else malloc_tuned)
+    if malloc_tuned is None:
+        from sidecar.settings import process_settings
+
+        malloc_tuned = process_settings().malloc_tuned
+    give_back_large_blocks(malloc_tuned)
 
 
-def _give_back_large_blocks(malloc_tuned: bool) -> bool:
-    """Fix glibc's mmap threshold (see the module's words); False where it was not set."""
+def give_back_large_blocks(malloc_tuned: bool | None = None) -> bool:
+    """Fix glibc's mmap threshold (see the module's words); False where it was not set.
+    `malloc_tuned` None: read from the environment here (the early start runs before the
+    settings are read)."""
+    if malloc_tuned is None:
+        malloc_tuned = "MALLOC_MMAP_THRESHOLD_" in os.environ
     if not sys.platform.startswith("linux") or malloc_tuned:
         return False
     import ctypes

@@ -155,6 +155,9 @@ def start_early_launch(alias: str, launch: Launch, start_seconds: float) -> None
         popen = start_launch(launch)
     except OSError:
         return
+    from sidecar.collector import give_back_large_blocks
+
+    give_back_large_blocks()  # before the greeting's thread reads a big listing (see sidecar.collector)
     try:
         greeting: Greeting | None = Greeting(popen, start_seconds)
     except RuntimeError:  # no thread could start: the supervisor greets it itself
