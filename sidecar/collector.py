@@ -27,7 +27,6 @@ starts (`give_back_large_blocks`), or that thread's heap keeps about 6 MB.
 from __future__ import annotations
 
 import gc
-import os
 import sys
 
 __all__ = ["MMAP_THRESHOLD", "YOUNG_THRESHOLD", "give_back_large_blocks", "settle_heap"]
@@ -51,12 +50,10 @@ def settle_heap(malloc_tuned: bool | None = None) -> None:
     give_back_large_blocks(malloc_tuned)
 
 
-def give_back_large_blocks(malloc_tuned: bool | None = None) -> bool:
+def give_back_large_blocks(malloc_tuned: bool) -> bool:
     """Fix glibc's mmap threshold (see the module's words); False where it was not set.
-    `malloc_tuned` None: read from the environment here (the early start runs before the
-    settings are read)."""
-    if malloc_tuned is None:
-        malloc_tuned = "MALLOC_MMAP_THRESHOLD_" in os.environ
+    `malloc_tuned`: MALLOC_MMAP_THRESHOLD_ is set (the early start, which runs before the
+    settings are read, tells it from the environment it passes on to the child)."""
     if not sys.platform.startswith("linux") or malloc_tuned:
         return False
     import ctypes

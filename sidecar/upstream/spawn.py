@@ -157,7 +157,8 @@ def start_early_launch(alias: str, launch: Launch, start_seconds: float) -> None
         return
     from sidecar.collector import give_back_large_blocks
 
-    give_back_large_blocks()  # before the greeting's thread reads a big listing (see sidecar.collector)
+    # before the greeting's thread reads a big listing (see sidecar.collector)
+    give_back_large_blocks(malloc_tuned="MALLOC_MMAP_THRESHOLD_" in os.environ)
     try:
         greeting: Greeting | None = Greeting(popen, start_seconds)
     except RuntimeError:  # no thread could start: the supervisor greets it itself
