@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import msgspec
@@ -76,7 +76,8 @@ class Face(ReadsLive):
         self.name = config.face.name
         self.sessions: list[EngineSession] = []
         self.pool, self.gate, self.live = pool, gate, live
-        pool.listen(self, self._upstream_changed, gate.trust.prepare)  # a big listing's trust work, in slices
+        # a big listing's trust work in slices first; first starts that arrive together, one rebuild
+        pool.listen(self, self._upstream_changed, gate.trust.prepare, self._take_in)
         self.plan = choose_layout(config, process_settings().environ if environ is None else environ)
         self.traits = [
             UpstreamTraits(s.alias, s.type, s.builtin, tuple(s.always_listed), tuple(s.direct_only))
@@ -122,9 +123,15 @@ class Face(ReadsLive):
     # -- catalog ----------------------------------------------------------------
 
     def _upstream_changed(self, upstream: Upstream | None) -> None:
+        """One upstream's news, or None: the face's own change (pins, a mount)."""
+        self._take_in(() if upstream is None else (upstream,))
+
+    def _take_in(self, upstreams: Sequence[Upstream]) -> None:
+        """Changes of `upstreams` (each told to the watchers), then one rebuild, and a
+        list_changed for each list the engine sees changed."""
         if self.closing:
             return
-        if upstream is not None:  # None: the face's own change (pins, a mount), no upstream's news
+        for upstream in upstreams:
             for watcher in self.watchers:
                 watcher(upstream)
         before_tools, before_prompts = self.listing.tools, self.catalog.prompts

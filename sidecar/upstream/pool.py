@@ -3,7 +3,9 @@
 Owns the supervisors' task group. Each upstream starts at once and independently; the
 pool reports every change of state or listing through one callback, so the face can
 rebuild its catalog, and hands what the upstreams ask or announce to one peer (the hub,
-which `listen`s once it is built). How each upstream's transport is opened is given at
+which `listen`s once it is built). Upstreams that finish their first start while others'
+first listings are still being prepared are told together, once the last of them is in
+(one rebuild for an arrival of several, as at a start with early greetings). How each upstream's transport is opened is given at
 construction (`open_channel`, or in-memory channels in the tests' harness).
 """
 
@@ -33,6 +35,8 @@ class Pool:
         opener: ChannelOpener = open_channel,
     ) -> None:
         self._on_change: Callable[[Upstream], None] = _unheard
+        self._on_arrivals: Callable[[Sequence[Upstream]], None] | None = None
+        self._held: list[Upstream] = []  # first starts ready while others' first listings were being prepared
         self._peer: PeerHandler | None = None
         self._prepare: Prepare | None = None
         self._preparing: dict[str, asyncio.Event] = {}  # first listings being prepared, by alias
@@ -46,11 +50,13 @@ class Pool:
     def _upstream(self, server: ServerConfig) -> Upstream:
         return Upstream(server, self, self._changed, self._start_timeout, self._open, self._prepared)
 
-    def listen(self, peer: PeerHandler, on_change: Callable[[Upstream], None], prepare: Prepare | None = None) -> None:
+    def listen(self, peer: PeerHandler, on_change: Callable[[Upstream], None], prepare: Prepare | None = None,
+               on_arrivals: Callable[[Sequence[Upstream]], None] | None = None) -> None:
         """Who hears the upstreams: `peer` their requests and notifications, `on_change`
         every change of state or listing, `prepare` each new tool listing first (awaited
-        before `on_change` hears of it). Set once, before `run`."""
-        self._peer, self._on_change, self._prepare = peer, on_change, prepare
+        before `on_change` hears of it), `on_arrivals` several changes told at once (first
+        starts that arrived together; without it, `on_change` hears each). Set once, before `run`."""
+        self._peer, self._on_change, self._prepare, self._on_arrivals = peer, on_change, prepare, on_arrivals
 
     async def _prepared(self, alias: str, tools: list[dict[str, Any]]) -> None:
         if self._prepare is None:
@@ -83,13 +89,39 @@ class Pool:
             conn.respond_error(frame.id, METHOD_NOT_FOUND, f"the sidecar does not relay {frame.method}")
 
     def _changed(self, upstream: Upstream) -> None:
+        if self._arrives_with_others(upstream):
+            self._held.append(upstream)  # told with the last of them: still "starting" to `starting` and `settled`
+            return
         if not lifecycle.is_starting(upstream.state):
             self._first_start[upstream.alias].set()
-        self._on_change(upstream)
+        if not self._held:
+            self._on_change(upstream)
+            return
+        arrived, self._held = [*self._held, upstream], []
+        for each in arrived[:-1]:
+            if each.alias in self._first_start:
+                self._first_start[each.alias].set()
+        if self._on_arrivals is not None:
+            self._on_arrivals(arrived)
+        else:
+            for each in arrived:
+                self._on_change(each)
+
+    def _arrives_with_others(self, upstream: Upstream) -> bool:
+        """A first start that ends ready while another upstream's first listing is still
+        being prepared: it is told once that one is in too (a first listing being prepared
+        always ends in a change of its upstream, which tells both)."""
+        event = self._first_start.get(upstream.alias)
+        return (event is not None and not event.is_set() and lifecycle.is_ready(upstream.state)
+                and any(alias != upstream.alias for alias in self._preparing))
+
+    def _held_back(self, alias: str) -> bool:
+        return any(upstream.alias == alias for upstream in self._held)
 
     def starting(self, alias: str) -> bool:
+        """Still on its first start, as the engine sees it (ready but held back with others counts)."""
         upstream = self.upstreams.get(alias)
-        return upstream is not None and lifecycle.is_starting(upstream.state)
+        return upstream is not None and (lifecycle.is_starting(upstream.state) or self._held_back(alias))
 
     async def wait_first_start(self, alias: str | None = None, limit: float | None = None) -> None:
         """Wait until `alias` (or every upstream) is past its first start, at most `limit` s."""
@@ -152,8 +184,8 @@ class Pool:
                 if lifecycle.is_ready(u.state) or (lifecycle.coming_back(u.state) and u.info is not None)]
 
     def settled(self) -> bool:
-        """True once no upstream is still on its first start."""
-        return not any(lifecycle.is_starting(u.state) for u in self.upstreams.values())
+        """True once no upstream is still on its first start (none held back either)."""
+        return not self._held and not any(lifecycle.is_starting(u.state) for u in self.upstreams.values())
 
 
 def _unheard(upstream: Upstream) -> None:
