@@ -10,16 +10,21 @@ the dispatcher refused params that do not fit with -32602 naming the field befor
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+from collections.abc import Awaitable, Callable
 from typing import Any
+
+import msgspec
 
 from sidecar.catalog.apps import ui_extension
 from sidecar.front.confirming import caller_of, confirmer_for
 from sidecar.front.eras.listen_resources import watched_on_stateless
 from sidecar.front.eras.relayed import relayed_round
-from sidecar.front.handling import Handler, Handling, Result
+from sidecar.front.handling import Handler, Handling, Result, Starter
 from sidecar.front.task_methods import TASK_METHODS
 from sidecar.gate import ToolCall
+from sidecar.gate.chain import Gate
+from sidecar.gate.inline import Started
 from sidecar.gate.answer import call_answer
 from sidecar.hub.face import Face, decode_cursor
 from sidecar.hub.tasks import tasks_capability
@@ -41,7 +46,7 @@ from sidecar.wire.task_shapes import TASKS_EXTENSION, declares_tasks
 from sidecar.wire.versions import MODERN_VERSION, UI_EXTENSION
 
 
-__all__ = ["METHODS", "server_capabilities"]
+__all__ = ["METHODS", "STARTERS", "server_capabilities"]
 
 _EMPTY = b"{}"
 
@@ -89,10 +94,7 @@ async def tools_list(d: Handling, req: Request, params: PageParams) -> Result:
 
 async def tools_call(d: Handling, req: Request, params: CallParams) -> Result:
     session, gate, meta = d.session, d.face.gate, params.meta
-    # The fields a plain call leaves at their defaults are set only when they hold something
-    # (each keyword a struct is built with costs it a look-up).
-    call = ToolCall(name=params.name, arguments={} if params.arguments is None else params.arguments,
-                    session=session.held_scope, on_sent=d.mark_sent(req), ask_engine=d.ask_engine)
+    call = _call_of(d, req, params)
     if meta is not None:  # no _meta, no progress token
         call.meta, call.progress = meta, d.progress_sink(req, params)
     if params.task is not None:
@@ -104,12 +106,73 @@ async def tools_call(d: Handling, req: Request, params: CallParams) -> Result:
     if gate.confirms:  # only a policy stage asks the person
         call.confirmer = confirmer_for(session, req, relayed)
     await gate.run(call)
+    return _answer_of(d, call, meta)
+
+
+def start_tools_call(d: Handling, req: Request, params: CallParams) -> bool:
+    """`tools/call` with no task of its own when its whole way is plain (no `_meta`, no
+    task, a session-era engine, nobody to ask, the gate's chain plain: `Gate.start`): sent
+    upstream here, in the reader's callback, and answered from its answer's done callback.
+    False when it is not plain: nothing was sent, and `tools_call` takes it."""
+    gate = d.face.gate
+    if params.meta is not None or params.task is not None or not gate.plain \
+            or d.session.protocol_version == MODERN_VERSION or d.hold is None:
+        return False
+    started = gate.start(_call_of(d, req, params))
+    if started is None:
+        return False
+    future = started.future
+    future.add_done_callback(_Answering(d, req, started, gate).done)
+    d.hold(future)
+    return True
+
+
+def _call_of(d: Handling, req: Request, params: CallParams) -> ToolCall:
+    # The fields a plain call leaves at their defaults are set only when they hold something
+    # (each keyword a struct is built with costs it a look-up).
+    return ToolCall(name=params.name, arguments={} if params.arguments is None else params.arguments,
+                    session=d.session.held_scope, on_sent=d.mark_sent(req), ask_engine=d.ask_engine)
+
+
+def _answer_of(d: Handling, call: ToolCall, meta: dict[str, Any] | None) -> Result:
+    """What the engine gets for an ended call (a task's record, for a call made a task)."""
     result = call.result
     answer = result if call.outcome == "completed" and result is not None else call_answer(call, d.redact)
     modern = call.task is None and meta is not None and declares_tasks(meta)  # the 2026 tasks extension
     if (call.task is not None or modern) and call.target is not None:  # a task made by a call that passed the gate
-        return d.face.tasks.adopt(session.held_scope, call.target, answer, modern_engine=modern)
+        return d.face.tasks.adopt(d.session.held_scope, call.target, answer, modern_engine=modern)
     return answer
+
+
+class _Answering(msgspec.Struct):
+    """A started call's answer, when its future is done (a bound method of a struct: no
+    closure and no Python `__init__` per call)."""
+
+    d: Handling
+    req: Request
+    started: Started
+    gate: Gate
+
+    def done(self, _: object) -> None:
+        d, call = self.d, self.started.call
+        try:
+            tail = self.started.end()
+            if tail is None:
+                result = _answer_of(d, call, None)
+        except asyncio.CancelledError:  # the session closed while it waited: recorded, no answer
+            return
+        except Exception as exc:  # as `tools_call` raising: its error answers (a cancelled call, none)
+            d.fail(self.req, exc)
+            return
+        if tail is None:
+            d.answer(self.req, result)
+        else:  # the rest must wait (questions, a large scrub, a result over budget): a task of its own
+            d.spawn(d.serve(self.req, _finished(d, self.gate, call, tail)))
+
+
+async def _finished(d: Handling, gate: Gate, call: ToolCall, tail: Awaitable[Any]) -> Result:
+    await gate.run(call, tail)
+    return _answer_of(d, call, None)
 
 
 async def resources_list(d: Handling, req: Request, params: PageParams) -> Result:
@@ -186,3 +249,6 @@ METHODS: dict[str, Handler] = {
     "logging/setLevel": logging_set_level,
     **TASK_METHODS,
 }
+
+# Methods with a way that needs no task of its own when it is plain (`Starter`).
+STARTERS: dict[str, Starter] = {"tools/call": start_tools_call}
