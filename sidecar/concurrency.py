@@ -54,13 +54,13 @@ class Jobs:
         """Own work with no task of its own, by the future it waits on (a plain `tools/call`
         started in the reader's callback): `aclose` cancels that future as it would a task,
         and its done callbacks end the work. After `aclose`, it is cancelled at once."""
-        if self._closed:
-            waiting.cancel()
-            return
         running = self._running
-        if len(running) >= self._sweep_at:
-            running = self._sweep()
-        running.add(waiting)
+        if len(running) < self._sweep_at and not self._closed:
+            running.add(waiting)
+        elif self._closed:
+            waiting.cancel()
+        else:
+            self._sweep().add(waiting)
 
     def _sweep(self) -> set[asyncio.Future[Any]]:
         """Let ended tasks go; the next sweep comes when the set has doubled again."""

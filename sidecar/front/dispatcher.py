@@ -135,14 +135,14 @@ class Dispatcher:
         except SidecarError as exc:
             session.emit(ErrorAnswer(ident, exc.code, exc.message))
             return
-        in_flight[ident] = None
         tracer = self.face.tracer
         if tracer is not None:
             handler = tracer.wrap(handler)
         else:
             starter = self.starters.get(method)
-            if starter is not None and starter(self, req, params):  # under way with no task of its own
+            if starter is not None and starter(self, req, params):  # under way with no task (it set in_flight)
                 return
+        in_flight[ident] = None
         self.spawn(self._serve(handler, req, params))
 
     async def _serve(self, handler: Handler, req: Request, params: Params) -> None:

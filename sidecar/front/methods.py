@@ -23,13 +23,12 @@ from sidecar.front.eras.relayed import relayed_round
 from sidecar.front.handling import Handler, Handling, Result, Starter
 from sidecar.front.task_methods import TASK_METHODS
 from sidecar.gate import ToolCall
-from sidecar.gate.chain import Gate
 from sidecar.gate.inline import Started
 from sidecar.gate.answer import call_answer
 from sidecar.hub.face import Face, decode_cursor
 from sidecar.hub.tasks import tasks_capability
 from sidecar.upstream import Connection, lifecycle
-from sidecar.wire import Request
+from sidecar.wire import Answer, Request
 from sidecar.wire.hello import TASKS_WHILE_STARTING, hello_of, offer
 from sidecar.wire.requests import (
     CallParams,
@@ -111,19 +110,22 @@ async def tools_call(d: Handling, req: Request, params: CallParams) -> Result:
 
 def start_tools_call(d: Handling, req: Request, params: CallParams) -> bool:
     """`tools/call` with no task of its own when its whole way is plain (no `_meta`, no
-    task, a session-era engine, nobody to ask, the gate's chain plain: `Gate.start`): sent
-    upstream here, in the reader's callback, and answered from its answer's done callback.
-    False when it is not plain: nothing was sent, and `tools_call` takes it."""
-    gate = d.face.gate
-    if params.meta is not None or params.task is not None or not gate.plain \
-            or d.session.protocol_version == MODERN_VERSION or d.hold is None:
+    task, a session-era engine, the gate's chain plain: `Gate.start`): sent upstream here,
+    in the reader's callback, and answered from its answer's done callback. False when it
+    is not plain: nothing was sent, and `tools_call` takes it."""
+    gate, session = d.face.gate, d.session
+    if not gate.plain or params.meta is not None or params.task is not None \
+            or session.protocol_version == MODERN_VERSION:
         return False
-    started = gate.start(_call_of(d, req, params))
+    arguments = params.arguments
+    started = gate.start(ToolCall(name=params.name, arguments={} if arguments is None else arguments,
+                                  session=session.held_scope, ask_engine=d.ask_engine))
     if started is None:
         return False
+    session.in_flight[req.id] = (started.conn, started.ident)  # where it went: a cancel follows it
     future = started.future
-    future.add_done_callback(_Answering(d, req, started, gate).done)
-    d.hold(future)
+    future.add_done_callback(_Answering(d, req, started).done)
+    d.hold(future)  # type: ignore[misc]  # a starter runs only for a dispatcher that holds
     return True
 
 
@@ -151,27 +153,31 @@ class _Answering(msgspec.Struct):
     d: Handling
     req: Request
     started: Started
-    gate: Gate
 
     def done(self, _: object) -> None:
-        d, call = self.d, self.started.call
+        d, started = self.d, self.started
         try:
-            tail = self.started.end()
-            if tail is None:
-                result = _answer_of(d, call, None)
+            tail = started.end()
+            if tail is None:  # ended: a plain call's answer (no _meta, no task: nothing to adopt)
+                call = started.call
+                raw = call.result
+                result: Result = raw if call.outcome == "completed" and raw is not None else call_answer(call, d.redact)
         except asyncio.CancelledError:  # the session closed while it waited: recorded, no answer
             return
         except Exception as exc:  # as `tools_call` raising: its error answers (a cancelled call, none)
             d.fail(self.req, exc)
             return
-        if tail is None:
-            d.answer(self.req, result)
+        if tail is None:  # `Dispatcher.answer`, inline (a tools/call is never `initialize`)
+            session, ident = d.session, self.req.id
+            if session.in_flight.pop(ident, False) is not False:
+                session.emit(Answer(ident, result))
         else:  # the rest must wait (questions, a large scrub, a result over budget): a task of its own
-            d.spawn(d.serve(self.req, _finished(d, self.gate, call, tail)))
+            started.call.on_sent = d.mark_sent(self.req)  # a server's further rounds go where a cancel follows
+            d.spawn(d.serve(self.req, _finished(d, started.call, tail)))
 
 
-async def _finished(d: Handling, gate: Gate, call: ToolCall, tail: Awaitable[Any]) -> Result:
-    await gate.run(call, tail)
+async def _finished(d: Handling, call: ToolCall, tail: Awaitable[Any]) -> Result:
+    await d.face.gate.run(call, tail)
     return _answer_of(d, call, None)
 
 

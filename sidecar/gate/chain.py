@@ -28,7 +28,7 @@ from sidecar.config import ServerConfig, SidecarConfig
 from sidecar.errors import CallCancelled, SidecarError
 from sidecar.gate.observers.audit import AuditLog
 from sidecar.gate.call import ToolCall
-from sidecar.gate.inline import Started, stage_broke
+from sidecar.gate.inline import Started, stage_broke, start_call
 from sidecar.gate.grants import Grant
 from sidecar.gate.budget.held import HeldStore
 from sidecar.gate.parts import GateParts, SharedState
@@ -226,7 +226,7 @@ class Gate:
         not plain: nothing was sent or decided, and `run` takes it from the start."""
         if not self.plain or not self.resolve.listed(call):
             return None
-        return self.call.start(call, self.charge, self.close)
+        return start_call(call, self.pool, self.current.live.facts, self)
 
     async def run(self, call: ToolCall, tail: Awaitable[Any] | None = None) -> ToolCall:
         """Run `call` through the chain (or, `tail` given, finish a started call's way with

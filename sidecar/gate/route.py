@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import re
 import weakref
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -30,12 +30,11 @@ from sidecar.gate.budget.held import HeldStore
 from sidecar.gate.budget.query import QueryLimits, answer_query
 from sidecar.gate.budget.store import SharedHeldStore
 from sidecar.redact import Redactor
-from sidecar.upstream import Connection, Pool, result_of
-from sidecar.wire import UpstreamFrame
+from sidecar.upstream import Connection, Pool
 from sidecar.wire.requests import PROGRESS_TOKEN
 from sidecar.wire.versions import CAPABILITIES_KEY, MODERN_VERSION, without_envelope
 
-__all__ = ["ASKS", "answered", "route_upstream", "send_plain", "answer_locally", "scrub_answer", "SEARCH_SECONDS", "tool_error"]
+__all__ = ["ASKS", "SCRUB_IN_THREAD", "failed_upstream", "route_tail", "route_upstream", "answer_locally", "scrub_answer", "SEARCH_SECONDS", "tool_error"]
 
 SEARCH_SECONDS = 120.0
 ASKS = re.compile(rb'"input_required"')  # searched in place (no copy); only a hit is decoded
@@ -85,62 +84,19 @@ async def route_upstream(call: ToolCall, pool: Pool, deadline: float | None, scr
         relay = _dressed(call, params, upstream) if call.meta or call.task is not None or call.relay is not None else None
         answer = await conn.request("tools/call", params, call.progress, call.on_sent, deadline)
     except UpstreamError as exc:
-        return _failed_upstream(call, exc, scrub)
+        return failed_upstream(call, exc, scrub)
     except SidecarError as exc:
         return call.fail(exc)
     if ASKS.search(answer) is not None or scrub and len(answer) > SCRUB_IN_THREAD:
-        return await _tail(call, conn, params, answer, deadline, scrub, relay)
+        return await route_tail(call, conn, params, answer, deadline, scrub, relay)
     return call.complete(scrub_answer(answer, scrub) if scrub else answer)
 
 
-def send_plain(call: ToolCall, pool: Pool) -> tuple[Connection, int, dict[str, Any], asyncio.Future[UpstreamFrame]] | None:
-    """The route's first half for a plain call (no _meta, task, relayed round or deadline:
-    `sidecar.gate.inline`), sent now: the connection, the upstream id, the params sent and
-    the future of the answer. None when it cannot go (its upstream is not ready): nothing
-    was sent, and `route_upstream` meets the same refusal and ends the call with it."""
-    target = call.target
-    assert target is not None
-    upstream = pool.get(target.alias)
-    if upstream is None:
-        return None
-    try:
-        conn = upstream.ready_connection()
-    except SidecarError:
-        return None
-    params: dict[str, Any] = {"name": target.name, "arguments": call.arguments}
-    ident, future = conn.start_request("tools/call", params, call.progress)
-    if call.on_sent is not None:
-        call.on_sent(conn, ident)
-    return conn, ident, params, future
-
-
-def answered(call: ToolCall, future: asyncio.Future[UpstreamFrame], conn: Connection, ident: int,
-             params: dict[str, Any], scrub: Redactor | None) -> Awaitable[ToolCall] | None:
-    """The route's second half for a plain call, once its `future` is done: the call ends
-    now as `route_upstream` would end it (None), or the rest of its way is returned to be
-    awaited (a server's questions, a large answer scrubbed off the loop). A cancelled wait
-    (the session closed) tells the upstream to stop and raises CancelledError."""
-    try:
-        answer = result_of(future.result())
-    except asyncio.CancelledError:
-        conn.cancel(ident, "the sidecar stopped waiting for this request")
-        raise
-    except UpstreamError as exc:
-        _failed_upstream(call, exc, scrub)
-        return None
-    except SidecarError as exc:
-        call.fail(exc)
-        return None
-    if ASKS.search(answer) is not None or scrub and len(answer) > SCRUB_IN_THREAD:
-        return _tail(call, conn, params, answer, None, scrub, None)
-    call.complete(scrub_answer(answer, scrub) if scrub else answer)
-    return None
-
-
-async def _tail(call: ToolCall, conn: Connection, params: dict[str, Any], answer: msgspec.Raw,
+async def route_tail(call: ToolCall, conn: Connection, params: dict[str, Any], answer: msgspec.Raw,
                 deadline: float | None, scrub: Redactor | None, relay: Any) -> ToolCall:
     """What follows an answer that holds a server's questions or is too large to scrub on
-    the loop; it ends the call."""
+    the loop (for a call sent by `route_upstream`, or started: `sidecar.gate.inline`); it
+    ends the call."""
     try:
         if ASKS.search(answer) is not None:  # a 2026-07-28 server's questions (sidecar.gate.asked)
             from sidecar.gate.asked import answer_rounds
@@ -152,7 +108,7 @@ async def _tail(call: ToolCall, conn: Connection, params: dict[str, Any], answer
             assert target is not None
             answer = await answer_rounds(answer, params, send, call.ask_engine, target.alias, scrub, relay=relay)
     except UpstreamError as exc:
-        return _failed_upstream(call, exc, scrub)
+        return failed_upstream(call, exc, scrub)
     except SidecarError as exc:
         return call.fail(exc)
     if not scrub:  # no secret configured: the answer's bytes go as they came
@@ -162,7 +118,7 @@ async def _tail(call: ToolCall, conn: Connection, params: dict[str, Any], answer
     return call.complete(scrub_answer(answer, scrub))
 
 
-def _failed_upstream(call: ToolCall, exc: UpstreamError, scrub: Redactor | None) -> ToolCall:
+def failed_upstream(call: ToolCall, exc: UpstreamError, scrub: Redactor | None) -> ToolCall:
     if scrub and exc.raw is not None:  # the upstream's error object, as redacted as its results
         exc.raw = scrub.json(exc.raw)
     return call.fail(exc)

@@ -99,6 +99,7 @@ class Connection:
         self.repaired_frames = 0  # frames whose bad text was replaced (counted value by value below)
         self.repaired_values = 0
         self._ids: IdAllocator[_Pending] = IdAllocator()
+        self._waiting = self._ids.waiting  # the allocator's table, read directly on an answer's way
         self._progress: dict[int, ProgressSink] = {}
         self._next_token = 0
         self._loop: asyncio.AbstractEventLoop | None = None  # the loop its transport runs on
@@ -237,7 +238,8 @@ class Connection:
             self.handler.upstream_request(self, frame)
 
     def _answer(self, frame: UpstreamFrame) -> None:
-        pending = self._ids.release(frame.id)
+        ident = frame.id  # `IdAllocator.release`, inline: every answer comes this way
+        pending = self._waiting.pop(ident, None) if type(ident) is int else None
         if pending is None:
             self.stray_answers += 1
             return

@@ -9,15 +9,13 @@ raised (an upstream's own JSON-RPC error keeps its error object, redacted, for t
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 
 from sidecar.errors import SidecarError
 from sidecar.gate.call import ToolCall
 from sidecar.gate.grants import Grant
 from sidecar.gate.budget.query import QueryLimits
-from sidecar.gate.budget.stage import ChargeResult
-from sidecar.gate.inline import Started
-from sidecar.gate.route import answer_locally, route_upstream, send_plain
+from sidecar.gate.route import answer_locally, route_upstream
 from sidecar.gate.stages.base import Current, Next
 from sidecar.upstream import Pool
 
@@ -38,22 +36,6 @@ class RunCall:
             facts = self.current.live.facts
             return route_upstream(call, self.pool, facts.deadlines.get(call.target.alias), facts.answers)
         return self._locally(call)
-
-    def start(self, call: ToolCall, charge: ChargeResult, close: Callable[[ToolCall], None]) -> Started | None:
-        """A resolved plain call sent upstream now, with no coroutine (`sidecar.gate.inline`);
-        None when it has a deadline (`asyncio.timeout` needs a task) or cannot go now:
-        nothing was sent, and `__call__` takes it."""
-        target = call.target
-        assert target is not None
-        facts = self.current.live.facts
-        if facts.deadlines.get(target.alias) is not None:
-            return None
-        sent = send_plain(call, self.pool)
-        if sent is None:
-            return None
-        call.charge_due = True  # the charge's mark: `Started.end` charges it
-        conn, ident, params, future = sent
-        return Started(call, conn, ident, params, future, facts.answers, charge, close)
 
     async def _locally(self, call: ToolCall) -> ToolCall:
         try:
