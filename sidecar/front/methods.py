@@ -119,7 +119,7 @@ def start_tools_call(d: Handling, req: Request, params: CallParams) -> bool:
         return False
     arguments = params.arguments
     started = gate.start(ToolCall(name=params.name, arguments={} if arguments is None else arguments,
-                                  session=session.held_scope, ask_engine=d.ask_engine))
+                                  session=session.held_scope))
     if started is None:
         return False
     session.in_flight[req.id] = (started.conn, started.ident)  # where it went: a cancel follows it
@@ -172,8 +172,9 @@ class _Answering(msgspec.Struct):
             if session.in_flight.pop(ident, False) is not False:
                 session.emit(Answer(ident, result))
         else:  # the rest must wait (questions, a large scrub, a result over budget): a task of its own
-            started.call.on_sent = d.mark_sent(self.req)  # a server's further rounds go where a cancel follows
-            d.spawn(d.serve(self.req, _finished(d, started.call, tail)))
+            call = started.call  # what a server's further rounds need (only they read these)
+            call.on_sent, call.ask_engine = d.mark_sent(self.req), d.ask_engine
+            d.spawn(d.serve(self.req, _finished(d, call, tail)))
 
 
 async def _finished(d: Handling, call: ToolCall, tail: Awaitable[Any]) -> Result:
