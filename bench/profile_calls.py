@@ -144,7 +144,7 @@ STAGES: list[tuple[str, tuple[str, ...]]] = [
                                                  "_weakrefset.py")),
     ("tools/call method", ("sidecar/front/methods.py", "sidecar/front/confirming.py", "sidecar/front/eras/asking.py",
                            "sidecar/gate/answer.py", "sidecar/wire/task_shapes.py", "sidecar/hub/session.py")),
-    ("route upstream", ("sidecar/gate/route.py", "sidecar/upstream/pool.py", "sidecar/upstream/supervisor.py:ready_connection",
+    ("route upstream", ("sidecar/gate/route.py", "sidecar/gate/inline.py:start_call", "sidecar/upstream/pool.py", "sidecar/upstream/supervisor.py:ready_connection",
                         "sidecar/upstream/supervisor.py:state", "sidecar/upstream/lifecycle.py")),
     ("gate chain stages and record", ("sidecar/gate/", "sidecar/catalog/", "sidecar/redact.py")),
     ("upstream request encode and write", ("sidecar/upstream/connection.py:start_request", "sidecar/upstream/connection.py:request",
