@@ -10,6 +10,10 @@ handler runs (`sidecar.wire.requests`): params that do not fit the method's stru
 answered -32602 naming the field, and the handler never sees them. Also owns forwarding a
 request to one upstream with its cancellation and progress attached (the engine's progress
 token comes from the typed params). The methods themselves are `sidecar.front.methods`.
+Each request runs as a task (`spawn`), except one a method's starter takes when the
+session's owner can hold work with no task (`hold`: stdio's `Jobs.hold`): a plain
+`tools/call` is sent upstream in the reader's callback and answered from its answer's
+done callback, through the same `answer`/`fail` as every other request.
 """
 
 from __future__ import annotations
