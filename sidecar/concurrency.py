@@ -55,7 +55,7 @@ class Jobs:
         started in the reader's callback): `aclose` cancels that future as it would a task,
         and its done callbacks end the work. After `aclose`, it is cancelled at once."""
         running = self._running
-        if len(running) < self._sweep_at and not self._closed:
+        if len(running) < self._sweep_at:  # 0 once closed: a closed owner never gets here
             running.add(waiting)
         elif self._closed:
             waiting.cancel()
@@ -73,6 +73,7 @@ class Jobs:
         callback has not run yet (a stateless request closes its session in the turn its
         answer went) is not waited for: nothing is left to wait for."""
         self._closed = True
+        self._sweep_at = 0  # `hold` meets the closed owner on its one test
         left = [task for task in self._running if not task.done()]
         for task in left:
             task.cancel()

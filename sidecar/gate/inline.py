@@ -77,8 +77,9 @@ class Started(msgspec.Struct):
             if ASKS.search(answer) is not None or scrub is not None and len(answer) > SCRUB_IN_THREAD:
                 call.charge_due = True  # `Gate.run` charges it once the tail ended it
                 return route_tail(call, self.conn, self.params, answer, None, scrub, None)
-            call.complete(answer if scrub is None else scrub_answer(answer, scrub))
-            over = self.gate.charge.after(call)
+            result = answer if scrub is None else scrub_answer(answer, scrub)
+            call.complete(result)
+            over = self.gate.charge.completed(call, len(result))
             if over is not None:
                 return over
         except asyncio.CancelledError:  # the session closed (`Jobs.aclose` cancelled the future)
@@ -115,7 +116,7 @@ def start_call(call: ToolCall, pool: Pool, facts: ServerFacts, gate: Ending) -> 
     except SidecarError:
         return None
     params: dict[str, Any] = {"name": target.name, "arguments": call.arguments}
-    ident, future = conn.start_request("tools/call", params)
+    ident, future = conn.start_call(params)
     if call.on_sent is not None:
         call.on_sent(conn, ident)
     return Started(call, conn, ident, params, future, facts.answers, gate)

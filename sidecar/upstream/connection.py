@@ -127,6 +127,14 @@ class Connection:
         self.transport.send(Outgoing(encode_request(ident, method, params), ident, method, params))
         return ident, future
 
+    def start_call(self, params: dict[str, Any]) -> tuple[int, asyncio.Future[UpstreamFrame]]:
+        """`start_request` for a `tools/call` with no progress sink, on a connection its
+        caller found open (`Upstream.ready_connection`): a plain call's (`sidecar.gate.inline`)."""
+        future: asyncio.Future[UpstreamFrame] = (self._loop or self._bind_loop()).create_future()
+        ident = self._ids.allocate(_Pending(future, None, True))
+        self.transport.send(Outgoing(encode_request(ident, "tools/call", params), ident, "tools/call", params))
+        return ident, future
+
     async def request(
         self,
         method: str,
