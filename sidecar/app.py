@@ -77,7 +77,7 @@ async def run_stdio(config: SidecarConfig, redactor: Redactor, settings: Setting
         if early is not None and early.hello is not None:
             _greeted(session, early.hello)
         jobs = Jobs()
-        dispatcher = Dispatcher(face, session, jobs.spawn, redactor)
+        dispatcher = Dispatcher(face, session, jobs.spawn, redactor, hold=jobs.hold)
         prefix = early.rest if early is not None else b""
         engine = group.create_task(serve_stdio(dispatcher.feed, stdout, dispatcher.take, prefix), name="engine stdin")
         signals = group.create_task(_signalled(), name="signals")

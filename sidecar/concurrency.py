@@ -6,7 +6,9 @@ anyio is not on the runtime path (its asyncio backend adds to the start-up, whic
 front of every engine turn: `python -X importtime`; it stays in tests and the admin commands).
 Owns the two things asyncio leaves to us: a task owner that is not a scope, for tasks
 started from callbacks (`Jobs`: a TaskGroup can only be entered by the task that awaits
-it), and cleanup that finishes even when its task is cancelled again (`finish`).
+it; it also holds the futures of work started in a callback with no task of its own, so
+they are cancelled and awaited alike), and cleanup that finishes even when its task is
+cancelled again (`finish`).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ class Jobs:
 
     def __init__(self) -> None:
         self._loop = asyncio.get_running_loop()
-        self._running: set[asyncio.Task[None]] = set()
+        self._running: set[asyncio.Future[Any]] = set()  # tasks, and futures held (`hold`)
         self._sweep_at = _SWEEP_FLOOR
         self._closed = False
 
@@ -48,7 +50,19 @@ class Jobs:
             running = self._sweep()
         running.add(self._loop.create_task(job))
 
-    def _sweep(self) -> set[asyncio.Task[None]]:
+    def hold(self, waiting: asyncio.Future[Any]) -> None:
+        """Own work with no task of its own, by the future it waits on (a plain `tools/call`
+        started in the reader's callback): `aclose` cancels that future as it would a task,
+        and its done callbacks end the work. After `aclose`, it is cancelled at once."""
+        running = self._running
+        if len(running) < self._sweep_at:  # 0 once closed: a closed owner never gets here
+            running.add(waiting)
+        elif self._closed:
+            waiting.cancel()
+        else:
+            self._sweep().add(waiting)
+
+    def _sweep(self) -> set[asyncio.Future[Any]]:
         """Let ended tasks go; the next sweep comes when the set has doubled again."""
         running = self._running = set(filterfalse(_ended, self._running))  # no bytecode per task
         self._sweep_at = max(_SWEEP_FLOOR, 2 * len(running))
@@ -59,6 +73,7 @@ class Jobs:
         callback has not run yet (a stateless request closes its session in the turn its
         answer went) is not waited for: nothing is left to wait for."""
         self._closed = True
+        self._sweep_at = 0  # `hold` meets the closed owner on its one test
         left = [task for task in self._running if not task.done()]
         for task in left:
             task.cancel()

@@ -63,3 +63,29 @@ async def test_closing_cancels_what_still_runs_and_refuses_new_jobs() -> None:
     refused = waits()
     jobs.spawn(refused)  # closed: the coroutine is closed, never run
     assert inspect.getcoroutinestate(refused) == inspect.CORO_CLOSED
+
+
+async def test_held_futures_are_swept_settled_and_cancelled_as_tasks_are() -> None:
+    jobs = Jobs()
+    loop = asyncio.get_running_loop()
+    waiting = [loop.create_future() for _ in range(40)]
+    ended: list[str] = []
+    for future in waiting:  # a started call's answer ends it in the future's done callback
+        future.add_done_callback(lambda f: ended.append("cancelled" if f.cancelled() else "answered"))
+        jobs.hold(future)
+    for _ in range(3000):  # answered at once: let go by the sweeps, the waiting ones kept
+        answered = loop.create_future()
+        answered.set_result(None)
+        jobs.hold(answered)
+    assert len(jobs) == 40 and jobs.running()
+    assert len(jobs._running) <= 2 * 64 + 40
+    waiting[0].set_result(None)
+    async with asyncio.timeout(WAIT):
+        await jobs.settle(0.01, loop.create_future())  # a bounded wait: it cancels nothing
+    assert all(not f.cancelled() for f in waiting)
+    async with asyncio.timeout(WAIT):
+        await jobs.aclose()  # cancels the rest; their done callbacks ran before it returns
+    assert sorted(ended) == ["answered"] + ["cancelled"] * 39 and not jobs.running()
+    late = loop.create_future()
+    jobs.hold(late)  # closed: cancelled at once
+    assert late.cancelled()

@@ -10,10 +10,15 @@ handler runs (`sidecar.wire.requests`): params that do not fit the method's stru
 answered -32602 naming the field, and the handler never sees them. Also owns forwarding a
 request to one upstream with its cancellation and progress attached (the engine's progress
 token comes from the typed params). The methods themselves are `sidecar.front.methods`.
+Each request runs as a task (`spawn`), except one a method's starter takes when the
+session's owner can hold work with no task (`hold`: stdio's `Jobs.hold`): a plain
+`tools/call` is sent upstream in the reader's callback and answered from its answer's
+done callback, through the same `answer`/`fail` as every other request.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import Any
@@ -29,8 +34,8 @@ from sidecar.errors import (
 )
 from sidecar.features import missing_module_words
 from sidecar.front.eras.asking import engine_asker
-from sidecar.front.handling import Handler, MethodTable, Result
-from sidecar.front.methods import METHODS
+from sidecar.front.handling import Handler, MethodTable, Result, Starter
+from sidecar.front.methods import METHODS, STARTERS
 from sidecar.gate.answer import error_body
 from sidecar.gate.route import ASKS, scrub_answer
 from sidecar.hub.face import Face
@@ -43,7 +48,6 @@ from sidecar.wire import (
     Answer,
     EngineMessage,
     ErrorAnswer,
-    Event,
     FrameRejected,
     Notification,
     Request,
@@ -78,10 +82,15 @@ class Dispatcher:
         spawn: Callable[[Coroutine[Any, Any, None]], None],
         redactor: Redactor | None = None,
         methods: MethodTable | None = None,
+        hold: Callable[[asyncio.Future[Any]], None] | None = None,
     ) -> None:
         if methods is None:  # the MCP methods of this revision, unless a caller brings its own
             methods = METHODS
         self.methods = methods
+        # Who owns work started with no task (`Jobs.hold`); without one, every request gets
+        # a task. The starters are the default table's (a caller's own table has none).
+        self.hold = hold
+        self.starters: Mapping[str, Starter] = STARTERS if hold is not None and methods is METHODS else {}
         self.face = face
         self.session = session
         self.spawn = spawn
@@ -130,27 +139,53 @@ class Dispatcher:
         except SidecarError as exc:
             session.emit(ErrorAnswer(ident, exc.code, exc.message))
             return
-        in_flight[ident] = None
         tracer = self.face.tracer
         if tracer is not None:
             handler = tracer.wrap(handler)
+        else:
+            starter = self.starters.get(method)
+            if starter is not None and starter(self, req, params):  # under way with no task (it set in_flight)
+                return
+        in_flight[ident] = None
         self.spawn(self._serve(handler, req, params))
 
     async def _serve(self, handler: Handler, req: Request, params: Params) -> None:
-        answer: Event
         try:
-            answer = Answer(req.id, await handler(self, req, params))
-        except CallCancelled:
-            return
-        except SidecarError as exc:
-            answer = ErrorAnswer(req.id, exc.code, self.redact(exc.message),
-                                 raw=msgspec.Raw(error_body(exc, self.redact)))  # an upstream's own, as it came
+            result = await handler(self, req, params)
         except Exception as exc:
+            self.fail(req, exc)
+            return
+        self.answer(req, result)
+
+    async def serve(self, req: Request, result: Awaitable[Result]) -> None:
+        """Answer `req` with what `result` brings (run as a task: `spawn(serve(...))`)."""
+        try:
+            answer = await result
+        except Exception as exc:
+            self.fail(req, exc)
+            return
+        self.answer(req, answer)
+
+    def answer(self, req: Request, result: Result) -> None:
+        """`req`'s one answer, unless it was cancelled or answered already."""
+        session = self.session
+        if session.in_flight.pop(req.id, False) is not False:
+            session.emit(Answer(req.id, result))
+            if req.method == "initialize":
+                session.announced = True
+
+    def fail(self, req: Request, exc: Exception) -> None:
+        """`req`'s one answer, an error: a `SidecarError` its code and words (an upstream's
+        own error object as it came), anything else -32603 naming the method."""
+        if isinstance(exc, CallCancelled):  # the engine gave up on it: no answer
+            return
+        if isinstance(exc, SidecarError):
+            answer = ErrorAnswer(req.id, exc.code, self.redact(exc.message),
+                                 raw=msgspec.Raw(error_body(exc, self.redact)))
+        else:
             answer = ErrorAnswer(req.id, INTERNAL_ERROR, self.redact(unexpected_fault(req.method, exc)))
         if self.session.in_flight.pop(req.id, False) is not False:
             self.session.emit(answer)
-            if req.method == "initialize":
-                self.session.announced = True
 
     def _notification(self, note: Notification) -> None:
         if note.method == "notifications/cancelled":

@@ -5,11 +5,15 @@ The method table (`sidecar.front.methods`) and the dispatcher that runs it
 dispatcher is given a table, and a handler sees only the `Handling` surface below.
 A handler is called with the request and its params already typed (`sidecar.wire.requests`,
 converted once by the dispatcher): it reads the struct, and forwards the request's own params.
+A starter (`Starter`) is a method's way with no task of its own: called in the reader's
+callback, it takes the request (True) when its whole way waits on one future only, and
+answers it through `answer`/`fail`; False leaves it to the handler, nothing done.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+import asyncio
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
@@ -24,7 +28,7 @@ from sidecar.wire.requests import Params
 if TYPE_CHECKING:
     from sidecar.gate.asked import EngineAsker
 
-__all__ = ["Handler", "Handling", "MethodTable", "Result"]
+__all__ = ["Handler", "Handling", "MethodTable", "Result", "Starter"]
 
 Result = bytes | msgspec.Raw | dict[str, Any]
 
@@ -37,6 +41,14 @@ class Handling(Protocol):
     session: EngineSession
     redact: Redactor
     ask_engine: EngineAsker  # how a 2026-07-28 server's questions reach this session's engine
+    hold: Callable[[asyncio.Future[Any]], None] | None  # the owner of work with no task (`Jobs.hold`)
+    spawn: Callable[[Coroutine[Any, Any, None]], None]
+
+    def answer(self, req: Request, result: Result) -> None: ...
+
+    def fail(self, req: Request, exc: Exception) -> None: ...
+
+    async def serve(self, req: Request, result: Awaitable[Result]) -> None: ...
 
     def progress_sink(self, req: Request, params: Params) -> Callable[[dict[str, Any]], None] | None: ...
 
@@ -49,3 +61,4 @@ class Handling(Protocol):
 # (session, request, its typed params: the struct `sidecar.wire.requests.PARAMS` names)
 Handler = Callable[[Handling, Request, Any], Awaitable[Result]]
 MethodTable = Mapping[str, Handler]
+Starter = Callable[[Handling, Request, Any], bool]

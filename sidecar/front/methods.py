@@ -10,21 +10,25 @@ the dispatcher refused params that do not fit with -32602 naming the field befor
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+from collections.abc import Awaitable, Callable
 from typing import Any
+
+import msgspec
 
 from sidecar.catalog.apps import ui_extension
 from sidecar.front.confirming import caller_of, confirmer_for
 from sidecar.front.eras.listen_resources import watched_on_stateless
 from sidecar.front.eras.relayed import relayed_round
-from sidecar.front.handling import Handler, Handling, Result
+from sidecar.front.handling import Handler, Handling, Result, Starter
 from sidecar.front.task_methods import TASK_METHODS
 from sidecar.gate import ToolCall
+from sidecar.gate.inline import Started
 from sidecar.gate.answer import call_answer
 from sidecar.hub.face import Face, decode_cursor
 from sidecar.hub.tasks import tasks_capability
 from sidecar.upstream import Connection, lifecycle
-from sidecar.wire import Request
+from sidecar.wire import Answer, Request
 from sidecar.wire.hello import TASKS_WHILE_STARTING, hello_of, offer
 from sidecar.wire.requests import (
     CallParams,
@@ -41,7 +45,7 @@ from sidecar.wire.task_shapes import TASKS_EXTENSION, declares_tasks
 from sidecar.wire.versions import MODERN_VERSION, UI_EXTENSION
 
 
-__all__ = ["METHODS", "server_capabilities"]
+__all__ = ["METHODS", "STARTERS", "server_capabilities"]
 
 _EMPTY = b"{}"
 
@@ -89,10 +93,7 @@ async def tools_list(d: Handling, req: Request, params: PageParams) -> Result:
 
 async def tools_call(d: Handling, req: Request, params: CallParams) -> Result:
     session, gate, meta = d.session, d.face.gate, params.meta
-    # The fields a plain call leaves at their defaults are set only when they hold something
-    # (each keyword a struct is built with costs it a look-up).
-    call = ToolCall(name=params.name, arguments={} if params.arguments is None else params.arguments,
-                    session=session.held_scope, on_sent=d.mark_sent(req), ask_engine=d.ask_engine)
+    call = _call_of(d, req, params)
     if meta is not None:  # no _meta, no progress token
         call.meta, call.progress = meta, d.progress_sink(req, params)
     if params.task is not None:
@@ -104,12 +105,81 @@ async def tools_call(d: Handling, req: Request, params: CallParams) -> Result:
     if gate.confirms:  # only a policy stage asks the person
         call.confirmer = confirmer_for(session, req, relayed)
     await gate.run(call)
+    return _answer_of(d, call, meta)
+
+
+def start_tools_call(d: Handling, req: Request, params: CallParams) -> bool:
+    """`tools/call` with no task of its own when its whole way is plain (no `_meta`, no
+    task, a session-era engine, the gate's chain plain: `Gate.start`): sent upstream here,
+    in the reader's callback, and answered from its answer's done callback. False when it
+    is not plain: nothing was sent, and `tools_call` takes it."""
+    gate, session = d.face.gate, d.session
+    if not gate.plain or params.meta is not None or params.task is not None \
+            or session.protocol_version == MODERN_VERSION:
+        return False
+    arguments = params.arguments
+    started = gate.start(ToolCall(name=params.name, arguments={} if arguments is None else arguments,
+                                  session=session.held_scope))
+    if started is None:
+        return False
+    session.in_flight[req.id] = (started.conn, started.ident)  # where it went: a cancel follows it
+    future = started.future
+    future.add_done_callback(_Answering(d, req, started).done)
+    d.hold(future)  # type: ignore[misc]  # a starter runs only for a dispatcher that holds
+    return True
+
+
+def _call_of(d: Handling, req: Request, params: CallParams) -> ToolCall:
+    # The fields a plain call leaves at their defaults are set only when they hold something
+    # (each keyword a struct is built with costs it a look-up).
+    return ToolCall(name=params.name, arguments={} if params.arguments is None else params.arguments,
+                    session=d.session.held_scope, on_sent=d.mark_sent(req), ask_engine=d.ask_engine)
+
+
+def _answer_of(d: Handling, call: ToolCall, meta: dict[str, Any] | None) -> Result:
+    """What the engine gets for an ended call (a task's record, for a call made a task)."""
     result = call.result
     answer = result if call.outcome == "completed" and result is not None else call_answer(call, d.redact)
     modern = call.task is None and meta is not None and declares_tasks(meta)  # the 2026 tasks extension
     if (call.task is not None or modern) and call.target is not None:  # a task made by a call that passed the gate
-        return d.face.tasks.adopt(session.held_scope, call.target, answer, modern_engine=modern)
+        return d.face.tasks.adopt(d.session.held_scope, call.target, answer, modern_engine=modern)
     return answer
+
+
+class _Answering(msgspec.Struct):
+    """A started call's answer, when its future is done (a bound method of a struct: no
+    closure and no Python `__init__` per call)."""
+
+    d: Handling
+    req: Request
+    started: Started
+
+    def done(self, _: object) -> None:
+        d, started = self.d, self.started
+        try:
+            tail = started.end()
+            if tail is None:  # ended: a plain call's answer (no _meta, no task: nothing to adopt)
+                call = started.call
+                raw = call.result
+                result: Result = raw if call.outcome == "completed" and raw is not None else call_answer(call, d.redact)
+        except asyncio.CancelledError:  # the session closed while it waited: recorded, no answer
+            return
+        except Exception as exc:  # as `tools_call` raising: its error answers (a cancelled call, none)
+            d.fail(self.req, exc)
+            return
+        if tail is None:  # `Dispatcher.answer`, inline (a tools/call is never `initialize`)
+            session, ident = d.session, self.req.id
+            if session.in_flight.pop(ident, False) is not False:
+                session.emit(Answer(ident, result))
+        else:  # the rest must wait (questions, a large scrub, a result over budget): a task of its own
+            call = started.call  # what a server's further rounds need (only they read these)
+            call.on_sent, call.ask_engine = d.mark_sent(self.req), d.ask_engine
+            d.spawn(d.serve(self.req, _finished(d, call, tail)))
+
+
+async def _finished(d: Handling, call: ToolCall, tail: Awaitable[Any]) -> Result:
+    await d.face.gate.run(call, tail)
+    return _answer_of(d, call, None)
 
 
 async def resources_list(d: Handling, req: Request, params: PageParams) -> Result:
@@ -186,3 +256,6 @@ METHODS: dict[str, Handler] = {
     "logging/setLevel": logging_set_level,
     **TASK_METHODS,
 }
+
+# Methods with a way that needs no task of its own when it is plain (`Starter`).
+STARTERS: dict[str, Starter] = {"tools/call": start_tools_call}

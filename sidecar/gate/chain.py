@@ -27,7 +27,8 @@ from sidecar.catalog.live import LiveRedactor
 from sidecar.config import ServerConfig, SidecarConfig
 from sidecar.errors import CallCancelled, SidecarError
 from sidecar.gate.observers.audit import AuditLog
-from sidecar.gate.call import StageFault, ToolCall
+from sidecar.gate.call import ToolCall
+from sidecar.gate.inline import Started, stage_broke, start_call
 from sidecar.gate.grants import Grant
 from sidecar.gate.budget.held import HeldStore
 from sidecar.gate.parts import GateParts, SharedState
@@ -210,16 +211,28 @@ class Gate:
             stages[-2] = self.charge.mark
         self._first, self._following = _linked(stages)
         self.recording = self.recorder.wanted
+        # Resolve, the charge's mark and the terminal, nothing else: a call may `start`.
+        self.plain = len(stages) == 3 and stages[1] == self.charge.mark
 
     def allowed(self, exposed: str) -> bool:
         return self.call.allowed(exposed)
 
     # -- the one ending ----------------------------------------------------------------
 
-    async def run(self, call: ToolCall) -> ToolCall:
-        """Run `call` through the chain; it comes back ended once and recorded once."""
+    def start(self, call: ToolCall) -> Started | None:
+        """A plain call (no `_meta`, no task, no relayed round) started with no coroutine:
+        resolved in place to a listed tool and sent upstream now, to be ended by
+        `Started.end` when its answer comes (`sidecar.gate.inline`). None when its way is
+        not plain: nothing was sent or decided, and `run` takes it from the start."""
+        if not self.plain or not self.resolve.listed(call):
+            return None
+        return start_call(call, self.pool, self.current.live.facts, self)
+
+    async def run(self, call: ToolCall, tail: Awaitable[Any] | None = None) -> ToolCall:
+        """Run `call` through the chain (or, `tail` given, finish a started call's way with
+        it); it comes back ended once and recorded once."""
         try:
-            await self._first(call, self._following)
+            await (self._first(call, self._following) if tail is None else tail)
             if call.charge_due:
                 call.charge_due = False
                 over = self.charge.after(call)
@@ -233,23 +246,17 @@ class Gate:
                 call.fail(CallCancelled("the call was cancelled before it ended"))
             raise
         except Exception as exc:  # a stage bug: logged, the call failed with it
-            _stage_broke(call, exc)
+            stage_broke(call, exc)
         finally:
-            if call.outcome is None:  # a stage returned without ending the call
-                call.fail(SidecarError("the call ended without a result"))
-            if self.recording:
-                self.recorder.record(call)
+            self.close(call)
         return call
 
-
-def _stage_broke(call: ToolCall, exc: Exception) -> None:
-    log.warning("a gate stage failed on a call to %s: %s", call.ran, type(exc).__name__)
-    log.debug("the gate stage failed with this traceback", exc_info=exc)
-    fault = StageFault(exc)
-    if call.outcome is None:
-        call.fail(fault)
-    else:
-        call.overrule(fault)
+    def close(self, call: ToolCall) -> None:
+        """The one ending's guard and the one record, whichever way the call ran."""
+        if call.outcome is None:  # a stage returned without ending the call
+            call.fail(SidecarError("the call ended without a result"))
+        if self.recording:
+            self.recorder.record(call)
 
 
 def _pin_store(config: SidecarConfig, live: LiveCatalog, shared: SharedState | None) -> Any:

@@ -30,11 +30,11 @@ from sidecar.gate.budget.held import HeldStore
 from sidecar.gate.budget.query import QueryLimits, answer_query
 from sidecar.gate.budget.store import SharedHeldStore
 from sidecar.redact import Redactor
-from sidecar.upstream import Pool
+from sidecar.upstream import Connection, Pool
 from sidecar.wire.requests import PROGRESS_TOKEN
 from sidecar.wire.versions import CAPABILITIES_KEY, MODERN_VERSION, without_envelope
 
-__all__ = ["ASKS", "route_upstream", "answer_locally", "scrub_answer", "SEARCH_SECONDS", "tool_error"]
+__all__ = ["ASKS", "SCRUB_IN_THREAD", "failed_upstream", "route_tail", "route_upstream", "answer_locally", "scrub_answer", "SEARCH_SECONDS", "tool_error"]
 
 SEARCH_SECONDS = 120.0
 ASKS = re.compile(rb'"input_required"')  # searched in place (no copy); only a hit is decoded
@@ -83,24 +83,45 @@ async def route_upstream(call: ToolCall, pool: Pool, deadline: float | None, scr
         # A plain call (no _meta, no task, no relayed round) is sent as it is: one test.
         relay = _dressed(call, params, upstream) if call.meta or call.task is not None or call.relay is not None else None
         answer = await conn.request("tools/call", params, call.progress, call.on_sent, deadline)
+    except UpstreamError as exc:
+        return failed_upstream(call, exc, scrub)
+    except SidecarError as exc:
+        return call.fail(exc)
+    if ASKS.search(answer) is not None or scrub and len(answer) > SCRUB_IN_THREAD:
+        return await route_tail(call, conn, params, answer, deadline, scrub, relay)
+    return call.complete(scrub_answer(answer, scrub) if scrub else answer)
+
+
+async def route_tail(call: ToolCall, conn: Connection, params: dict[str, Any], answer: msgspec.Raw,
+                deadline: float | None, scrub: Redactor | None, relay: Any) -> ToolCall:
+    """What follows an answer that holds a server's questions or is too large to scrub on
+    the loop (for a call sent by `route_upstream`, or started: `sidecar.gate.inline`); it
+    ends the call."""
+    try:
         if ASKS.search(answer) is not None:  # a 2026-07-28 server's questions (sidecar.gate.asked)
             from sidecar.gate.asked import answer_rounds
 
             def send(again: dict[str, Any]) -> Any:  # built only for a call that has rounds to answer
                 return conn.request("tools/call", again, call.progress, call.on_sent, deadline)
 
+            target = call.target
+            assert target is not None
             answer = await answer_rounds(answer, params, send, call.ask_engine, target.alias, scrub, relay=relay)
     except UpstreamError as exc:
-        if scrub and exc.raw is not None:  # the upstream's error object, as redacted as its results
-            exc.raw = scrub.json(exc.raw)
-        return call.fail(exc)
+        return failed_upstream(call, exc, scrub)
     except SidecarError as exc:
         return call.fail(exc)
-    if scrub is None or not scrub:  # no secret configured: the answer's bytes go as they came
+    if not scrub:  # no secret configured: the answer's bytes go as they came
         return call.complete(answer)
     if len(answer) > SCRUB_IN_THREAD:
         return call.complete(await asyncio.to_thread(scrub_answer, answer, scrub))
     return call.complete(scrub_answer(answer, scrub))
+
+
+def failed_upstream(call: ToolCall, exc: UpstreamError, scrub: Redactor | None) -> ToolCall:
+    if scrub and exc.raw is not None:  # the upstream's error object, as redacted as its results
+        exc.raw = scrub.json(exc.raw)
+    return call.fail(exc)
 
 
 def _dressed(call: ToolCall, params: dict[str, Any], upstream: Upstream) -> Any:

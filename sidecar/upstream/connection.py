@@ -60,6 +60,7 @@ DROPS_LOG_EVERY = 1000
 ProgressSink = Callable[[dict[str, Any]], None]
 
 _EMPTY_RESULT = msgspec.Raw(b"{}")
+_upstream_decoder = msgspec.json.Decoder(UpstreamFrame)
 
 
 class Transport(Protocol):
@@ -99,6 +100,7 @@ class Connection:
         self.repaired_frames = 0  # frames whose bad text was replaced (counted value by value below)
         self.repaired_values = 0
         self._ids: IdAllocator[_Pending] = IdAllocator()
+        self._waiting = self._ids.waiting  # the allocator's table, read directly on an answer's way
         self._progress: dict[int, ProgressSink] = {}
         self._next_token = 0
         self._loop: asyncio.AbstractEventLoop | None = None  # the loop its transport runs on
@@ -123,6 +125,14 @@ class Connection:
             params, token = self._with_progress_token(params, progress)
         ident = self._ids.allocate(_Pending(future, token, method == "tools/call"))
         self.transport.send(Outgoing(encode_request(ident, method, params), ident, method, params))
+        return ident, future
+
+    def start_call(self, params: dict[str, Any]) -> tuple[int, asyncio.Future[UpstreamFrame]]:
+        """`start_request` for a `tools/call` with no progress sink, on a connection its
+        caller found open (`Upstream.ready_connection`): a plain call's (`sidecar.gate.inline`)."""
+        future: asyncio.Future[UpstreamFrame] = (self._loop or self._bind_loop()).create_future()
+        ident = self._ids.allocate(_Pending(future, None, True))
+        self.transport.send(Outgoing(encode_request(ident, "tools/call", params), ident, "tools/call", params))
         return ident, future
 
     async def request(
@@ -219,7 +229,10 @@ class Connection:
         if too_deep(line):
             self.dropped(DroppedFrame(len(line), TOO_DEEP, line[:EDGE_BYTES], line[-EDGE_BYTES:]))
             return
-        frame = decode_upstream_frame(line) or self._repaired(line)
+        try:  # `decode_upstream_frame`'s first try, inline: every answer comes this way
+            frame: UpstreamFrame | None = _upstream_decoder.decode(line)
+        except (msgspec.DecodeError, RecursionError):
+            frame = decode_upstream_frame(line) or self._repaired(line)
         if frame is None:
             self.skipped_lines += 1
         elif frame.method is None:  # an answer, the most frequent frame: routed without `frame`'s call
@@ -237,7 +250,8 @@ class Connection:
             self.handler.upstream_request(self, frame)
 
     def _answer(self, frame: UpstreamFrame) -> None:
-        pending = self._ids.release(frame.id)
+        ident = frame.id  # `IdAllocator.release`, inline: every answer comes this way
+        pending = self._waiting.pop(ident, None) if type(ident) is int else None
         if pending is None:
             self.stray_answers += 1
             return

@@ -45,9 +45,7 @@ class LineFramer:
         if self._buffer or self._discarding or len(data) > self.max_line:
             return self._buffered(data)
         if data.find(b"\n") == len(data) - 1:  # one whole line, as every read of a lone call is: no split
-            line = data[:-1]
-            if line[-1:] == b"\r":
-                line = line.rstrip(b"\r")
+            line = data[:-1].rstrip(b"\r")  # the same bytes, not a copy, when it has no \r
             return [line] if line.strip() else []
         return self._whole_lines(data.split(b"\n"))  # the last part is the unfinished tail (b"" when the read ends a line)
 

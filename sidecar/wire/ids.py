@@ -18,6 +18,12 @@ class IdAllocator(Generic[T]):
         self._next = 0
         self._waiting: dict[int, T] = {}
 
+    @property
+    def waiting(self) -> dict[int, T]:
+        """The table itself (id -> waiter), for an owner that releases on a hot path: it
+        pops an integer id from it as `release` would."""
+        return self._waiting
+
     def allocate(self, waiter: T) -> int:
         self._next += 1
         self._waiting[self._next] = waiter

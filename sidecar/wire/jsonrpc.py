@@ -15,7 +15,7 @@ before any decoder sees them (`sidecar.wire.depth`): decoders recurse.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -127,10 +127,41 @@ def _valid_id(value: object) -> bool:
     return type(value) is int or type(value) is str
 
 
+class _PlainRequest(msgspec.Struct, forbid_unknown_fields=True):
+    """A request as most engine frames are, and nothing else: `jsonrpc` 2.0, an integer or
+    string id, a string method, object params or none, no other member. msgspec judges it
+    in C as it decodes (a boolean or fractional id, a null or list `params`, an unknown
+    member: each does not fit), with the generic decoder's own rules for what `params`
+    holds, so a frame that fits is exactly a frame `_envelope` would take as a Request."""
+
+    jsonrpc: Literal["2.0"]
+    id: int | str
+    method: str
+    params: dict[str, Any] | msgspec.UnsetType = msgspec.UNSET
+
+
+_plain_decoder = msgspec.json.Decoder(_PlainRequest)
+
+
 def decode_engine_frame(line: bytes) -> EngineMessage | FrameRejected:
-    """Decode one line from the engine into a message or a rejection with its code."""
+    """Decode one line from the engine into a message or a rejection with its code.
+
+    A plain request is decoded once, straight into its shape; any other frame (a
+    notification, an answer, anything malformed) does not fit it and is decoded again,
+    generically, and judged member by member with the refusal that fits."""
     if too_deep(line, MAX_DEPTH):
         return _too_deep(line)
+    try:
+        plain = _plain_decoder.decode(line)
+    except msgspec.DecodeError:  # its ValidationError too: not a plain request
+        return _decode_generic(line)
+    if has_duplicate_key(line, plain):  # the re-encoding omits only an absent `params`, as the text did
+        return FrameRejected(PARSE_ERROR, "parse error: duplicate key in object", salvage_request_id(line))
+    params = plain.params
+    return Request(plain.id, plain.method, {} if params is msgspec.UNSET else params)
+
+
+def _decode_generic(line: bytes) -> EngineMessage | FrameRejected:
     try:
         obj = _decode_strict(line)
     except _DuplicateKey:

@@ -24,7 +24,7 @@ ANNOTATION_BYTES = ANNOTATION.encode()
 PREFIX = "Mcp-Param-"
 # RFC 9110 token characters: a header name can hold nothing else (no space, colon,
 # control character or non-ASCII letter).
-_TOKEN = re.compile(r"^[A-Za-z0-9!#$%&'*+\-.^_`|~]+$")
+_TOKEN = re.compile(r"[A-Za-z0-9!#$%&'*+\-.^_`|~]+")  # whole-string: `fullmatch` (a `$` would let a final newline by)
 _PRIMITIVE = frozenset({"string", "integer", "boolean"})
 _PLAIN = re.compile(r"^[\x20-\x7e]*$")
 _SENTINEL = "=?base64?"
@@ -55,7 +55,7 @@ def annotation_problem(tool: Mapping[str, Any]) -> str | None:
     for name, header, prop in _annotated(tool):
         if not isinstance(header, str) or not header:
             return f"property '{name}' has an empty or non-text {ANNOTATION}"
-        if not _TOKEN.match(header):
+        if not _TOKEN.fullmatch(header):
             return f"property '{name}' names header {header!r}, not a valid header name"
         if prop.get("type") not in _PRIMITIVE:
             return f"property '{name}' is of type {prop.get('type')!r}; {ANNOTATION} is for string, integer, boolean"

@@ -50,7 +50,7 @@ class FakeEngine:
         self.wire = SessionWire(self._received, admit)
         self.session = self.wire.session
         self.jobs = Jobs()
-        self.dispatcher = Dispatcher(face, self.session, self.jobs.spawn, redactor)
+        self.dispatcher = Dispatcher(face, self.session, self.jobs.spawn, redactor, hold=self.jobs.hold)
         self._ids = itertools.count(1)
         face.sessions.append(self.session)
 

@@ -63,7 +63,11 @@ class ChargeResult:
         result = call.result
         if call.outcome != "completed" or result is None:
             return None
-        size = len(result)
+        return self.completed(call, len(result))
+
+    def completed(self, call: ToolCall, size: int) -> Awaitable[None] | None:
+        """`after` for a call known to be completed with a result of `size` bytes (a
+        started call's end: `sidecar.gate.inline`)."""
         facts = self.current.live.facts
         if size <= facts.smallest_budget:
             call.charge, call.bytes_in, call.bytes_out = "pass", size, size

@@ -63,6 +63,21 @@ class Resolve:
             return call_next(call)
         return self._resolve_through(call, call_next)
 
+    def listed(self, call: ToolCall) -> bool:
+        """The common call, resolved in place when it is one (a call with no `_meta`): a
+        listed tool, neither app-only nor compactly listed, run as it is (`target` set, as
+        `__call__` sets it). False for every other name, with nothing decided: `__call__`
+        takes it from the start."""
+        name = call.asked_for = call.name
+        live = self.current.live
+        if name == QUERY_RESULT or name in live.listing.meta:
+            return False
+        entry = live.catalog.by_tool.get(name)
+        if entry is None or entry.app_only or entry.exposed in live.listing.compact:
+            return False
+        call.target = entry
+        return True
+
     def _direct(self, call: ToolCall, call_next: Next, entry: CatalogEntry | None,
                 from_app: bool) -> Awaitable[ToolCall]:
         """A call naming a tool directly (`entry`: the catalog's, None when there is none)."""

@@ -1,0 +1,189 @@
+"""A plain `tools/call` with no task of its own (`sidecar.gate.inline`), in memory.
+
+The promises the task way keeps, held to the started way: the request goes upstream
+from the reader's callback with no task made; it ends once and is recorded once; an
+engine's cancellation and a session's close both tell the upstream to stop and answer
+nothing; pipelined calls go upstream in the order they were read; and every outcome
+(a result, a secret in it, an upstream's error, a transport fault, a result over budget,
+a server that is not ready) reaches the engine in the same bytes as by the task way (a
+call with `_meta` takes that way).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from sidecar.errors import UpstreamUnavailable
+from sidecar.gate import ToolCall
+from tests.harness import FakeServer, ScriptedCall, in_memory, tool
+from tests.harness.engine import FakeEngine
+from tests.harness.upstream import WAIT
+
+SECRET = "s3cr3t-Token-0123456789"
+TOOLS = [tool("echo"), tool("big")]
+
+
+def _tasks_of(engine: FakeEngine) -> list[asyncio.Future[Any]]:
+    return [job for job in engine.jobs._running if isinstance(job, asyncio.Task) and not job.done()]
+
+
+def _held_of(engine: FakeEngine) -> list[asyncio.Future[Any]]:
+    return [job for job in engine.jobs._running if not isinstance(job, asyncio.Task) and not job.done()]
+
+
+def _watch(face: Any) -> list[ToolCall]:
+    seen: list[ToolCall] = []
+    face.gate.observe(seen.append)
+    return seen
+
+
+async def _turns(n: int = 5) -> None:
+    for _ in range(n):
+        await asyncio.sleep(0)
+
+
+async def test_a_plain_call_makes_no_task_and_ends_once_recorded_once() -> None:
+    server = FakeServer(TOOLS)
+    async with in_memory({"f": server}) as sidecar:
+        engine = await sidecar.engine()
+        seen = _watch(sidecar.face)
+        ident = engine.call("f__echo", {"text": "hi"})
+        assert _tasks_of(engine) == [] and len(_held_of(engine)) == 1  # sent from the callback, no task
+        call = await server.expect_call("echo")
+        call.answer("hi back")
+        answer = await engine.answer_to(ident)
+        assert answer["result"]["content"][0]["text"] == "hi back"
+        await _turns()
+        assert [(c.name, c.outcome, c.charge) for c in seen] == [("f__echo", "completed", "pass")]
+        assert engine.answers_to(ident) == [answer]
+
+
+async def test_a_call_with_meta_or_a_deadline_takes_the_task_way() -> None:
+    server = FakeServer(TOOLS)
+    async with in_memory({"f": server, "g": FakeServer(TOOLS)}, entries={"g": {"callDeadlineSeconds": 30}}) as sidecar:
+        engine = await sidecar.engine()
+        for name, meta in (("f__echo", {"note": 1}), ("g__echo", None)):
+            ident = engine.call(name, {}, meta=meta)
+            assert len(_tasks_of(engine)) == 1 and _held_of(engine) == []
+            upstream = sidecar.upstream(name[0])
+            (await upstream.expect_call()).answer("ok")
+            assert (await engine.answer_to(ident))["result"]["content"][0]["text"] == "ok"
+            await _turns()
+
+
+async def test_an_engines_cancel_stops_the_upstream_and_answers_nothing() -> None:
+    server = FakeServer(TOOLS)
+    async with in_memory({"f": server}) as sidecar:
+        engine = await sidecar.engine()
+        seen = _watch(sidecar.face)
+        ident = engine.call("f__echo", {"text": "slow"})
+        call = await server.expect_call()
+        engine.cancel(ident)
+        assert await call.until_cancelled() == "cancelled by the client"
+        call.answer("too late")
+        marker = engine.request("ping")
+        await engine.answer_to(marker)
+        await _turns()
+        assert engine.answers_to(ident) == []
+        assert [(c.outcome, type(c.error).__name__) for c in seen] == [("failed", "CallCancelled")]
+
+
+async def test_closing_the_session_stops_the_upstream_and_records_the_call_cancelled() -> None:
+    server = FakeServer(TOOLS)
+    async with in_memory({"f": server}) as sidecar:
+        engine = await sidecar.engine()
+        seen = _watch(sidecar.face)
+        ident = engine.call("f__echo", {"text": "slow"})
+        call = await server.expect_call()
+        async with asyncio.timeout(WAIT):
+            await engine.jobs.aclose()
+        assert await call.until_cancelled() == "the sidecar stopped waiting for this request"
+        assert engine.answers_to(ident) == []
+        assert [(c.outcome, str(c.error)) for c in seen] == [("failed", "the call was cancelled before it ended")]
+        assert engine.jobs.running() is False
+
+
+async def test_pipelined_calls_go_upstream_in_the_order_read_and_each_ends_once() -> None:
+    server = FakeServer(TOOLS)
+    async with in_memory({"f": server}) as sidecar:
+        engine = await sidecar.engine()
+        seen = _watch(sidecar.face)
+        lines = [json.dumps({"jsonrpc": "2.0", "id": n, "method": "tools/call",
+                             "params": {"name": "f__echo", "arguments": {"n": n}}}) for n in range(40)]
+        engine.dispatcher.feed(lines[0].encode())
+        for line in lines[1:]:
+            engine.dispatcher.feed(line.encode())
+        calls = [await server.expect_call() for _ in range(40)]
+        assert [c.arguments["n"] for c in calls] == list(range(40))
+        for call in reversed(calls):
+            call.answer(str(call.arguments["n"]))
+        answers = [await engine.answer_to(n) for n in range(40)]
+        assert [a["result"]["content"][0]["text"] for a in answers] == [str(n) for n in range(40)]
+        await _turns()
+        assert len(seen) == 40 and all(c.outcome == "completed" for c in seen)
+        assert all(len(engine.answers_to(n)) == 1 for n in range(40))
+
+
+def _with_secret(call: ScriptedCall) -> None:
+    call.answer(f"the token is {SECRET}")
+
+
+def _upstream_error(call: ScriptedCall) -> None:
+    call.fail(-32010, f"refused with {SECRET}", {"why": SECRET})
+
+
+def _fault(call: ScriptedCall) -> None:
+    call.fault(UpstreamUnavailable("the body was over its cap"))
+
+
+def _over_budget(call: ScriptedCall) -> None:
+    call.answer(result={"content": [{"type": "text", "text": "x" * 5000}], "structuredContent": {
+        "items": [{"n": n, "text": "y" * 40} for n in range(200)]}})
+
+
+def _plain(call: ScriptedCall) -> None:
+    call.answer("fine")
+
+
+OUTCOMES: dict[str, Callable[[ScriptedCall], None]] = {
+    "plain": _plain, "secret": _with_secret, "upstream error": _upstream_error, "fault": _fault,
+    "over budget": _over_budget,
+}
+
+
+def _comparable(answer: dict[str, Any]) -> str:
+    """The answer without its id, and a held handle's own letters (each holding has its own)."""
+    return re.sub(r"h_[A-Za-z0-9_-]{16,}", "HANDLE", json.dumps({k: v for k, v in answer.items() if k != "id"}))
+
+
+@pytest.mark.parametrize("outcome", sorted(OUTCOMES))
+async def test_every_outcome_reaches_the_engine_in_the_same_bytes_either_way(outcome: str) -> None:
+    server = FakeServer(TOOLS, on_call=OUTCOMES[outcome])
+    async with in_memory({"f": server}, entries={"f": {"env": {"API_TOKEN": SECRET}}},
+                         budgets={"resultChars": 2000}) as sidecar:
+        engine = await sidecar.engine()
+        seen = _watch(sidecar.face)
+        plain = await engine.call_and_wait("f__echo", {"text": "a"})
+        tasked = await engine.call_and_wait("f__echo", {"text": "a"}, meta={"note": "the task way"})
+        assert _comparable(plain) == _comparable(tasked)
+        assert SECRET not in json.dumps(plain)
+        await _turns()
+        first, second = seen
+        assert (first.outcome, first.charge, type(first.error)) == (second.outcome, second.charge, type(second.error))
+
+
+async def test_a_call_to_a_server_not_ready_is_refused_as_by_the_task_way() -> None:
+    server = FakeServer(TOOLS)
+    async with in_memory({"f": server}) as sidecar:
+        engine = await sidecar.engine()
+        server.die()
+        await sidecar.state_of("f", "restarting", "failed", "crashed", "backoff", "down")
+        plain = await engine.call_and_wait("f__echo", {})
+        tasked = await engine.call_and_wait("f__echo", {}, meta={"note": 1})
+        assert _comparable(plain) == _comparable(tasked)
