@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from sidecar.upstream.greeting import Greeting
 
 __all__ = ["INHERITED_VARIABLES", "Launch", "child_environment", "discard_early", "keep_early", "start_early",
-           "start_early_launch", "start_launch", "start_process", "started_early", "take_early"]
+           "start_early_launch", "start_launch", "start_process", "stop_process", "started_early", "take_early"]
 
 INHERITED_VARIABLES = (
     "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE",
@@ -142,7 +142,7 @@ def start_early(servers: Iterable[ServerConfig], start_seconds: float) -> None:
         if found is not None and found[0] == launch:
             continue
         if found is not None:
-            _stop(_early.pop(server.alias)[1])
+            stop_process(_early.pop(server.alias)[1])
         start_early_launch(server.alias, launch, server.start_timeout_seconds or start_seconds)
 
 
@@ -171,7 +171,7 @@ def keep_early(servers: Iterable[ServerConfig]) -> None:
     left its entry out, or the entry changed)."""
     wanted = {server.alias: Launch.of(server) for server in servers if server.type == "stdio" and server.command}
     for alias in [alias for alias, (launch, _, _) in _early.items() if wanted.get(alias) != launch]:
-        _stop(_early.pop(alias)[1])
+        stop_process(_early.pop(alias)[1])
 
 
 def started_early(server: ServerConfig) -> bool:
@@ -193,10 +193,11 @@ def discard_early() -> None:
     """Stop every early process no supervisor adopted (the sidecar is leaving first)."""
     while _early:
         _, (_, popen, _) = _early.popitem()
-        _stop(popen)
+        stop_process(popen)
 
 
-def _stop(popen: subprocess.Popen[bytes]) -> None:
+def stop_process(popen: subprocess.Popen[bytes]) -> None:
+    """Kill a started process's group, reap it and close its pipes (one no supervisor owns)."""
     try:
         os.killpg(popen.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):

@@ -19,7 +19,7 @@ from sidecar.config import ServerConfig
 from sidecar.errors import UpstreamUnavailable
 from sidecar.upstream.channel import Outgoing
 from sidecar.upstream.greeting import Greeting
-from sidecar.upstream.spawn import start_process, take_early
+from sidecar.upstream.spawn import start_process, stop_process, take_early
 from sidecar.wire import LineFramer, Outbox
 from sidecar.wire.framing import DropSink
 
@@ -186,11 +186,11 @@ async def spawn_child(server: ServerConfig, on_line: Callable[[bytes], None], ma
             if not greeting.finished(0):  # still talking to the upstream: wait without blocking the loop
                 await asyncio.get_running_loop().run_in_executor(None, greeting.finished)
             if not _handed_over(greeting, max_line):
-                _kill_group(popen)
+                stop_process(popen)
                 popen, greeting = start_process(server), None
         child = await adopt(popen, on_line, max_line, on_dropped, greeting.tail if greeting is not None else b"")
     except BaseException:  # cancelled (or failed) before anyone owns it: it must not linger
-        _kill_group(popen)
+        stop_process(popen)
         raise
     child.greeting = greeting
     return child
@@ -203,9 +203,3 @@ def _handed_over(greeting: Greeting, max_line: int) -> bool:
     return greeting.usable and all(len(line) <= max_line for line in lines)
 
 
-def _kill_group(popen: subprocess.Popen[bytes]) -> None:
-    try:
-        os.killpg(popen.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    popen.wait()
