@@ -55,9 +55,8 @@ finally:
     profile.disable()
 """
 
-_OPCODES_WRAPPER = """
-import atexit, collections, json, sys
-counts, out = collections.Counter(), sys.argv.pop(1)
+# The opcode tracer both wrappers run (this one and bench/profile_http.py's): counts per code object.
+OPCODE_TRACER = """
 def local(frame, event, arg):
     if event == "opcode":
         counts[frame.f_code] += 1
@@ -65,7 +64,12 @@ def local(frame, event, arg):
 def start(frame, event, arg):
     frame.f_trace_opcodes = True
     return local
-def dump():
+"""
+
+_OPCODES_WRAPPER = """
+import atexit, collections, json, sys
+counts, out = collections.Counter(), sys.argv.pop(1)
+""" + OPCODE_TRACER + """def dump():
     sys.settrace(None)
     with open(out, "w") as file:
         json.dump([[c.co_filename, c.co_name, n] for c, n in counts.items()], file)

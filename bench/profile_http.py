@@ -37,6 +37,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bench.candidates import PYTHON, REPO_ROOT
+from bench.profile_calls import OPCODE_TRACER
 from bench.catalogs import TINY
 from bench.http_calls import MODERN, TOKEN, _echo_body, _open_session, _server, _sidecar_config
 from bench.http_client import HttpConnection, free_port
@@ -54,14 +55,7 @@ _OPCODES_WRAPPER = """
 import atexit, collections, json, signal, sys
 counts, out = collections.Counter(), sys.argv.pop(1)
 snaps = []
-def local(frame, event, arg):
-    if event == "opcode":
-        counts[frame.f_code] += 1
-    return local
-def start(frame, event, arg):
-    frame.f_trace_opcodes = True
-    return local
-def snap(signum, frame):
+""" + OPCODE_TRACER + """def snap(signum, frame):
     snaps.append(counts.copy())
     open(out + ".mark", "a").close()
 def dump():
