@@ -152,6 +152,11 @@ class FrameQueue:
         self._frames.clear()
         self._owed.clear()
 
+    def __del__(self) -> None:
+        # A queue dropped on a path that never discarded it still gives its bytes back: the
+        # process-wide total counts only queues that exist, whichever way each one ended.
+        _total[0] -= self.bytes
+
 
 class Outbox:
     __slots__ = ("_write", "_queued", "_loop", "_turn_open", "queued_bytes")

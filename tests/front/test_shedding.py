@@ -230,3 +230,13 @@ def test_a_list_change_shed_from_a_full_stream_arrives_once_it_drains() -> None:
         assert [msgspec.json.decode(f or b"null")["method"] for f in taken[1:]] == ["notifications/tools/list_changed"]
     finally:
         queue.discard()
+
+
+def test_a_queue_dropped_without_being_discarded_gives_its_bytes_back() -> None:
+    before = queued_total()
+    queue = FrameQueue(Shedding("a forgotten sink", SOFT, HARD))
+    queue.put(b"A" * 3_000)
+    assert queue.offer(b"N" * 500, "notifications/message")
+    assert queued_total() == before + 3_500
+    del queue  # a stream that ended on a path that never called discard
+    assert queued_total() == before
