@@ -38,6 +38,8 @@ WORD_FEATURES = ("best word score", "first tool's share", "unexplained share", "
 MODEL_FEATURES = ("best similarity", "first tool's similarity", "similarity z-score", "named outright")
 FAR_GRID = tuple(round(0.02 * step, 2) for step in range(16))  # 0 .. 0.30
 KNOWN_GRID = tuple(round(0.05 * step, 2) for step in range(21))  # 0 .. 1
+STRONG_GRID = tuple(range(8, 42, 2))  # best word scores
+SHORT_GRID = tuple(range(2, 9))  # terms
 
 
 def features(index: Any, query: str) -> tuple[list[float], Any]:
@@ -91,46 +93,51 @@ def catalog_folds(rows: list[dict[str, Any]]) -> list[str]:
     return [r["fold"] for r in rows]
 
 
-def _marks(rows: list[dict[str, Any]], far: float | None = None, known: float | None = None) -> list[bool]:
-    """The shipped rule's verdicts, with the last clause's thresholds as given (None: as
-    shipped; `known` 0: the clause off)."""
+def _marks(rows: list[dict[str, Any]], rule: Any = None) -> list[bool]:
+    """Each row's verdict under `rule` (a `verdict.Thresholds`; None: the shipped one)."""
     from sidecar.catalog.search import verdict
 
-    marked = []
-    for r in rows:
-        seen = r["seen"]
-        if seen is None:
-            marked.append(True)
-        elif far is None or known is None:
-            marked.append(verdict.unsure(seen))
-        else:
-            base = verdict.unsure(seen._replace(known=1.0))  # the clause off: nothing is under a share of 1
-            marked.append(base or (seen.model and not seen.named and seen.best_similar < far and seen.known < known))
-    return marked
+    rule = rule or verdict.SHIPPED
+    return [r["seen"] is None or verdict.unsure(r["seen"], rule) for r in rows]
 
 
-def clause_cv(rows: list[dict[str, Any]], folds: list[str]) -> tuple[list[bool], list[tuple[float, float]]]:
-    """Each query's held-out verdict with the last clause's thresholds picked on the other
-    folds, and the pair each fold picked."""
+def _grids() -> dict[str, tuple[Any, list[Any], Callable[[Any], str]]]:
+    """Per clause: the rule with it off, the rules to choose from, and how to name a choice."""
+    from sidecar.catalog.search.verdict import SHIPPED
+
+    return {
+        "strong words on a short request naming no tool": (
+            SHIPPED._replace(short=0), [SHIPPED._replace(strong=float(strong), short=short)
+                                        for strong in STRONG_GRID for short in SHORT_GRID],
+            lambda rule: f"{rule.strong:g}/{rule.short}"),
+        "known share": (
+            SHIPPED._replace(known=0.0), [SHIPPED._replace(far=far, known=known) for far in FAR_GRID for known in KNOWN_GRID],
+            lambda rule: f"{rule.far:.2f}/{rule.known:.2f}"),
+    }
+
+
+def clause_cv(rows: list[dict[str, Any]], folds: list[str], off: Any, choices: list[Any]) -> tuple[list[bool], list[Any]]:
+    """Each query's held-out verdict with a clause's thresholds picked among `choices` on
+    the other folds (the most queries no tool serves marked, both sets summed, marking no
+    more of either set's answerable ones than `ANSWERABLE_UNSURE` or the rule with the
+    clause `off`), and the rule each fold picked."""
     marked = [False] * len(rows)
     picked = []
     for fold in sorted(set(folds)):
         train = [r for r, f in zip(rows, folds) if f != fold]
-        without = _rates(train, _marks(train, 0.0, 0.0))
-        best: tuple[float, float, float] | None = None
-        for far in FAR_GRID:
-            for known in KNOWN_GRID:
-                rates = _rates(train, _marks(train, far, known))
-                if any(rates[p]["answerable_n"] and rates[p]["answerable"] > max(ANSWERABLE_UNSURE, without[p]["answerable"])
-                       for p in rates):
-                    continue
-                gained = sum(rates[p]["none_fits"] for p in rates)
-                if best is None or gained > best[0] + 1e-9:
-                    best = (gained, far, known)
-        assert best is not None  # the clause off (known 0) always passes
-        picked.append((best[1], best[2]))
+        without = _rates(train, _marks(train, off))
+        best: tuple[float, Any] = (-1.0, off)
+        for rule in choices:
+            rates = _rates(train, _marks(train, rule))
+            if any(rates[p]["answerable_n"] and rates[p]["answerable"] > max(ANSWERABLE_UNSURE, without[p]["answerable"])
+                   for p in rates):
+                continue
+            gained = sum(rates[p]["none_fits"] for p in rates)
+            if gained > best[0] + 1e-9:
+                best = (gained, rule)
+        picked.append(best[1])
         held = [i for i, f in enumerate(folds) if f == fold]
-        for i, mark in zip(held, _marks([rows[i] for i in held], best[1], best[2])):
+        for i, mark in zip(held, _marks([rows[i] for i in held], best[1])):
             marked[i] = mark
     return marked, picked
 
@@ -191,10 +198,6 @@ def _rules(use_model: bool) -> dict[str, list[int]]:
     return {"fitted, words and model": words + list(range(len(WORD_FEATURES), len(WORD_FEATURES) + len(MODEL_FEATURES)))}
 
 
-def _span(values: list[float]) -> str:
-    return f"{min(values):.2f}" if min(values) == max(values) else f"{min(values):.2f}-{max(values):.2f}"
-
-
 def study(progress: Callable[[str], None] = lambda line: None) -> dict[str, Any]:
     modes = [("lexical", False)] + ([("semantic", True)] if bench_search.model_installed() else [])
     result: dict[str, Any] = {}
@@ -205,12 +208,14 @@ def study(progress: Callable[[str], None] = lambda line: None) -> dict[str, Any]
             rows = collect(use_model)
             splits = {"10 folds over queries": query_folds(rows), "by held-out catalog": catalog_folds(rows)}
             rules = {"shipped": _rates(rows, _marks(rows))}
-            if use_model:
-                rules["shipped without the known-share clause"] = _rates(rows, _marks(rows, 0.0, 0.0))
+            for clause, (off, choices, said) in _grids().items():
+                if clause == "known share" and not use_model:
+                    continue
+                rules[f"shipped without the clause: {clause}"] = _rates(rows, _marks(rows, off))
                 for split, folds in splits.items():
-                    marked, picked = clause_cv(rows, folds)
-                    far, known = _span([f for f, _ in picked]), _span([k for _, k in picked])
-                    rules[f"shipped, its clause's thresholds {split} (far {far}, known {known})"] = _rates(rows, marked)
+                    marked, picked = clause_cv(rows, folds, off, choices)
+                    chosen = ", ".join(sorted({said(rule) for rule in picked}))
+                    rules[f"shipped, {clause}: thresholds {split} ({chosen})"] = _rates(rows, marked)
             for name, columns in _rules(use_model).items():
                 for split, folds in splits.items():
                     rules[f"{name}, {split}"] = _rates(rows, cross_validate(rows, columns, folds))

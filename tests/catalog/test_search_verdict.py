@@ -6,7 +6,9 @@
 * The verdict: a request no tool serves is weak, a plain one is not; with the model, a
   first tool the words found but the model finds unrelated is weak unless the words name
   it outright (a misspelt name is as far from its tool as nonsense for the model), as is one
-  no tool is close to in meaning whose rarest words the catalog does not hold; and on both
+  no tool is close to in meaning whose rarest words the catalog does not hold; a short
+  request whose words match strongly but no one tool holds them all is weak either way;
+  and on both
   development sets as a whole the two errors stay under their floors (a smoke: the
   figures themselves are in docs/generated/search-*.md, from `python -m bench.search --docs`).
 """
@@ -26,7 +28,7 @@ from bench.search import recall, unanswerable
 from sidecar.catalog import CatalogEntry, SearchIndex
 from sidecar.catalog.search import words
 from sidecar.catalog.search.index import UNRELATED
-from sidecar.catalog.search.verdict import FAR
+from sidecar.catalog.search.verdict import FAR, SHORT, STRONG
 from sidecar.catalog.search.lexical import parse_query
 from sidecar.catalog.search.semantic import Looked
 from sidecar.catalog.search.text import name_stems
@@ -128,6 +130,23 @@ def test_a_first_tool_the_model_finds_unrelated_is_weak_unless_named_outright(
     index.semantic = Flat(len(tools), similarity)  # type: ignore[assignment]
     ranked = index.rank(request_text, 10)
     assert ranked.found[0].name == "read_room_history" and ranked.weak is weak
+
+
+@pytest.mark.parametrize(("request_text", "weak"), [
+    ("capture the transactions", True),  # both words strong, in different tools: none captures transactions
+    ("retrieve the uncollectible", True),
+    ("capture the payment", False),  # capture_payment, named outright
+    ("list the balance transactions", False),
+])
+@pytest.mark.parametrize("similarity", [None, 0.3])
+def test_a_short_request_whose_strong_words_no_one_tool_holds_is_weak(
+        request_text: str, weak: bool, similarity: float | None) -> None:
+    tools, index = _index("shop")
+    if similarity is not None:
+        index.semantic = Flat(len(tools), similarity)  # type: ignore[assignment]
+    _, seen = index.order(request_text)
+    assert seen is not None and seen.best_words >= STRONG and seen.terms < SHORT, seen
+    assert index.rank(request_text, 10).weak is weak
 
 
 @pytest.mark.skipif(not (DEV / "queries.jsonl").exists(), reason=f"no development set at {DEV}")
