@@ -107,9 +107,12 @@ def _grids() -> dict[str, tuple[Any, list[Any], Callable[[Any], str]]]:
 
     return {
         "strong words on a short request naming no tool": (
-            SHIPPED._replace(short=0), [SHIPPED._replace(strong=float(strong), short=short)
+            SHIPPED._replace(strong=math.inf), [SHIPPED._replace(strong=float(strong), short=short)
                                         for strong in STRONG_GRID for short in SHORT_GRID],
             lambda rule: f"{rule.strong:g}/{rule.short}"),
+        "known share of a short request (words only)": (
+            SHIPPED._replace(known_words=0.0), [SHIPPED._replace(known_words=known) for known in KNOWN_GRID],
+            lambda rule: f"{rule.known_words:.2f}"),
         "known share": (
             SHIPPED._replace(known=0.0), [SHIPPED._replace(far=far, known=known) for far in FAR_GRID for known in KNOWN_GRID],
             lambda rule: f"{rule.far:.2f}/{rule.known:.2f}"),
@@ -209,7 +212,7 @@ def study(progress: Callable[[str], None] = lambda line: None) -> dict[str, Any]
             splits = {"10 folds over queries": query_folds(rows), "by held-out catalog": catalog_folds(rows)}
             rules = {"shipped": _rates(rows, _marks(rows))}
             for clause, (off, choices, said) in _grids().items():
-                if clause == "known share" and not use_model:
+                if (clause == "known share") is not use_model and clause.startswith("known share"):
                     continue
                 rules[f"shipped without the clause: {clause}"] = _rates(rows, _marks(rows, off))
                 for split, folds in splits.items():

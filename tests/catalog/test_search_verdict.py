@@ -7,7 +7,8 @@
   first tool the words found but the model finds unrelated is weak unless the words name
   it outright (a misspelt name is as far from its tool as nonsense for the model), as is one
   no tool is close to in meaning whose rarest words the catalog does not hold; a short
-  request whose words match strongly but no one tool holds them all is weak either way;
+  request whose words match strongly but no one tool holds them all is weak either way,
+  and words only so is a short one whose words the catalog mostly lacks;
   and on both
   development sets as a whole the two errors stay under their floors (a smoke: the
   figures themselves are in docs/generated/search-*.md, from `python -m bench.search --docs`).
@@ -28,7 +29,7 @@ from bench.search import recall, unanswerable
 from sidecar.catalog import CatalogEntry, SearchIndex
 from sidecar.catalog.search import words
 from sidecar.catalog.search.index import UNRELATED
-from sidecar.catalog.search.verdict import FAR, SHORT, STRONG
+from sidecar.catalog.search.verdict import FAR, KNOWN_WORDS, SHORT, STRONG, WEAK_SCORE
 from sidecar.catalog.search.lexical import parse_query
 from sidecar.catalog.search.semantic import Looked
 from sidecar.catalog.search.text import name_stems
@@ -147,6 +148,19 @@ def test_a_short_request_whose_strong_words_no_one_tool_holds_is_weak(
     _, seen = index.order(request_text)
     assert seen is not None and seen.best_words >= STRONG and seen.terms < SHORT, seen
     assert index.rank(request_text, 10).weak is weak
+
+
+@pytest.mark.parametrize(("request_text", "weak"), [
+    ("cancel my yoga class", True),  # one word of the catalog's among rarer ones it lacks
+    ("ship a parcel to grandma", True),
+    ("refund the invoice", False),
+    ("cancel the membership", False),
+])
+def test_words_only_a_short_request_the_catalog_knows_little_of_is_weak(request_text: str, weak: bool) -> None:
+    _, index = _index("shop")
+    _, seen = index.order(request_text)
+    assert seen is not None and seen.best_words >= WEAK_SCORE and seen.terms < SHORT, seen
+    assert (seen.known < KNOWN_WORDS) is weak and index.rank(request_text, 10).weak is weak
 
 
 @pytest.mark.skipif(not (DEV / "queries.jsonl").exists(), reason=f"no development set at {DEV}")

@@ -3,8 +3,13 @@
 Owns the evidence the verdict reads (`Signals`, all from what the ranking already worked
 out) and the rule over it (`unsure`). A ranking is unsure when:
 
-* words only: no tool scores for the words, as the request wrote them, above what one rare
-  word in a description gives (`WEAK_SCORE`);
+* words only, either of:
+  - no tool scores for the words, as the request wrote them, above what one rare word in
+    a description gives (`WEAK_SCORE`);
+  - the words do not name the first tool outright, the request is short (under `SHORT`
+    terms) and the words the catalog holds anywhere (as written or with a typo) carry
+    under `KNOWN_WORDS` of it, each word weighted by its rarity in the catalog (a word no
+    tool holds weighs most): the request speaks of things the catalog does not have;
 * either way: the words match strongly (a best word score of `STRONG` or more) a short
   request (under `SHORT` terms) that names no tool outright (no tool's whole name, and no
   tool holds every term): its words belong to different tools, none of which does what
@@ -15,9 +20,7 @@ out) and the rule over it (`unsure`). A ranking is unsure when:
   - the words do not name the first tool outright and the model finds it unrelated
     (cosine under `UNRELATED`): a common or stand-in word matched, not the need;
   - the words do not name the first tool outright, no tool is closer in meaning than
-    `FAR`, and the words the catalog holds anywhere (as written or with a typo) carry
-    under `KNOWN` of the request, each word weighted by its rarity in the catalog (a word no
-    tool holds weighs most): the request speaks of things the catalog does not have.
+    `FAR`, and the words the catalog holds carry under `KNOWN` of the request (as above).
 
 The thresholds (`Thresholds`, the shipped ones `SHIPPED`) were set on the development sets as a whole (invented and real catalogs,
 answerable queries and queries no tool serves) and cross-validated over queries by
@@ -35,7 +38,7 @@ from typing import NamedTuple
 from sidecar.catalog.search.lexical import Evidence, LexicalIndex, Query
 from sidecar.catalog.search.related import Related
 
-__all__ = ["FAR", "KNOWN", "SHIPPED", "SHORT", "STRONG", "UNRELATED", "WEAK_SCORE", "WEAK_SCORE_BLENDED", "WEAK_SIMILARITY",
+__all__ = ["FAR", "KNOWN", "KNOWN_WORDS", "SHIPPED", "SHORT", "STRONG", "UNRELATED", "WEAK_SCORE", "WEAK_SCORE_BLENDED", "WEAK_SIMILARITY",
            "Signals", "Thresholds", "signals", "unsure"]
 
 WEAK_SCORE = 5.5  # words alone: a best lexical score under this is weak
@@ -44,6 +47,7 @@ WEAK_SIMILARITY = 0.22  # and no tool closer in meaning than this (cosine), is w
 UNRELATED = 0.05  # with the model: a first tool no closer than this (cosine), not named outright, is weak
 FAR = 0.14  # with the model: no tool closer than this (cosine),
 KNOWN = 0.35  # and the catalog's words carrying under this share of the request, is weak
+KNOWN_WORDS = 0.30  # words only: the catalog's words carrying under this share of a short request, is weak
 STRONG = 20.0  # either way: a best word score of this or more,
 SHORT = 5  # on a request of fewer terms than this that names no tool outright, is weak
 
@@ -57,6 +61,7 @@ class Thresholds(NamedTuple):
     unrelated: float = UNRELATED
     far: float = FAR
     known: float = KNOWN
+    known_words: float = KNOWN_WORDS
     strong: float = STRONG
     short: int = SHORT
 
@@ -99,7 +104,8 @@ def unsure(seen: Signals, rule: Thresholds = SHIPPED) -> bool:
     """True when nothing fits the request well enough to say so."""
     scattered = not seen.named_any and seen.terms < rule.short and seen.best_words >= rule.strong
     if not seen.model:
-        return seen.best_words < rule.weak_score or scattered
+        unknown = not seen.named and seen.terms < rule.short and seen.known < rule.known_words
+        return seen.best_words < rule.weak_score or scattered or unknown
     if seen.best_words < rule.weak_score_blended and seen.best_similar < rule.weak_similarity:
         return True
     if seen.named:
