@@ -35,7 +35,7 @@ WRITER = "bench.search_unsure"
 ANSWERABLE_UNSURE = 0.10  # the most answerable queries a threshold may mark unsure (training folds)
 QUERY_FOLDS = 10
 WORD_FEATURES = ("best word score", "first tool's share", "unexplained share", "known share", "terms")
-MODEL_FEATURES = ("best similarity", "first tool's similarity", "similarity z-score", "named outright")
+MODEL_FEATURES = ("best similarity", "first tool's similarity", "named outright")
 FAR_GRID = tuple(round(0.02 * step, 2) for step in range(16))  # 0 .. 0.30
 KNOWN_GRID = tuple(round(0.05 * step, 2) for step in range(21))  # 0 .. 1
 STRONG_GRID = tuple(range(8, 42, 2))  # best word scores
@@ -50,7 +50,7 @@ def features(index: Any, query: str) -> tuple[list[float], Any]:
         return [0.0] * (len(WORD_FEATURES) + (len(MODEL_FEATURES) if index.semantic is not None else 0)), None
     row = [math.log1p(seen.best_words), seen.cover_first, seen.unexplained, seen.known, math.log(seen.terms + 1)]
     if seen.model:
-        row += [seen.best_similar, seen.first_similar, seen.z_similar, float(seen.named)]
+        row += [seen.best_similar, seen.first_similar, float(seen.named)]
     return row, seen
 
 

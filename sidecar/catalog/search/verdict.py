@@ -25,13 +25,12 @@ out) and the rule over it (`unsure`). A ranking is unsure when:
 The thresholds (`Thresholds`, the shipped ones `SHIPPED`) were set on the development sets as a whole (invented and real catalogs,
 answerable queries and queries no tool serves) and cross-validated over queries by
 `bench.search_unsure`; no item of either set is named here. The other signals (the first
-tool's share of the request, the unexplained share, the spread of the model's
-similarities) are there for that study: they did not earn a clause.
+tool's share of the request, the unexplained share) are there for that study: they did
+not earn a clause.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -79,10 +78,9 @@ class Signals(NamedTuple):
     unexplained: float  # the rarity-weighted share no tool holds and the model relates to nothing
     known: float  # the rarity-weighted share some tool holds as written or with a typo
     terms: int  # the request's terms
-    model: bool  # the model's evidence is there; the three below are 0 without it
+    model: bool  # the model's evidence is there; the two below are 0 without it
     best_similar: float  # the closest tool's cosine
     first_similar: float  # the first tool's cosine
-    z_similar: float  # the closest tool's cosine above the catalog's mean, in standard deviations
 
 
 def signals(lexical: LexicalIndex, query: Query, words: Evidence, similar: Sequence[float] | None,
@@ -93,11 +91,8 @@ def signals(lexical: LexicalIndex, query: Query, words: Evidence, similar: Seque
     best_words = max((words.plain.get(i, 0.0) for i in chosen), default=0.0)
     lexical_part = (best_words, first in words.outright, bool(words.outright), held.covered[first], held.unexplained, held.known, held.terms)
     if not similar:
-        return Signals(*lexical_part, False, 0.0, 0.0, 0.0)
-    top = max(similar[i] for i in chosen)
-    mean = sum(similar) / len(similar)
-    spread = math.sqrt(sum((v - mean) ** 2 for v in similar) / len(similar)) or 1.0
-    return Signals(*lexical_part, True, top, similar[first], (top - mean) / spread)
+        return Signals(*lexical_part, False, 0.0, 0.0)
+    return Signals(*lexical_part, True, max(similar[i] for i in chosen), similar[first])
 
 
 def unsure(seen: Signals, rule: Thresholds = SHIPPED) -> bool:
