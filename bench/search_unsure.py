@@ -26,7 +26,7 @@ import os
 import sys
 import tempfile
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from bench import real_set
 from bench import search as bench_search
@@ -101,25 +101,34 @@ def _marks(rows: list[dict[str, Any]], rule: Any = None) -> list[bool]:
     return [r["seen"] is None or verdict.unsure(r["seen"], rule) for r in rows]
 
 
-def _grids() -> dict[str, tuple[Any, list[Any], Callable[[Any], str]]]:
-    """Per clause: the rule with it off, the rules to choose from, and how to name a choice."""
+class Clause(NamedTuple):
+    """A clause of the shipped rule to cross-validate: the rule with it off, the rules to
+    choose its thresholds from, how to name a choice, and whether it needs the model."""
+
+    off: Any
+    choices: list[Any]
+    said: Callable[[Any], str]
+    model: bool | None  # None: either way
+
+
+def _clauses() -> dict[str, Clause]:
     from sidecar.catalog.search.verdict import SHIPPED
 
+    strong = [SHIPPED._replace(strong=float(score), short=terms) for score in STRONG_GRID for terms in SHORT_GRID]
+    short = [SHIPPED._replace(known_words=known) for known in KNOWN_GRID]
+    far = [SHIPPED._replace(far=far, known=known) for far in FAR_GRID for known in KNOWN_GRID]
     return {
-        "strong words on a short request naming no tool": (
-            SHIPPED._replace(strong=math.inf), [SHIPPED._replace(strong=float(strong), short=short)
-                                        for strong in STRONG_GRID for short in SHORT_GRID],
-            lambda rule: f"{rule.strong:g}/{rule.short}"),
-        "known share of a short request (words only)": (
-            SHIPPED._replace(known_words=0.0), [SHIPPED._replace(known_words=known) for known in KNOWN_GRID],
-            lambda rule: f"{rule.known_words:.2f}"),
-        "known share": (
-            SHIPPED._replace(known=0.0), [SHIPPED._replace(far=far, known=known) for far in FAR_GRID for known in KNOWN_GRID],
-            lambda rule: f"{rule.far:.2f}/{rule.known:.2f}"),
+        "strong words on a short request naming no tool": Clause(
+            SHIPPED._replace(strong=math.inf), strong, lambda rule: f"{rule.strong:g}/{rule.short}", None),
+        "known share of a short request": Clause(
+            SHIPPED._replace(known_words=0.0), short, lambda rule: f"{rule.known_words:.2f}", False),
+        "known share, nothing close in meaning": Clause(
+            SHIPPED._replace(known=0.0), far, lambda rule: f"{rule.far:.2f}/{rule.known:.2f}", True),
     }
 
 
-def clause_cv(rows: list[dict[str, Any]], folds: list[str], off: Any, choices: list[Any]) -> tuple[list[bool], list[Any]]:
+def clause_cv(rows: list[dict[str, Any]], folds: list[str], off: Any,
+              choices: list[Any]) -> tuple[list[bool], list[Any]]:
     """Each query's held-out verdict with a clause's thresholds picked among `choices` on
     the other folds (the most queries no tool serves marked, both sets summed, marking no
     more of either set's answerable ones than `ANSWERABLE_UNSURE` or the rule with the
@@ -129,11 +138,12 @@ def clause_cv(rows: list[dict[str, Any]], folds: list[str], off: Any, choices: l
     for fold in sorted(set(folds)):
         train = [r for r, f in zip(rows, folds) if f != fold]
         without = _rates(train, _marks(train, off))
+        bound = {p: max(ANSWERABLE_UNSURE, rates["answerable"]) for p, rates in without.items()}
         best: tuple[float, Any] = (-1.0, off)
         for rule in choices:
             rates = _rates(train, _marks(train, rule))
-            if any(rates[p]["answerable_n"] and rates[p]["answerable"] > max(ANSWERABLE_UNSURE, without[p]["answerable"])
-                   for p in rates):
+            # A set absent from the training folds sets no bound.
+            if any(rates[p]["answerable_n"] and rates[p]["answerable"] > bound[p] for p in rates):
                 continue
             gained = sum(rates[p]["none_fits"] for p in rates)
             if gained > best[0] + 1e-9:
@@ -211,13 +221,13 @@ def study(progress: Callable[[str], None] = lambda line: None) -> dict[str, Any]
             rows = collect(use_model)
             splits = {"10 folds over queries": query_folds(rows), "by held-out catalog": catalog_folds(rows)}
             rules = {"shipped": _rates(rows, _marks(rows))}
-            for clause, (off, choices, said) in _grids().items():
-                if (clause == "known share") is not use_model and clause.startswith("known share"):
+            for clause, check in _clauses().items():
+                if check.model not in (None, use_model):
                     continue
-                rules[f"shipped without the clause: {clause}"] = _rates(rows, _marks(rows, off))
+                rules[f"shipped without the clause: {clause}"] = _rates(rows, _marks(rows, check.off))
                 for split, folds in splits.items():
-                    marked, picked = clause_cv(rows, folds, off, choices)
-                    chosen = ", ".join(sorted({said(rule) for rule in picked}))
+                    marked, picked = clause_cv(rows, folds, check.off, check.choices)
+                    chosen = ", ".join(sorted({check.said(rule) for rule in picked}))
                     rules[f"shipped, {clause}: thresholds {split} ({chosen})"] = _rates(rows, marked)
             for name, columns in _rules(use_model).items():
                 for split, folds in splits.items():

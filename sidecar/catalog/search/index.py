@@ -1,8 +1,9 @@
 """The one ranker behind every search tool (`find_tool`, a trio's search, `mcp_search_tools`).
 
 Owns the blend and the words' veto (the verdict's rule is `verdict`'s). Lexical scores
-(always) and, when the semantic extra is installed and its vectors are ready, sentence-model similarities are
-each normalised to 0..1 over the catalog and mixed with fixed weights; ranking is
+(always) and, when the semantic extra is installed and its vectors are ready,
+sentence-model similarities are each normalised to 0..1 over the catalog and mixed with
+fixed weights; ranking is
 deterministic (equal scores keep catalog order). With the model, the request's words the
 catalog does not know also count, weakly, as the catalog words closest to them in meaning
 (`related`). The words are never outvoted: when they
@@ -61,7 +62,8 @@ class SearchIndex:
         closest = chosen[limit : limit + CLOSEST] if weak else []
         return Ranked([self.entries[i] for i in top], weak, [self.entries[i] for i in closest])
 
-    def order(self, query: str, allowed: Callable[[str], bool] | None = None) -> tuple[list[int], verdict.Signals | None]:
+    def order(self, query: str,
+              allowed: Callable[[str], bool] | None = None) -> tuple[list[int], verdict.Signals | None]:
         """Every tool that scores, best first (positions), and what the verdict reads of
         that order (None when nothing scores)."""
         parsed = parse_query(query)

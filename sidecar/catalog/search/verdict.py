@@ -22,11 +22,11 @@ out) and the rule over it (`unsure`). A ranking is unsure when:
   - the words do not name the first tool outright, no tool is closer in meaning than
     `FAR`, and the words the catalog holds carry under `KNOWN` of the request (as above).
 
-The thresholds (`Thresholds`, the shipped ones `SHIPPED`) were set on the development sets as a whole (invented and real catalogs,
-answerable queries and queries no tool serves) and cross-validated over queries by
-`bench.search_unsure`; no item of either set is named here. The other signals (the first
-tool's share of the request, the unexplained share) are there for that study: they did
-not earn a clause.
+The thresholds (`Thresholds`, the shipped ones `SHIPPED`) were set on the development sets
+as a whole (invented and real catalogs, answerable queries and queries no tool serves) and
+cross-validated over queries and over catalogs by `bench.search_unsure`; no item of either
+set is named here. The other signals (the first tool's share of the request, the
+unexplained share) are there for that study: they did not earn a clause.
 """
 
 from __future__ import annotations
@@ -37,8 +37,8 @@ from typing import NamedTuple
 from sidecar.catalog.search.lexical import Evidence, LexicalIndex, Query
 from sidecar.catalog.search.related import Related
 
-__all__ = ["FAR", "KNOWN", "KNOWN_WORDS", "SHIPPED", "SHORT", "STRONG", "UNRELATED", "WEAK_SCORE", "WEAK_SCORE_BLENDED", "WEAK_SIMILARITY",
-           "Signals", "Thresholds", "signals", "unsure"]
+__all__ = ["FAR", "KNOWN", "KNOWN_WORDS", "SHIPPED", "SHORT", "STRONG", "UNRELATED", "WEAK_SCORE", "WEAK_SCORE_BLENDED",
+           "WEAK_SIMILARITY", "Signals", "Thresholds", "signals", "unsure"]
 
 WEAK_SCORE = 5.5  # words alone: a best lexical score under this is weak
 WEAK_SCORE_BLENDED = 8.0  # with the model: a best lexical score under this,
@@ -89,7 +89,8 @@ def signals(lexical: LexicalIndex, query: Query, words: Evidence, similar: Seque
     first = chosen[0]
     held = lexical.term_cover(query, (first,), related)
     best_words = max((words.plain.get(i, 0.0) for i in chosen), default=0.0)
-    lexical_part = (best_words, first in words.outright, bool(words.outright), held.covered[first], held.unexplained, held.known, held.terms)
+    lexical_part = (best_words, first in words.outright, bool(words.outright), held.covered[first], held.unexplained,
+                    held.known, held.terms)
     if not similar:
         return Signals(*lexical_part, False, 0.0, 0.0)
     return Signals(*lexical_part, True, max(similar[i] for i in chosen), similar[first])
@@ -105,4 +106,5 @@ def unsure(seen: Signals, rule: Thresholds = SHIPPED) -> bool:
         return True
     if seen.named:
         return False
-    return scattered or seen.first_similar < rule.unrelated or (seen.best_similar < rule.far and seen.known < rule.known)
+    far_and_unknown = seen.best_similar < rule.far and seen.known < rule.known
+    return scattered or far_and_unknown or seen.first_similar < rule.unrelated
