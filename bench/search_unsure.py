@@ -1,120 +1,64 @@
-"""The verdict study: can a calibrated rule over several features tell "nothing fits" better
-than the shipped one, on catalogs it was not fitted on?
+"""The verdict study: does the shipped rule over-fit its development sets, and can a
+calibrated rule over more signals do better on queries it was not fitted on?
 
     python -m bench.search_unsure                  # prints the table
     python -m bench.search_unsure --docs DIR       # and writes search-unsure-cv.json/.md (bench.doc_files)
 
-Owns the features of one ranked request (the best word score, the second's share of it,
-the share of the request's terms the best word match covers, the number of terms, and
-with the model the best cosine similarity and its gap to the fifth), a logistic rule fitted
-on them, and its test: leave one catalog out. The answerable and unanswerable queries of
-both development sets are pooled; each fold fits the rule on every other catalog (the five
-shared catalogs, the npm reference servers' lists, the merged real catalogs), sets its
-threshold so that at most 10% of the training folds' answerable queries are marked
-unsure, and marks the held-out catalog's queries. The shipped rule
-(`sidecar.catalog.search.index`) is scored on the same queries beside it. Needs numpy (the
+Owns the study's rows: every query of both development sets (answerable and not), each
+with what the verdict reads of its ranking (`sidecar.catalog.search.verdict.Signals`, from
+`SearchIndex.order`), and two kinds of check. The shipped rule's last clause (with the
+model: no tool within `FAR` in meaning and the words the catalog holds carrying under
+`KNOWN` of the request) is cross-validated: each fold picks both thresholds from a grid on
+the other folds' queries (the most queries no tool serves marked, both sets summed, with
+no more answerable ones marked on either set than 10% or the rule without the clause),
+and marks its own queries with them. A logistic rule over the signals is fitted the same
+way, its threshold set to mark at most 10% of the training folds' answerable queries. The
+folds: ten over the queries (a fixed shuffle), and one per catalog (the five shared
+catalogs, the npm reference servers' lists, the merged real catalogs). Needs numpy (the
 `[semantic]` extra brings it).
-
-With the model it also cross-validates the threshold of the shipped rule's second clause
-(the first tool is not named outright and the model finds it unrelated, cosine under
-`UNRELATED`): each fold takes, from a grid, the largest threshold that marks at most one
-point more of each training set's answerable queries than the first clause alone, and
-marks the held-out catalog with it.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import sys
 import tempfile
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from bench import real_set
 from bench import search as bench_search
 
 WRITER = "bench.search_unsure"
 ANSWERABLE_UNSURE = 0.10  # the most answerable queries a threshold may mark unsure (training folds)
-WORD_FEATURES = ("best word score", "second's share", "terms covered", "terms")
-MODEL_FEATURES = ("best similarity", "gap to the fifth")
-# Added in the third round (issue 25): the share of the request's terms, each weighted by its
-# rarity in the catalog, that the best tool matches; the share (same weights) that neither
-# matches any tool nor, with the model, relates to a catalog word; the best similarity as a
-# z-score over the catalog's tools; and whether the model's closest tool is among the words' best three.
-MORE_WORD_FEATURES = ("rare terms covered", "terms unexplained")
-MORE_MODEL_FEATURES = ("similarity z-score", "model's best in the words' top three")
+QUERY_FOLDS = 10
+WORD_FEATURES = ("best word score", "first tool's share", "unexplained share", "known share", "terms")
+MODEL_FEATURES = ("best similarity", "first tool's similarity", "named outright")
+FAR_GRID = tuple(round(0.02 * step, 2) for step in range(16))  # 0 .. 0.30
+KNOWN_GRID = tuple(round(0.05 * step, 2) for step in range(21))  # 0 .. 1
+STRONG_GRID = tuple(range(8, 42, 2))  # best word scores
+SHORT_GRID = tuple(range(2, 9))  # terms
 
 
-def _term_shares(index: Any, parsed: Any, best: int | None, related: Any) -> tuple[float, float]:
-    """(the idf-weighted share of the request's terms that tool `best` matches, the share
-    that matches nothing and relates to nothing)."""
-    lexical = index.lexical
-    vocabulary = lexical.vocabulary()
-    rarest = math.log((len(index.entries) + 1) / 0.5) + 0.1  # what a word no tool holds would weigh
-    covered = unexplained = total = 0.0
-    for term, weight, options in lexical._units(parsed):
-        if weight < 1.0:
-            continue
-        rarity = lexical._idf(term) if term in vocabulary else rarest
-        total += rarity
-        close = [word for word, factor in options if factor >= 0.7]
-        if best is not None and any(best in lexical._hits_of(word) for word in close):
-            covered += rarity
-        if not options and not related.get(term):
-            unexplained += rarity
-    return (covered / total, unexplained / total) if total else (0.0, 0.0)
-
-
-def features(index: Any, query: str) -> tuple[list[float], bool]:
-    """(the request's features: `WORD_FEATURES`, `MORE_WORD_FEATURES`, then with the model
-    `MODEL_FEATURES` and `MORE_MODEL_FEATURES`; the shipped rule's verdict)."""
-    from sidecar.catalog.search.lexical import parse_query
-    from sidecar.catalog.search.text import query_terms
-
-    parsed = parse_query(query)
-    looked = None
-    if index.semantic is not None:
-        looked = index.semantic.look(query, index.lexical.unknown_terms(parsed), index.lexical.vocabulary())
-    related = looked.related if looked is not None else {}
-    words = index.lexical.evidence(parsed, related)
-    ranked = index.rank(query, 10)
-    scores = sorted(words.plain.values(), reverse=True) + [0.0, 0.0]
-    best = max(words.plain, key=lambda i: words.plain[i]) if words.plain else None
-    row = [math.log1p(scores[0]), scores[1] / scores[0] if scores[0] else 1.0,
-           words.coverage.get(best, 0.0) if best is not None else 0.0, math.log(len(query_terms(query)) + 1)]
-    row += _term_shares(index, parsed, best, related)
-    if looked is not None:
-        similar = looked.similar
-        top = sorted(similar, reverse=True)
-        mean = sum(similar) / len(similar)
-        spread = math.sqrt(sum((v - mean) ** 2 for v in similar) / len(similar)) or 1.0
-        words_best = sorted(words.scores, key=lambda i: -words.scores[i])[:3]
-        closest = max(range(len(similar)), key=lambda i: similar[i])
-        row += [top[0], top[0] - top[min(4, len(top) - 1)], (top[0] - mean) / spread, float(closest in words_best)]
-    return row, ranked.weak
-
-
-def first_tool(index: Any, query: str) -> tuple[bool, float, bool]:
-    """(the verdict of the shipped rule's first clause alone, the first tool's similarity,
-    whether the words name it outright); with the model only."""
-    from sidecar.catalog.search import index as ranking
-    from sidecar.catalog.search.lexical import parse_query
-
-    parsed = parse_query(query)
-    looked = index.semantic.look(query, index.lexical.unknown_terms(parsed), index.lexical.vocabulary())
-    words = index.lexical.evidence(parsed, looked.related)
-    found = index.rank(query, 1).found
-    first = index.entries.index(found[0]) if found else max(range(len(looked.similar)), key=looked.similar.__getitem__)
-    best = max(words.plain.values(), default=0.0)
-    alone = not found or (best < ranking.WEAK_SCORE_BLENDED and max(looked.similar) < ranking.WEAK_SIMILARITY)
-    return alone, float(looked.similar[first]), first in words.outright
+def features(index: Any, query: str) -> tuple[list[float], Any]:
+    """(the request's features: `WORD_FEATURES`, then with the model `MODEL_FEATURES`; the
+    verdict's signals, None when no tool scores)."""
+    _, seen = index.order(query)
+    if seen is None:
+        return [0.0] * (len(WORD_FEATURES) + (len(MODEL_FEATURES) if index.semantic is not None else 0)), None
+    row = [math.log1p(seen.best_words), seen.cover_first, seen.unexplained, seen.known, math.log(seen.terms + 1)]
+    if seen.model:
+        row += [seen.best_similar, seen.first_similar, float(seen.named)]
+    return row, seen
 
 
 def collect(use_model: bool) -> list[dict[str, Any]]:
-    """Every query of both sets: its set, its catalog (the fold), answerable or not, features."""
+    """Every query of both sets: its set, its catalog (a fold), answerable or not, its
+    features and signals."""
+    import json
+
     dev = bench_search.dev_dir()
     shared = bench_search._queries(dev)
     none_fits = [json.loads(line) for line in (bench_search.OWN_SET / "unanswerable.jsonl").read_text().splitlines()
@@ -124,15 +68,91 @@ def collect(use_model: bool) -> list[dict[str, Any]]:
         index = bench_search._index(bench_search._catalog_tools(dev, name), use_model)
         fold = "npm" if name.startswith("npm:") else name.removesuffix(".json")
         for q in (q for q in shared + none_fits if q["catalog"] == name):
-            row, weak = features(index, q["query"])
-            rows.append({"set": "shared", "fold": fold, "answerable": bool(q["expect"]), "x": row, "shipped": weak,
-                         "first": first_tool(index, q["query"]) if use_model else None})
+            row, seen = features(index, q["query"])
+            rows.append({"set": "shared", "fold": fold, "answerable": bool(q["expect"]), "x": row, "seen": seen})
     index = real_set.merged_index(use_model)
     for q in real_set.queries():
-        row, weak = features(index, q["query"])
-        rows.append({"set": "real", "fold": "real", "answerable": bool(q["expect"]), "x": row, "shipped": weak,
-                     "first": first_tool(index, q["query"]) if use_model else None})
+        row, seen = features(index, q["query"])
+        rows.append({"set": "real", "fold": "real", "answerable": bool(q["expect"]), "x": row, "seen": seen})
     return rows
+
+
+def query_folds(rows: list[dict[str, Any]]) -> list[str]:
+    """Each row's fold of `QUERY_FOLDS` over the queries (a fixed shuffle)."""
+    import random
+
+    order = list(range(len(rows)))
+    random.Random(25).shuffle(order)
+    folds = [""] * len(rows)
+    for rank, position in enumerate(order):
+        folds[position] = f"q{rank % QUERY_FOLDS}"
+    return folds
+
+
+def catalog_folds(rows: list[dict[str, Any]]) -> list[str]:
+    return [r["fold"] for r in rows]
+
+
+def _marks(rows: list[dict[str, Any]], rule: Any = None) -> list[bool]:
+    """Each row's verdict under `rule` (a `verdict.Thresholds`; None: the shipped one)."""
+    from sidecar.catalog.search import verdict
+
+    rule = rule or verdict.SHIPPED
+    return [r["seen"] is None or verdict.unsure(r["seen"], rule) for r in rows]
+
+
+class Clause(NamedTuple):
+    """A clause of the shipped rule to cross-validate: the rule with it off, the rules to
+    choose its thresholds from, how to name a choice, and whether it needs the model."""
+
+    off: Any
+    choices: list[Any]
+    said: Callable[[Any], str]
+    model: bool | None  # None: either way
+
+
+def _clauses() -> dict[str, Clause]:
+    from sidecar.catalog.search.verdict import SHIPPED
+
+    strong = [SHIPPED._replace(strong=float(score), short=terms) for score in STRONG_GRID for terms in SHORT_GRID]
+    short = [SHIPPED._replace(known_words=known) for known in KNOWN_GRID]
+    far = [SHIPPED._replace(far=far, known=known) for far in FAR_GRID for known in KNOWN_GRID]
+    return {
+        "strong words on a short request naming no tool": Clause(
+            SHIPPED._replace(strong=math.inf), strong, lambda rule: f"{rule.strong:g}/{rule.short}", None),
+        "known share of a short request": Clause(
+            SHIPPED._replace(known_words=0.0), short, lambda rule: f"{rule.known_words:.2f}", False),
+        "known share, nothing close in meaning": Clause(
+            SHIPPED._replace(known=0.0), far, lambda rule: f"{rule.far:.2f}/{rule.known:.2f}", True),
+    }
+
+
+def clause_cv(rows: list[dict[str, Any]], folds: list[str], off: Any,
+              choices: list[Any]) -> tuple[list[bool], list[Any]]:
+    """Each query's held-out verdict with a clause's thresholds picked among `choices` on
+    the other folds (the most queries no tool serves marked, both sets summed, marking no
+    more of either set's answerable ones than `ANSWERABLE_UNSURE` or the rule with the
+    clause `off`), and the rule each fold picked."""
+    marked = [False] * len(rows)
+    picked = []
+    for fold in sorted(set(folds)):
+        train = [r for r, f in zip(rows, folds) if f != fold]
+        without = _rates(train, _marks(train, off))
+        bound = {p: max(ANSWERABLE_UNSURE, rates["answerable"]) for p, rates in without.items()}
+        best: tuple[float, Any] = (-1.0, off)
+        for rule in choices:
+            rates = _rates(train, _marks(train, rule))
+            # A set absent from the training folds sets no bound.
+            if any(rates[p]["answerable_n"] and rates[p]["answerable"] > bound[p] for p in rates):
+                continue
+            gained = sum(rates[p]["none_fits"] for p in rates)
+            if gained > best[0] + 1e-9:
+                best = (gained, rule)
+        picked.append(best[1])
+        held = [i for i, f in enumerate(folds) if f == fold]
+        for i, mark in zip(held, _marks([rows[i] for i in held], best[1])):
+            marked[i] = mark
+    return marked, picked
 
 
 def _fit(x: Any, y: Any, steps: int = 3000, rate: float = 0.5, l2: float = 0.01) -> Any:
@@ -154,55 +174,23 @@ def _probability(beta: Any, x: Any) -> Any:
     return 1 / (1 + np.exp(-(np.hstack([x, np.ones((len(x), 1))]) @ beta)))
 
 
-def cross_validate(rows: list[dict[str, Any]], columns: list[int]) -> list[bool]:
-    """Each query's held-out verdict (True: unsure) from the rule fitted on the other folds,
-    over the feature `columns`."""
+def cross_validate(rows: list[dict[str, Any]], columns: list[int], folds: list[str]) -> list[bool]:
+    """Each query's held-out verdict (True: unsure) from the logistic rule fitted on the
+    other `folds`, over the feature `columns`."""
     import numpy as np
 
     x = np.array([[r["x"][c] for c in columns] for r in rows])
     x = (x - x.mean(0)) / (x.std(0) + 1e-9)
     y = np.array([0.0 if r["answerable"] else 1.0 for r in rows])
+    labels = np.array(folds)
     marked = np.zeros(len(rows), bool)
-    for fold in sorted({r["fold"] for r in rows}):
-        train = np.array([r["fold"] != fold for r in rows])
+    for fold in sorted(set(folds)):
+        train = labels != fold
         beta = _fit(x[train], y[train])
         answerable = np.sort(_probability(beta, x[train][y[train] == 0]))
         threshold = answerable[math.ceil((1 - ANSWERABLE_UNSURE) * len(answerable)) - 1]
         marked[~train] = _probability(beta, x[~train]) > threshold
     return [bool(m) for m in marked]
-
-
-UNRELATED_GRID = tuple(round(0.005 * step, 3) for step in range(41))  # 0 .. 0.2
-ADDED_ANSWERABLE = 0.011  # the most a threshold may add to a training set's answerable-unsure share
-
-
-def _first_clause(rows: list[dict[str, Any]], threshold: float) -> list[bool]:
-    return [r["first"][0] or (not r["first"][2] and r["first"][1] < threshold) for r in rows]
-
-
-def unrelated_cv(rows: list[dict[str, Any]]) -> tuple[list[bool], dict[str, float]]:
-    """Each query's held-out verdict with the unrelated-first-tool threshold chosen on the
-    other folds, and the threshold each fold chose."""
-    marked = [False] * len(rows)
-    chosen: dict[str, float] = {}
-    for fold in sorted({r["fold"] for r in rows}):
-        train = [r for r in rows if r["fold"] != fold]
-        base = _first_clause(train, 0.0)
-        best = 0.0
-        for threshold in UNRELATED_GRID:
-            added = _first_clause(train, threshold)
-            if all(_added(train, base, added, part) <= ADDED_ANSWERABLE for part in ("shared", "real")):
-                best = threshold
-        chosen[fold] = best
-        for position, row in enumerate(rows):
-            if row["fold"] == fold:
-                marked[position] = _first_clause([row], best)[0]
-    return marked, chosen
-
-
-def _added(rows: list[dict[str, Any]], base: list[bool], added: list[bool], part: str) -> float:
-    picked = [(b, a) for r, b, a in zip(rows, base, added) if r["set"] == part and r["answerable"]]
-    return (sum(a for _, a in picked) - sum(b for b, _ in picked)) / len(picked) if picked else 0.0
 
 
 def _rates(rows: list[dict[str, Any]], marked: list[bool]) -> dict[str, dict[str, float]]:
@@ -217,15 +205,10 @@ def _rates(rows: list[dict[str, Any]], marked: list[bool]) -> dict[str, dict[str
 
 def _rules(use_model: bool) -> dict[str, list[int]]:
     """Each fitted rule's feature columns (see `features` for their order)."""
-    words, more = len(WORD_FEATURES), len(MORE_WORD_FEATURES)
-    first = list(range(words))
-    added = list(range(words, words + more))
+    words = list(range(len(WORD_FEATURES)))
     if not use_model:
-        return {"fitted, words": first, "fitted, words + rare terms and unexplained": first + added}
-    model = list(range(words + more, words + more + len(MODEL_FEATURES)))
-    rest = list(range(words + more + len(MODEL_FEATURES), words + more + len(MODEL_FEATURES) + len(MORE_MODEL_FEATURES)))
-    return {"fitted, words and model": first + model,
-            "fitted, + rare terms, unexplained, z-score, agreement": first + added + model + rest}
+        return {"fitted, words": words}
+    return {"fitted, words and model": words + list(range(len(WORD_FEATURES), len(WORD_FEATURES) + len(MODEL_FEATURES)))}
 
 
 def study(progress: Callable[[str], None] = lambda line: None) -> dict[str, Any]:
@@ -236,14 +219,19 @@ def study(progress: Callable[[str], None] = lambda line: None) -> dict[str, Any]
         for mode, use_model in modes:
             progress(f"search_unsure: {mode}")
             rows = collect(use_model)
-            rules = {"shipped": _rates(rows, [r["shipped"] for r in rows])}
-            if use_model:
-                rules["shipped, first clause alone"] = _rates(rows, _first_clause(rows, 0.0))
-                marked, chosen = unrelated_cv(rows)
-                rules[f"shipped, unrelated threshold by fold ({min(chosen.values()):.3f}-{max(chosen.values()):.3f})"] = (
-                    _rates(rows, marked))
+            splits = {"10 folds over queries": query_folds(rows), "by held-out catalog": catalog_folds(rows)}
+            rules = {"shipped": _rates(rows, _marks(rows))}
+            for clause, check in _clauses().items():
+                if check.model not in (None, use_model):
+                    continue
+                rules[f"shipped without the clause: {clause}"] = _rates(rows, _marks(rows, check.off))
+                for split, folds in splits.items():
+                    marked, picked = clause_cv(rows, folds, check.off, check.choices)
+                    chosen = ", ".join(sorted({check.said(rule) for rule in picked}))
+                    rules[f"shipped, {clause}: thresholds {split} ({chosen})"] = _rates(rows, marked)
             for name, columns in _rules(use_model).items():
-                rules[name] = _rates(rows, cross_validate(rows, columns))
+                for split, folds in splits.items():
+                    rules[f"{name}, {split}"] = _rates(rows, cross_validate(rows, columns, folds))
             result[mode] = rules
     return result
 

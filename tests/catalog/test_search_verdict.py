@@ -5,7 +5,11 @@
   catalogs, each against a model that prefers another tool.
 * The verdict: a request no tool serves is weak, a plain one is not; with the model, a
   first tool the words found but the model finds unrelated is weak unless the words name
-  it outright (a misspelt name is as far from its tool as nonsense for the model); and on both
+  it outright (a misspelt name is as far from its tool as nonsense for the model), as is one
+  no tool is close to in meaning whose rarest words the catalog does not hold; a short
+  request whose words match strongly but no one tool holds them all is weak either way,
+  and words only so is a short one whose words the catalog mostly lacks;
+  and on both
   development sets as a whole the two errors stay under their floors (a smoke: the
   figures themselves are in docs/generated/search-*.md, from `python -m bench.search --docs`).
 """
@@ -25,6 +29,7 @@ from bench.search import recall, unanswerable
 from sidecar.catalog import CatalogEntry, SearchIndex
 from sidecar.catalog.search import words
 from sidecar.catalog.search.index import UNRELATED
+from sidecar.catalog.search.verdict import FAR, KNOWN_WORDS, SHORT, STRONG, WEAK_SCORE
 from sidecar.catalog.search.lexical import parse_query
 from sidecar.catalog.search.semantic import Looked
 from sidecar.catalog.search.text import name_stems
@@ -112,7 +117,10 @@ class Flat:
 @pytest.mark.parametrize(("request_text", "similarity", "weak"), [
     ("read the pizza menu history", 0.0, True),  # two words of read_room_history, by chance
     ("read the pizza menu history", UNRELATED - 0.01, True),
-    ("read the pizza menu history", UNRELATED + 0.01, False),
+    # Above UNRELATED but no tool close (under FAR), and the rarest words unknown to the catalog.
+    ("read the pizza menu history", (UNRELATED + FAR) / 2, True),
+    ("read the pizza menu history", FAR + 0.01, False),
+    ("read the history of a room", FAR - 0.01, False),  # every word is the catalog's
     ("read the pizza menu history", 0.3, False),
     ("raed room hsitory", 0.0, False),  # the words name read_room_history outright
     ("read the history of a room", 0.0, False),
@@ -125,6 +133,36 @@ def test_a_first_tool_the_model_finds_unrelated_is_weak_unless_named_outright(
     assert ranked.found[0].name == "read_room_history" and ranked.weak is weak
 
 
+@pytest.mark.parametrize(("request_text", "weak"), [
+    ("capture the transactions", True),  # both words strong, in different tools: none captures transactions
+    ("retrieve the uncollectible", True),
+    ("capture the payment", False),  # capture_payment, named outright
+    ("list the balance transactions", False),
+])
+@pytest.mark.parametrize("similarity", [None, 0.3])
+def test_a_short_request_whose_strong_words_no_one_tool_holds_is_weak(
+        request_text: str, weak: bool, similarity: float | None) -> None:
+    tools, index = _index("shop")
+    if similarity is not None:
+        index.semantic = Flat(len(tools), similarity)  # type: ignore[assignment]
+    _, seen = index.order(request_text)
+    assert seen is not None and seen.best_words >= STRONG and seen.terms < SHORT, seen
+    assert index.rank(request_text, 10).weak is weak
+
+
+@pytest.mark.parametrize(("request_text", "weak"), [
+    ("cancel my yoga class", True),  # one word of the catalog's among rarer ones it lacks
+    ("ship a parcel to grandma", True),
+    ("refund the invoice", False),
+    ("cancel the membership", False),
+])
+def test_words_only_a_short_request_the_catalog_knows_little_of_is_weak(request_text: str, weak: bool) -> None:
+    _, index = _index("shop")
+    _, seen = index.order(request_text)
+    assert seen is not None and seen.best_words >= WEAK_SCORE and seen.terms < SHORT, seen
+    assert (seen.known < KNOWN_WORDS) is weak and index.rank(request_text, 10).weak is weak
+
+
 @pytest.mark.skipif(not (DEV / "queries.jsonl").exists(), reason=f"no development set at {DEV}")
 @pytest.mark.timeout(300)
 def test_both_errors_stay_under_their_floors_on_the_development_sets(monkeypatch: Any) -> None:
@@ -132,4 +170,4 @@ def test_both_errors_stay_under_their_floors_on_the_development_sets(monkeypatch
     answerable = recall(DEV, use_model=False)["overall"]
     served_by_none = unanswerable(DEV, use_model=False)["overall"]
     assert answerable["unsure"] <= 0.15 and answerable["r10"] >= 0.68, answerable
-    assert served_by_none["unsure"] >= 0.65, served_by_none
+    assert served_by_none["unsure"] >= 0.70, served_by_none  # measured (unsure33): 0.750

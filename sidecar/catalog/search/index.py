@@ -1,21 +1,17 @@
 """The one ranker behind every search tool (`find_tool`, a trio's search, `mcp_search_tools`).
 
-Owns the blend, the words' veto and the verdict. Lexical scores (always) and, when the
-semantic extra is installed and its vectors are ready, sentence-model similarities are
-each normalised to 0..1 over the catalog and mixed with fixed weights; ranking is
+Owns the blend and the words' veto (the verdict's rule is `verdict`'s). Lexical scores
+(always) and, when the semantic extra is installed and its vectors are ready,
+sentence-model similarities are each normalised to 0..1 over the catalog and mixed with
+fixed weights; ranking is
 deterministic (equal scores keep catalog order). With the model, the request's words the
 catalog does not know also count, weakly, as the catalog words closest to them in meaning
 (`related`). The words are never outvoted: when they
 name a tool outright (its whole name, or every term of a request of two terms or more,
 allowing a typo a word) the best such tool stays first whatever the model scores; the
-model re-sorts the rest. A ranking is "weak" (the answer says none fits well) when no
-tool scores for the words above what one rare word in a description gives, and, with the
-model, no tool is close in meaning either; with the model it is also weak when the tool it
-would put first got there on words alone, the model finding it unrelated to the request
-(a common or stand-in word matched, not the need) and the words not naming it outright.
-The thresholds were set on the development
-sets as a whole (invented and real catalogs, answerable and unanswerable queries), never
-on single items.
+model re-sorts the rest. A ranking is "weak" (the answer says none fits well) by
+`verdict.unsure` over what the ranking worked out (`verdict.Signals`); its thresholds are
+re-exported here.
 """
 
 from __future__ import annotations
@@ -24,16 +20,13 @@ from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from sidecar.catalog.merge import CatalogEntry
-from sidecar.catalog.search import semantic
+from sidecar.catalog.search import semantic, verdict
 from sidecar.catalog.search.lexical import Evidence, LexicalIndex, parse_query
+from sidecar.catalog.search.verdict import UNRELATED, WEAK_SCORE, WEAK_SCORE_BLENDED, WEAK_SIMILARITY
 
 __all__ = ["LEXICAL_WEIGHT", "UNRELATED", "WEAK_SCORE", "WEAK_SCORE_BLENDED", "WEAK_SIMILARITY", "Ranked", "SearchIndex"]
 
 LEXICAL_WEIGHT = 0.4  # the lexical share of a blended score; the model's is the rest
-WEAK_SCORE = 5.5  # words alone: a best lexical score under this is weak
-WEAK_SCORE_BLENDED = 8.0  # with the model: a best lexical score under this,
-WEAK_SIMILARITY = 0.22  # and no tool closer in meaning than this (cosine), is weak
-UNRELATED = 0.05  # with the model: a first tool no closer than this (cosine), not named outright, is weak
 CLOSEST = 10  # names offered beyond the answer when the match is weak
 
 
@@ -63,21 +56,31 @@ class SearchIndex:
         return self.rank(query, limit, allowed).found
 
     def rank(self, query: str, limit: int, allowed: Callable[[str], bool] | None = None) -> Ranked:
+        chosen, seen = self.order(query, allowed)
+        top = chosen[:limit]
+        weak = not top or seen is None or verdict.unsure(seen)
+        closest = chosen[limit : limit + CLOSEST] if weak else []
+        return Ranked([self.entries[i] for i in top], weak, [self.entries[i] for i in closest])
+
+    def order(self, query: str,
+              allowed: Callable[[str], bool] | None = None) -> tuple[list[int], verdict.Signals | None]:
+        """Every tool that scores, best first (positions), and what the verdict reads of
+        that order (None when nothing scores)."""
         parsed = parse_query(query)
         looked = None
         if self.semantic is not None:
             looked = self.semantic.look(query, self.lexical.unknown_terms(parsed), self.lexical.vocabulary())
-        words = self.lexical.evidence(parsed, looked.related if looked is not None else None)
+        related = looked.related if looked is not None else None
+        words = self.lexical.evidence(parsed, related)
         similar = looked.similar if looked is not None else None
         scores = _blend(words.scores, similar)
         ranked = sorted(scores.items(), key=lambda pair: (-round(pair[1], 9), pair[0]))
         chosen = [i for i, _ in ranked if allowed is None or allowed(self.entries[i].exposed)]
         if similar is not None:
             chosen = _words_first(chosen, words)
-        top = chosen[:limit]
-        weak = not top or _weak(chosen, words, similar)
-        closest = chosen[limit : limit + CLOSEST] if weak else []
-        return Ranked([self.entries[i] for i in top], weak, [self.entries[i] for i in closest])
+        if not chosen:
+            return chosen, None
+        return chosen, verdict.signals(self.lexical, parsed, words, similar, related, chosen)
 
 
 def _words_first(chosen: list[int], words: Evidence) -> list[int]:
@@ -87,21 +90,6 @@ def _words_first(chosen: list[int], words: Evidence) -> list[int]:
         return chosen
     first = max(named, key=lambda i: (words.plain.get(i, 0.0), -chosen.index(i)))  # as written, not related
     return [first, *(i for i in chosen if i != first)]
-
-
-def _weak(chosen: list[int], words: Evidence, similar: list[float] | None) -> bool:
-    # The words as the request wrote them: a related word says the catalog has something
-    # like it, not that a tool does what was asked.
-    best = max((words.plain.get(i, 0.0) for i in chosen), default=0.0)
-    if similar is None:
-        return best < WEAK_SCORE
-    if best < WEAK_SCORE_BLENDED and max((similar[i] for i in chosen), default=0.0) < WEAK_SIMILARITY:
-        return True
-    # The words put a tool first that the model sees no meaning in: a word the request
-    # shares with it by chance (a stand-in, a foreign word's stem, a common noun), unless
-    # the words name the tool outright (a misspelt name is as far from it as nonsense).
-    first = chosen[0]
-    return first not in words.outright and similar[first] < UNRELATED
 
 
 def _blend(lexical: dict[int, float], similar: list[float] | None) -> dict[int, float]:

@@ -28,7 +28,7 @@ from sidecar.catalog.search.shapes import MARK, abbreviates, query_shapes, schem
 from sidecar.catalog.search.summary import split_description
 from sidecar.catalog.search.text import fold, is_cjk, name_stems, plain_words, prose_stems, query_words, stem
 
-__all__ = ["Evidence", "LexicalIndex", "Query", "parse_query", "tool_text"]
+__all__ = ["Evidence", "LexicalIndex", "Query", "TermCover", "parse_query", "tool_text"]
 
 # Field weights: a word in a tool's name says most about what the tool does.
 NAME, TITLE, SHAPE, ENUM, PROPERTY, DESCRIPTION, OPTIONAL_SHAPE, PROPERTY_TEXT = 4.0, 3.0, 2.0, 2.0, 1.5, 1.0, 0.8, 0.5
@@ -57,6 +57,19 @@ class Evidence(NamedTuple):
     coverage: dict[int, float]
     outright: frozenset[int]
     plain: dict[int, float]  # the scores without the words the model relates (`related`)
+
+
+class TermCover(NamedTuple):
+    """How much of a request some tools hold: per tool, the share of the request's terms
+    (each weighted by its rarity in the catalog; a word no tool holds weighs most) it holds,
+    each counted as much as its best match counts (as written 1, a typo 0.7, a synonym
+    0.6, a related word at most 0.5); the share no tool holds and nothing relates to; the
+    share some tool holds as written or with a typo; the number of terms."""
+
+    covered: dict[int, float]
+    unexplained: float
+    known: float
+    terms: int
 
 
 class Query(NamedTuple):
@@ -216,6 +229,7 @@ class LexicalIndex:
         self._vocabulary: frozenset[str] | None = None
         self._sorted: list[str] = []
         self._near: dict[str, list[str]] | None = None
+        self._last_units: tuple[Query, list[tuple[str, float, list[tuple[str, float]]]]] | None = None
 
     def build(self) -> LexicalIndex:
         if self._fields is None:
@@ -323,7 +337,16 @@ class LexicalIndex:
         return dict(unknown[:RELATED_ASKED])
 
     def _units(self, query: Query) -> list[tuple[str, float, list[tuple[str, float]]]]:
-        """(term, how much it counts, what it matches) for every part of a query."""
+        """(term, how much it counts, what it matches) for every part of a query; the last
+        query's are kept (the score and the verdict both read them)."""
+        last = self._last_units
+        if last is not None and last[0] is query:
+            return last[1]
+        units = self._make_units(query)
+        self._last_units = (query, units)  # assigned whole: queries may come from worker threads
+        return units
+
+    def _make_units(self, query: Query) -> list[tuple[str, float, list[tuple[str, float]]]]:
         vocabulary = self._words()
         units = [(t, 1.0, self.expand(t, w)) for t, w in query.terms]
         units += [(f, 1.0, [(f, 1.0)] if f in vocabulary else []) for f in query.fields]
@@ -336,6 +359,31 @@ class LexicalIndex:
                 options = [(english, 1.0)] if english in vocabulary else self.expand(english)
                 units.append((english, _TRANSLATED, options))
         return units
+
+    def term_cover(self, query: Query, tools: Sequence[int], related: Related | None = None) -> TermCover:
+        """What share of `query` each of `tools` (positions) holds (see `TermCover`)."""
+        self.build()
+        vocabulary = self._words()
+        rarest = math.log((len(self.entries) + 1) / 0.5) + 0.1  # what a word no tool holds would weigh
+        covered = dict.fromkeys(tools, 0.0)
+        total = unexplained = known = 0.0
+        units = self._units(query)
+        for term, weight, options in units:
+            rarity = weight * (min(self._idf(term), rarest) if term in vocabulary else rarest)
+            total += rarity
+            matches = [*options, *(related_options(term, options, related) if related else ())]
+            if not matches:
+                unexplained += rarity
+                continue
+            if any(factor >= _NEAR for _, factor in options):
+                known += rarity
+            for index in tools:
+                held = self._best[index]
+                covered[index] += rarity * max((factor for word, factor in matches if word in held), default=0.0)
+        if not total:
+            return TermCover(covered, 0.0, 0.0, 0)
+        shares = {i: value / total for i, value in covered.items()}
+        return TermCover(shares, unexplained / total, known / total, len(units))
 
     def scores(self, query: Query) -> tuple[dict[int, float], dict[int, float]]:
         """Per tool position, the query's score (tools that share nothing are left out),
