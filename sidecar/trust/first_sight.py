@@ -1,7 +1,8 @@
 """A listing's digests, scan and first pins made ahead, in slices that leave the loop free.
 
 Owns the slow part of trusting a big listing, moved before the screen: each tool's digest,
-the poisoning scan of the definitions not seen before (about 1 ms a tool), the words the
+the poisoning scan of the definitions not seen before (in batches sized to what is left of
+a slice, by the last batch's cost a tool: the scan reads a batch's new words at once), the words the
 shadowing rule reads when other upstreams exist, and, when the upstream has no pins yet,
 the pins of its first sight (kept by the screen, which fails closed when they cannot be). The
 work runs on the loop in slices of at most `SLICE_SECONDS`, with `await asyncio.sleep(0)`
@@ -46,6 +47,16 @@ class _Slices:
             await asyncio.sleep(0)
             self.ends = time.perf_counter() + SLICE_SECONDS
 
+    def fitting(self, each: float) -> int:
+        """How many pieces of work costing `each` seconds fit in what is left of the slice (at
+        least 1; 1 while `each` is not known)."""
+        if each <= 0:
+            return 1
+        return max(1, min(_BATCH_MOST, int((self.ends - time.perf_counter()) / max(each, 1e-6))))
+
+
+_BATCH_MOST = 64  # tools scanned in one batch at most (the scan reads a batch's new words at once)
+
 
 _preparing = 0  # listings being prepared now, in this process (their slices interleave)
 
@@ -83,12 +94,20 @@ async def _prepare(tools: list[dict[str, Any]], memo: Memo, *, first_sight: bool
             listed.append((digests[-1], tool))
         await slices.tick()
     memo.listed = (tools, digests)
-    for digest, listed_tool in listed:
-        memo.scan([(digest, listed_tool)])
-        if shadowing and digest not in memo.words:
+    each = 0.0  # the seconds a tool of this listing cost in the last batch (0: none scanned yet)
+    done = 0
+    while done < len(listed):
+        batch = listed[done:done + slices.fitting(each)]
+        began = time.perf_counter()
+        memo.scan(batch)
+        if shadowing:
             from sidecar.trust.scan import identifiers  # only with other upstreams to shadow
 
-            memo.words[digest] = identifiers(listed_tool)
+            for digest, listed_tool in batch:
+                if digest not in memo.words:
+                    memo.words[digest] = identifiers(listed_tool)
+        each = (time.perf_counter() - began) / len(batch)
+        done += len(batch)
         await slices.tick()
     if not first_sight:
         await asyncio.sleep(0)

@@ -134,8 +134,7 @@ def test_the_425_tool_first_sight_is_sliced_and_the_screen_finds_it_remembered(t
 def _remembered() -> int:
     from sidecar.trust import scan
 
-    return sum(cache.cache_info().currsize for cache in (scan._window_search, scan._normal, scan._held_within,
-                                                         scan._folded))
+    return scan.remembered_texts()
 
 
 def test_the_scans_texts_are_forgotten_in_a_turn_of_their_own_once_no_listing_is_being_prepared() -> None:
