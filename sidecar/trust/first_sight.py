@@ -4,7 +4,8 @@ Owns the slow part of trusting a big listing, moved before the screen: each tool
 the poisoning scan of the definitions not seen before (in batches sized to what is left of
 a slice, by the last batch's cost a tool: the scan reads a batch's new words at once), the words the
 shadowing rule reads when other upstreams exist, and, when the upstream has no pins yet,
-the pins of its first sight (kept by the screen, which fails closed when they cannot be). The
+the pins of its first sight (kept by `Trust.prepare` in a loop turn of their own, before the
+screen, which fails closed when they could not be). The
 work runs on the loop in slices of at most `SLICE_SECONDS`, with `await asyncio.sleep(0)`
 between them, so calls in flight keep moving while a 425-tool server is judged.
 
@@ -21,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sidecar.trust.pins import Memo, Pin, definition_of
+from sidecar.trust.pins import Memo, Pin, PinsNotKept, definition_of
 
 __all__ = ["SLICE_SECONDS", "FirstSight", "prepare_listing"]
 
@@ -34,6 +35,9 @@ class FirstSight:
 
     tools: list[dict[str, Any]]  # the very list they were made from (the screen checks identity)
     pins: dict[str, Pin]
+    # what the store answered when they were kept ahead (`Trust.prepare`, in a loop turn of its
+    # own): the pins kept, or why they could not be; None: not tried (the screen keeps them)
+    kept: dict[str, Pin] | PinsNotKept | None = None
 
 
 class _Slices:
