@@ -98,7 +98,9 @@ RULES: tuple[Rule, ...] = (
         _p(_TELL, rf"\b(?:do\s+not|don'?t|never|must\s+not|mustn'?t|should\s+not|shouldn'?t|avoid)\s+(?:\w+\s+){{0,3}}?"
            rf"(?:tell|telling|mention|mentioning|inform|informing|notify|notifying|reveal|revealing|disclose|alert|"
            rf"warn)\b[^.]{{0,40}}?\b{_USER_EN}\b",
-           needs=r"(?:do\s+not|don'?t|never|must\s+not|mustn'?t|should\s+not|shouldn'?t|avoid)\s+"),
+           needs=r"(?:do\s+not|don'?t|never|must\s+not|mustn'?t|should\s+not|shouldn'?t|avoid)\s+(?:\w+\s+){0,3}?"
+                 r"(?:tell|telling|mention|mentioning|inform|informing|notify|notifying|reveal|revealing|disclose|alert|"
+                 r"warn)\b"),
         _p("mention|reveal|disclos", r"\b(?:do\s+not|don'?t|never)\s+(?:mention|reveal|disclose)\s+(?:this|these|that|"
            r"it|any\s+of\s+this)\b", needs=r"(?:do\s+not|don'?t|never)\s+"),
         _p("without;telling|informing|notifying|alerting|mentioning",
