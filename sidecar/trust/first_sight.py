@@ -2,7 +2,7 @@
 
 Owns the slow part of trusting a big listing, moved before the screen: each tool's digest,
 the poisoning scan of the definitions not seen before (in batches sized to what is left of
-a slice, by the last batch's cost a tool: the scan reads a batch's new words at once), the words the
+a slice, by a tool's cost so far: the scan reads a batch's new words at once), the words the
 shadowing rule reads when other upstreams exist, and, when the upstream has no pins yet,
 the pins of its first sight (kept by `Trust.prepare` in a loop turn of their own, before the
 screen, which fails closed when they could not be). The
@@ -98,7 +98,7 @@ async def _prepare(tools: list[dict[str, Any]], memo: Memo, *, first_sight: bool
             listed.append((digests[-1], tool))
         await slices.tick()
     memo.listed = (tools, digests)
-    each = 0.0  # the seconds a tool of this listing cost in the last batch (0: none scanned yet)
+    each = spent = 0.0  # a tool's cost as foreseen (0: none scanned yet); the seconds all batches took
     done = 0
     while done < len(listed):
         batch = listed[done:done + slices.fitting(each)]
@@ -110,8 +110,12 @@ async def _prepare(tools: list[dict[str, Any]], memo: Memo, *, first_sight: bool
             for digest, listed_tool in batch:
                 if digest not in memo.words:
                     memo.words[digest] = identifiers(listed_tool)
-        each = (time.perf_counter() - began) / len(batch)
+        took = time.perf_counter() - began
+        spent += took
         done += len(batch)
+        # the dearer of the last batch's share and the mean so far: a listing's first tools, which
+        # bring most of its words, cost the most, so the mean comes down slowly and stays safe
+        each = max(took / len(batch), spent / done)
         await slices.tick()
     if not first_sight:
         await asyncio.sleep(0)
