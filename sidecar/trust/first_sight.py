@@ -91,12 +91,17 @@ async def _prepare(tools: list[dict[str, Any]], memo: Memo, *, first_sight: bool
     slices = _Slices()
     listed: list[tuple[str, Mapping[str, Any]]] = []
     digests: list[str] = []
-    for tool in tools:
-        name = tool.get("name")
-        digests.append(memo.digest(tool) if isinstance(name, str) and name else "")
-        if digests[-1]:
-            listed.append((digests[-1], tool))
-        await slices.tick()
+    memo.encoded = {} if first_sight else None  # the canonical encodings, kept for the pins below
+    try:
+        for tool in tools:
+            name = tool.get("name")
+            digests.append(memo.digest(tool) if isinstance(name, str) and name else "")
+            if digests[-1]:
+                listed.append((digests[-1], tool))
+            await slices.tick()
+        encoded, memo.encoded = memo.encoded, None
+    finally:
+        memo.encoded = None
     memo.listed = (tools, digests)
     each = spent = 0.0  # a tool's cost as foreseen (0: none scanned yet); the seconds all batches took
     done = 0
@@ -121,10 +126,11 @@ async def _prepare(tools: list[dict[str, Any]], memo: Memo, *, first_sight: bool
         await asyncio.sleep(0)
         return None
     pins: dict[str, Pin] = {}
-    for tool in tools:
+    for tool, digest in zip(tools, digests):
         name = tool.get("name")
-        if isinstance(name, str) and name:
-            pins[name] = definition_of(tool, False, memo.findings, memo.listed_key(name))
+        if isinstance(name, str) and name:  # (a digest's canonical bytes are the same for every tool with it)
+            pins[name] = definition_of(tool, False, memo.findings, memo.listed_key(name),
+                                       encoded.get(digest) if encoded else None)
         await slices.tick()
     await asyncio.sleep(0)  # what follows (the screen, the first pins' write) starts a slice of its own
     return FirstSight(tools, pins)
