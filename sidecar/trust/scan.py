@@ -90,9 +90,6 @@ _field_needles: dict[str, frozenset[str]] = {}  # a field read -> the needles it
 def _learn(words: Iterable[str]) -> None:
     """Read words new to the scan for every needle, in one text (no needle holds a line end,
     so none is found across two words)."""
-    if len(_words_seen) >= _REMEMBERED:
-        _words_seen.clear()
-        _word_needles.clear()
     ordered = list(words)
     joined = "\n".join(ordered)
     ends: list[int] = []  # where each word ends in `joined`
@@ -120,12 +117,16 @@ def _needles_of(fields: list[str]) -> frozenset[str]:
 
 
 def _read_fields(fields: Iterable[str]) -> None:
-    """Learn the words of the fields not read yet and remember each field's needles."""
+    """Learn the words of the fields not read yet and remember each field's needles (every
+    one of `fields` is remembered on return, however many there are)."""
+    if len(_field_needles) >= _REMEMBERED:  # forgotten before the unread are told apart: read again
+        _field_needles.clear()
     unread = {field: set(field.split(" ")) for field in set(fields) if field not in _field_needles}
     if not unread:
         return
-    if len(_field_needles) >= _REMEMBERED:
-        _field_needles.clear()
+    if len(_words_seen) >= _REMEMBERED:  # likewise for the words
+        _words_seen.clear()
+        _word_needles.clear()
     new = set().union(*unread.values()) - _words_seen
     if new:
         _learn(new)

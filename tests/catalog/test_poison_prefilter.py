@@ -113,3 +113,16 @@ def test_no_window_matches_a_pattern_without_its_piece(pattern: Any, tool: dict[
         window = text[at % max(1, len(text)):][:width]
         if pattern.search(window) is not None:
             assert pattern.needs.search(window) is not None
+
+
+def test_the_anchors_stay_exact_when_the_words_remembered_are_forgotten_midway(monkeypatch: Any) -> None:
+    """Past `_REMEMBERED` words the scan forgets them and reads them again: no anchor is lost."""
+    monkeypatch.setattr(poison, "_REMEMBERED", 16)
+    poison.forget_texts()
+    try:
+        for tool in _CORPUS:
+            for text, fields in _texts_of(tool):
+                assert poison._anchors_held(text, fields) == _brute_held(text)
+            assert scan_tools([tool])[0] == _reference(tool)
+    finally:
+        poison.forget_texts()
