@@ -80,7 +80,7 @@ _PARTS = {a: frozenset(part for part in a.split(" ") if part) for a in _ACROSS}
 # what a word is searched for: the anchors without a space and the parts of those with one
 _NEEDLES = tuple(sorted(_WITHIN | {part for parts in _PARTS.values() for part in parts}))
 _ACROSS_PARTS = tuple((a, _PARTS[a]) for a in _ACROSS)
-_REMEMBERED = 65536  # words (and fields) remembered at most; past it, forgotten and read again
+_REMEMBERED = 8192  # words, and fields, remembered at most (as the text caches); past it, forgotten and read again
 
 _words_seen: set[str] = set()  # every word read (with or without needles)
 _word_needles: dict[str, frozenset[str]] = {}  # a word read -> the needles it holds (only words holding some)
