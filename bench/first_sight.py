@@ -51,9 +51,7 @@ class _Probe:
 def _fresh_scan_caches() -> None:
     from sidecar.trust import scan as poison
 
-    poison._window_search.cache_clear()
-    poison._normal.cache_clear()
-    poison._held_within.cache_clear()
+    poison.forget_texts()  # every text cache of the scan, as a new process starts
 
 
 async def _one(tools: list[dict[str, Any]], folder: Path, prepared: bool) -> tuple[float, float, float, Any]:

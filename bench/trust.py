@@ -84,8 +84,7 @@ def _figures(repeats: int) -> dict[str, float | str]:
     def fresh() -> None:  # a new process: nothing remembered
         from sidecar.trust import scan as poison
 
-        poison._window_search.cache_clear()
-        poison._normal.cache_clear()
+        poison.forget_texts()
         holder["trust"] = _trust()
 
     figures["screen_first_sight_ms"] = _median_ms(

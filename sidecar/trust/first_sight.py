@@ -1,9 +1,11 @@
 """A listing's digests, scan and first pins made ahead, in slices that leave the loop free.
 
 Owns the slow part of trusting a big listing, moved before the screen: each tool's digest,
-the poisoning scan of the definitions not seen before (about 1 ms a tool), the words the
+the poisoning scan of the definitions not seen before (in batches sized to what is left of
+a slice, by a tool's cost so far: the scan reads a batch's new words at once), the words the
 shadowing rule reads when other upstreams exist, and, when the upstream has no pins yet,
-the pins of its first sight (kept by the screen, which fails closed when they cannot be). The
+the pins of its first sight (kept by `Trust.prepare` in a loop turn of their own, before the
+screen, which fails closed when they could not be). The
 work runs on the loop in slices of at most `SLICE_SECONDS`, with `await asyncio.sleep(0)`
 between them, so calls in flight keep moving while a 425-tool server is judged.
 
@@ -20,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sidecar.trust.pins import Memo, Pin, definition_of
+from sidecar.trust.pins import Memo, Pin, PinsNotKept, definition_of
 
 __all__ = ["SLICE_SECONDS", "FirstSight", "prepare_listing"]
 
@@ -33,6 +35,9 @@ class FirstSight:
 
     tools: list[dict[str, Any]]  # the very list they were made from (the screen checks identity)
     pins: dict[str, Pin]
+    # what the store answered when they were kept ahead (`Trust.prepare`, in a loop turn of its
+    # own): the pins kept, or why they could not be; None: not tried (the screen keeps them)
+    kept: dict[str, Pin] | PinsNotKept | None = None
 
 
 class _Slices:
@@ -45,6 +50,16 @@ class _Slices:
         if time.perf_counter() >= self.ends:
             await asyncio.sleep(0)
             self.ends = time.perf_counter() + SLICE_SECONDS
+
+    def fitting(self, each: float) -> int:
+        """How many pieces of work costing `each` seconds fit in what is left of the slice (at
+        least 1; 1 while `each` is not known)."""
+        if each <= 0:
+            return 1
+        return max(1, min(_BATCH_MOST, int((self.ends - time.perf_counter()) / max(each, 1e-6))))
+
+
+_BATCH_MOST = 64  # tools scanned in one batch at most (the scan reads a batch's new words at once)
 
 
 _preparing = 0  # listings being prepared now, in this process (their slices interleave)
@@ -76,28 +91,46 @@ async def _prepare(tools: list[dict[str, Any]], memo: Memo, *, first_sight: bool
     slices = _Slices()
     listed: list[tuple[str, Mapping[str, Any]]] = []
     digests: list[str] = []
-    for tool in tools:
-        name = tool.get("name")
-        digests.append(memo.digest(tool) if isinstance(name, str) and name else "")
-        if digests[-1]:
-            listed.append((digests[-1], tool))
-        await slices.tick()
+    memo.encoded = {} if first_sight else None  # the canonical encodings, kept for the pins below
+    try:
+        for tool in tools:
+            name = tool.get("name")
+            digests.append(memo.digest(tool) if isinstance(name, str) and name else "")
+            if digests[-1]:
+                listed.append((digests[-1], tool))
+            await slices.tick()
+        encoded, memo.encoded = memo.encoded, None
+    finally:
+        memo.encoded = None
     memo.listed = (tools, digests)
-    for digest, listed_tool in listed:
-        memo.scan([(digest, listed_tool)])
-        if shadowing and digest not in memo.words:
+    each = spent = 0.0  # a tool's cost as foreseen (0: none scanned yet); the seconds all batches took
+    done = 0
+    while done < len(listed):
+        batch = listed[done:done + slices.fitting(each)]
+        began = time.perf_counter()
+        memo.scan(batch)
+        if shadowing:
             from sidecar.trust.scan import identifiers  # only with other upstreams to shadow
 
-            memo.words[digest] = identifiers(listed_tool)
+            for digest, listed_tool in batch:
+                if digest not in memo.words:
+                    memo.words[digest] = identifiers(listed_tool)
+        took = time.perf_counter() - began
+        spent += took
+        done += len(batch)
+        # the dearer of the last batch's share and the mean so far: a listing's first tools, which
+        # bring most of its words, cost the most, so the mean comes down slowly and stays safe
+        each = max(took / len(batch), spent / done)
         await slices.tick()
     if not first_sight:
         await asyncio.sleep(0)
         return None
     pins: dict[str, Pin] = {}
-    for tool in tools:
+    for tool, digest in zip(tools, digests):
         name = tool.get("name")
-        if isinstance(name, str) and name:
-            pins[name] = definition_of(tool, False, memo.findings, memo.listed_key(name))
+        if isinstance(name, str) and name:  # (a digest's canonical bytes are the same for every tool with it)
+            pins[name] = definition_of(tool, False, memo.findings, memo.listed_key(name),
+                                       encoded.get(digest) if encoded else None)
         await slices.tick()
     await asyncio.sleep(0)  # what follows (the screen, the first pins' write) starts a slice of its own
     return FirstSight(tools, pins)

@@ -121,19 +121,25 @@ def _canonical(tool: Mapping[str, Any], with_name: bool = True) -> bytes:
 
 def digest_of(tool: Mapping[str, Any]) -> str:
     """The digest of a definition, name included (one encoding, one hash)."""
+    return _encoded_and_digest(tool)[1]
+
+
+def _encoded_and_digest(tool: Mapping[str, Any]) -> tuple[bytes, str]:
     import hashlib  # loaded by the first digest, not by the mount plan before the early answer
 
-    return hashlib.sha256(_canonical(tool)).hexdigest()
+    canonical = _canonical(tool)
+    return canonical, hashlib.sha256(canonical).hexdigest()
 
 
 def definition_of(tool: Mapping[str, Any], reviewed: bool = False,
-                  findings: Mapping[str, tuple[Finding, ...]] | None = None, listed: bytes | None = None) -> Pin:
+                  findings: Mapping[str, tuple[Finding, ...]] | None = None, listed: bytes | None = None,
+                  encoded: tuple[bytes, str] | None = None) -> Pin:
     """The pin of one tool as it is listed now (with its scan findings, when known by digest;
-    `listed`: its bytes' key as a `Memo` already made it)."""
+    `listed`: its bytes' key as a `Memo` already made it; `encoded`: its canonical encoding
+    and digest, as `Memo.digest` made them on a first sight)."""
     import hashlib
 
-    canonical = _canonical(tool)
-    digest = hashlib.sha256(canonical).hexdigest()
+    canonical, digest = encoded if encoded is not None else _encoded_and_digest(tool)
     found = findings.get(digest) if findings is not None else None
     return Pin(digest=digest, body=hashlib.sha256(_canonical(tool, with_name=False)).hexdigest(),
                definition=canonical.decode(), reviewed=reviewed, findings=found,
@@ -192,6 +198,9 @@ class Memo:
         # the last listing digested whole (the very list, and a digest per tool, "" for a nameless
         # one): its screen right after need not encode and hash it again (a few ms at 425 tools)
         self.listed: tuple[Sequence[Mapping[str, Any]], list[str]] | None = None
+        # while a first sight is prepared: each new definition's canonical encoding, by digest,
+        # for its pin (`definition_of(encoded=...)`), so it is encoded and hashed once
+        self.encoded: dict[str, tuple[bytes, str]] | None = None
 
     def digests_of(self, tools: Sequence[Mapping[str, Any]]) -> list[str]:
         """A digest per tool ("" for a nameless one); remembered for this very list."""
@@ -227,7 +236,10 @@ class Memo:
             if len(self.digests) >= self.LIMIT:
                 self.digests.clear()
                 self.by_name.clear()
-            found = self.digests[listed] = digest_of(tool)
+            encoded = _encoded_and_digest(tool)
+            found = self.digests[listed] = encoded[1]
+            if self.encoded is not None:
+                self.encoded[found] = encoded
         if isinstance(name, str):
             self.by_name[name] = (listed, found)
         return found

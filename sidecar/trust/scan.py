@@ -28,6 +28,7 @@ repeated across a listing read once); a rule's regexes run only on text holding 
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 import unicodedata
@@ -54,36 +55,91 @@ from sidecar.catalog.sanitize import strip_invisible
 from sidecar.trust.findings import Finding
 
 __all__ = ["Finding", "RULES", "RULES_VERSION", "Rule", "forget_texts", "foreign_names", "identifiers", "scan_tool",
-           "scan_tools", "shadowing", "tool_text"]
+           "remembered_texts", "scan_tools", "shadowing", "tool_text"]
 
 _TEXT_KEYS = ("description", "title")
 
 
 _WINDOW = 320  # characters either side of an anchor a match may reach (patterns are shorter)
 
-# Every anchor of every rule (and of the credential paths). Read once per text into the set
-# of those it holds (`_anchors_held`); every rule is then judged on that set, not by a
-# substring search of its own per anchor. The fields are joined by one space and hold no
-# other whitespace, so an anchor without a space lies inside one field: those are found per
-# field, and a field repeated across a listing (boilerplate) is read once. Only anchors
-# with a space can run across two fields: those are looked for in the joined text.
+# Every anchor of every rule (and of the credential paths), and what the scan holds of a
+# text: the set of those anchors it contains, exactly as one substring search per anchor
+# would find them. Found through words, not through each text: a normalised field is
+# words joined by single spaces, so an anchor without a space lies inside one word, and a
+# listing's distinct words are few (the 425-tool shop catalog: 1,600 words, 13 KB, in
+# 420 KB of distinct fields). Each word new to the scan is read once for every anchor
+# (`_learn`: one substring search per anchor over the new words joined by line ends); a
+# field's anchors are then the union of its words'. An anchor with a space can run across
+# words and fields: it is searched in the joined text only when each of its space-free
+# parts lies in a word of it (a necessary condition, read from the same word table).
 _ANCHORS = frozenset({a for rule in RULES for groups, _ in rule.patterns for group in groups for a in group}
                      | set(CREDENTIAL_ANCHORS))
 _ACROSS = tuple(sorted(a for a in _ANCHORS if " " in a))
-_WITHIN = tuple(sorted(a for a in _ANCHORS if " " not in a))
+_WITHIN = frozenset(a for a in _ANCHORS if " " not in a)
+_PARTS = {a: frozenset(part for part in a.split(" ") if part) for a in _ACROSS}
+# what a word is searched for: the anchors without a space and the parts of those with one
+_NEEDLES = tuple(sorted(_WITHIN | {part for parts in _PARTS.values() for part in parts}))
+_ACROSS_PARTS = tuple((a, _PARTS[a]) for a in _ACROSS)
+_REMEMBERED = 8192  # words, and fields, remembered at most (as the text caches); past it, forgotten and read again
+
+_words_seen: set[str] = set()  # every word read (with or without needles)
+_word_needles: dict[str, frozenset[str]] = {}  # a word read -> the needles it holds (only words holding some)
+_field_needles: dict[str, frozenset[str]] = {}  # a field read -> the needles its words hold
 
 
-@functools.lru_cache(maxsize=8192)
-def _held_within(field: str) -> frozenset[str]:
-    return frozenset([a for a in _WITHIN if a in field])
+def _learn(words: Iterable[str]) -> None:
+    """Read words new to the scan for every needle, in one text (no needle holds a line end,
+    so none is found across two words)."""
+    ordered = list(words)
+    joined = "\n".join(ordered)
+    ends: list[int] = []  # where each word ends in `joined`
+    at = -1
+    for word in ordered:
+        at += len(word) + 1
+        ends.append(at)
+    found: dict[int, list[str]] = {}
+    find = joined.find
+    for needle in [n for n in _NEEDLES if n in joined]:  # most are in none of them: told apart at C speed
+        at = find(needle)
+        while at != -1:
+            index = bisect.bisect_right(ends, at)  # the word `at` lies in (`ends[index]` is its line end)
+            found.setdefault(index, []).append(needle)
+            at = find(needle, ends[index] + 1)
+    _words_seen.update(ordered)
+    for index, needles in found.items():
+        _word_needles[ordered[index]] = frozenset(needles)
+
+
+def _needles_of(fields: list[str]) -> frozenset[str]:
+    """The needles the words of `fields` hold (each field's read once, its new words learnt at once)."""
+    _read_fields(fields)
+    return frozenset().union(*[_field_needles[field] for field in fields])
+
+
+def _read_fields(fields: Iterable[str]) -> None:
+    """Learn the words of the fields not read yet and remember each field's needles (every
+    one of `fields` is remembered on return, however many there are)."""
+    if len(_field_needles) >= _REMEMBERED:  # forgotten before the unread are told apart: read again
+        _field_needles.clear()
+    unread = {field: set(field.split(" ")) for field in set(fields) if field not in _field_needles}
+    if not unread:
+        return
+    if len(_words_seen) >= _REMEMBERED:  # likewise for the words
+        _words_seen.clear()
+        _word_needles.clear()
+    new = set().union(*unread.values()) - _words_seen
+    if new:
+        _learn(new)
+    holding = _word_needles.keys()
+    for field, words in unread.items():
+        _field_needles[field] = frozenset().union(*[_word_needles[w] for w in holding & words])
 
 
 def _anchors_held(text: str, fields: list[str]) -> frozenset[str]:
     """The anchors `text` (the `fields` joined by single spaces) holds, exactly."""
-    held = [a for a in _ACROSS if a in text]
-    for field in fields:
-        held.extend(_held_within(field))
-    return frozenset(held)
+    needles = _needles_of(fields)
+    across = [a for a, parts in _ACROSS_PARTS if parts <= needles and a in text]
+    return _WITHIN.intersection(needles).union(across)
 
 
 def _search(groups: tuple[tuple[str, ...], ...], pattern: LazyPattern, text: str,
@@ -109,6 +165,8 @@ def _search(groups: tuple[tuple[str, ...], ...], pattern: LazyPattern, text: str
 
 @functools.lru_cache(maxsize=32768)  # listings repeat sentences: the same window is searched once
 def _window_search(pattern: LazyPattern, window: str) -> tuple[int, int] | None:
+    if pattern.needs is not None and pattern.needs.search(window) is None:  # a piece of it is not there
+        return None
     match = pattern.search(window)
     return match.span() if match is not None else None
 
@@ -227,8 +285,17 @@ def forget_texts() -> None:
     anchors per field). They serve a batch, where boilerplate repeats; the findings are kept
     by digest (`Memo.findings`), so kept at rest they only hold memory: about 4.5 MB after
     the first sight of a 425-tool server."""
-    for cache in (_window_search, _normal, _held_within, _folded, _piece_words):
+    for cache in (_window_search, _normal, _folded, _piece_words):
         cache.cache_clear()
+    _words_seen.clear()
+    _word_needles.clear()
+    _field_needles.clear()
+
+
+def remembered_texts() -> int:
+    """How many texts, windows and words the scan remembers now (0 once `forget_texts` ran)."""
+    return (sum(cache.cache_info().currsize for cache in (_window_search, _normal, _folded, _piece_words))
+            + len(_words_seen) + len(_field_needles))
 
 
 def tool_text(tool: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -351,7 +418,10 @@ _ALL_LIVE = _Live((rule.name, pattern) for rule in RULES for pattern in rule.pat
 
 def scan_tools(tools: Sequence[Mapping[str, Any]]) -> list[tuple[Finding, ...]]:
     """The findings of every rule but shadowing (which depends on the other upstreams), per tool."""
-    return [_scan_pieces(tool_text(tool)) for tool in tools]
+    pieces = [tool_text(tool) for tool in tools]
+    if len(pieces) > 1:  # the words new to the scan read in one text for the whole batch
+        _read_fields([_normal(text) for listed in pieces for _, text in listed])
+    return [_scan_pieces(listed) for listed in pieces]
 
 
 def _scan_pieces(pieces: list[tuple[str, str]]) -> tuple[Finding, ...]:

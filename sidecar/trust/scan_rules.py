@@ -6,7 +6,8 @@ with pins are redone.
 
 Each pattern is compiled the first time text holding its anchors reaches it
 (`LazyPattern`): compiling all of them costs about 30 ms, which start-up does not pay,
-and most listings never wake most rules.
+and most listings never wake most rules. The costliest, tried on many windows of a big
+listing, carry a cheaper piece of themselves (`needs`) that a window must hold first.
 """
 
 from __future__ import annotations
@@ -23,12 +24,15 @@ __all__ = ["Anchored", "CONFUSABLES", "CREDENTIAL_ANCHORS", "CREDENTIAL_PATH", "
 
 
 class LazyPattern:
-    """A regular expression compiled on its first search."""
+    """A regular expression compiled on its first search; `needs`, when given, a contiguous
+    piece of it (so no text matches it without matching `needs`), cheaper to search: a
+    window it is not in is not searched with the whole."""
 
-    __slots__ = ("source", "_compiled")
+    __slots__ = ("source", "needs", "_compiled")
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, needs: LazyPattern | None = None) -> None:
         self.source = source
+        self.needs = needs
         self._compiled: re.Pattern[str] | None = None
 
     @property
@@ -63,11 +67,13 @@ class Rule:
 _NOT_SENTENCE_END = r"(?:[^.]|\.(?=\S))"  # `[^.]` in a pattern: a dot inside `.env` or `a.b` ends nothing
 
 
-def _p(anchors: str, pattern: str) -> Anchored:
+def _p(anchors: str, pattern: str, needs: str | None = None) -> Anchored:
     """A pattern, run only on text that holds an anchor of every group (groups split by
-    `;`, alternatives by `|`: words the pattern cannot match without)."""
+    `;`, alternatives by `|`: words the pattern cannot match without); `needs`: a contiguous
+    piece of `pattern` (a leading `\\b` may be left out), searched first in each window."""
     groups = tuple(tuple(group.split("|")) for group in anchors.split(";"))
-    return groups, LazyPattern(pattern.replace("[^.]", _NOT_SENTENCE_END))
+    first = LazyPattern(needs.replace("[^.]", _NOT_SENTENCE_END)) if needs is not None else None
+    return groups, LazyPattern(pattern.replace("[^.]", _NOT_SENTENCE_END), first)
 
 
 _USER_EN = r"(?:the\s+)?(?:user|human|person|operator|customer)s?"
@@ -91,9 +97,12 @@ RULES: tuple[Rule, ...] = (
     Rule("conceal", (
         _p(_TELL, rf"\b(?:do\s+not|don'?t|never|must\s+not|mustn'?t|should\s+not|shouldn'?t|avoid)\s+(?:\w+\s+){{0,3}}?"
            rf"(?:tell|telling|mention|mentioning|inform|informing|notify|notifying|reveal|revealing|disclose|alert|"
-           rf"warn)\b[^.]{{0,40}}?\b{_USER_EN}\b"),
+           rf"warn)\b[^.]{{0,40}}?\b{_USER_EN}\b",
+           needs=r"(?:do\s+not|don'?t|never|must\s+not|mustn'?t|should\s+not|shouldn'?t|avoid)\s+(?:\w+\s+){0,3}?"
+                 r"(?:tell|telling|mention|mentioning|inform|informing|notify|notifying|reveal|revealing|disclose|alert|"
+                 r"warn)\b"),
         _p("mention|reveal|disclos", r"\b(?:do\s+not|don'?t|never)\s+(?:mention|reveal|disclose)\s+(?:this|these|that|"
-           r"it|any\s+of\s+this)\b"),
+           r"it|any\s+of\s+this)\b", needs=r"(?:do\s+not|don'?t|never)\s+"),
         _p("without;telling|informing|notifying|alerting|mentioning",
            rf"\bwithout\s+(?:\w+\s+){{0,2}}?(?:telling|informing|notifying|alerting|mentioning\s+(?:it\s+|"
            rf"this\s+)?to)\s+{_USER_EN}\b"),
@@ -101,9 +110,10 @@ RULES: tuple[Rule, ...] = (
            rf"\bwithout\s+{_USER_EN}(?:'s)?\s+(?:knowing|knowledge|noticing|seeing)\b"),
         _p("not know|n't know|never know|not see|n't see|never see|be told|find out|not notice|n't notice|"
            "not learn|n't learn|be informed|be aware", rf"\b{_USER_EN}\s+(?:must|should|need|needs|is)\s*(?:not|n't|never)\s+(?:to\s+)?"
-           rf"(?:know|see|be\s+told|find\s+out|notice|learn|be\s+informed|be\s+aware)\b"),
+           rf"(?:know|see|be\s+told|find\s+out|notice|learn|be\s+informed|be\s+aware)\b",
+           needs=r"(?:must|should|need|needs|is)\s*(?:not|n't|never)\s+"),
         _p("secret|hidden|private|confidential", r"\b(?:keep|hide)\s+(?:this|these|it|that)(?:\s+\w+)?\s+(?:secret|"
-           r"hidden|private|confidential)\b"),
+           r"hidden|private|confidential)\b", needs=r"(?:keep|hide)\s+(?:this|these|it|that)"),
         _p("hide", rf"\bhide\s+(?:this|it|that|them)\s+from\s+{_USER_EN}\b"),
         _p("silently|secretly|covertly|quietly", r"\b(?:silently|secretly|covertly|quietly)\s+(?:also\s+)?(?:read|"
            r"send|include|add|attach|copy|upload|forward|pass|collect|append|call|post)\b"),
@@ -188,10 +198,12 @@ RULES: tuple[Rule, ...] = (
         _p("|".join(_SENSITIVE_ANCHORS) + ";param|argument|field|property|input| arg",
            rf"\b(?:pass|put|include|insert|embed|add|append|attach|place|provide|copy|encode|store|write|send|set|"
            rf"fill)\b[^.]{{0,80}}?\b{_SENSITIVE}\b[^.]{{0,60}}?\b(?:as|in|into|inside|within|to|through)\s+"
-           rf"(?:the\s+|a\s+)?[`'\"]?[\w.-]+[`'\"]?\s+{_PARAM}"),
+           rf"(?:the\s+|a\s+)?[`'\"]?[\w.-]+[`'\"]?\s+{_PARAM}",
+           needs=rf"(?:as|in|into|inside|within|to|through)\s+(?:the\s+|a\s+)?[`'\"]?[\w.-]+[`'\"]?\s+{_PARAM}"),
         _p("|".join(_SENSITIVE_ANCHORS) + ";param|argument|field|property|input| arg",
            rf"\b(?:as|in|into|inside|within|to)\s+(?:the\s+|a\s+)?[`'\"]?[\w.-]+[`'\"]?\s+{_PARAM}\b[^.]{{0,30}}?,?\s*"
-           rf"(?:include|put|pass|add|append|embed|insert|paste|copy)\b[^.]{{0,60}}?\b{_SENSITIVE}\b"),
+           rf"(?:include|put|pass|add|append|embed|insert|paste|copy)\b[^.]{{0,60}}?\b{_SENSITIVE}\b",
+           needs=rf"{_PARAM}\b[^.]{{0,30}}?,?\s*(?:include|put|pass|add|append|embed|insert|paste|copy)\b"),
         _p("conversation|chat|history|context|system prompt;full|entire|whole|complete", r"\b(?:pass|put|include|insert|embed|add|append|paste|copy)\b[^.]{0,40}?"
            r"\b(?:full|entire|whole|complete)\s+(?:conversation|chat|history|context|system\s+prompt|file)\b"),
         _p("parámetro|parametro|argumento|campo", r"\b(?:pasa|incluye|pon|a[ñn]ade|mete|copia)\b[^.]{0,80}"

@@ -9,6 +9,7 @@ use), and remembering which changes were already reported. Refuses: listing a he
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
@@ -89,8 +90,12 @@ class Trust:
         memo = self.memos.setdefault(alias, Memo())
         pins = self._loaded(alias)
         first = await prepare_listing(tools, memo, first_sight=pins is None, shadowing=len(self.policies) > 1)
-        if first is not None:  # kept (with PinsNotKept's fail-closed) by the screen's `_pin_first_sight`
-            self._first[alias] = first
+        if first is None:
+            return
+        self._first[alias] = first  # judged by the screen's `_pin_first_sight` (PinsNotKept: fail closed)
+        if self.store is not None:  # kept now, in a turn of their own: the screen's stretch is the judgement only
+            first.kept = self._keep_first_sight(alias, first.pins)
+            await asyncio.sleep(0)
 
     @property
     def active(self) -> bool:
@@ -150,21 +155,32 @@ class Trust:
         ({}: every tool is a change) when the store cannot keep them, so nothing is trusted
         that the next process could not check (RELIABILITY.md rule 16)."""
         ahead = self._first.pop(alias, None)
-        pins = ahead.pins if ahead is not None and ahead.tools is tools else pin_tools(tools, findings=memo.findings)
+        if ahead is not None and ahead.tools is tools:
+            pins, kept = ahead.pins, ahead.kept
+        else:  # not prepared, or prepared from another listing (whose pins the store may hold now)
+            pins, kept = pin_tools(tools, findings=memo.findings), None
         self.pins[alias] = pins
         if self.store is None:  # a config never read from disk: pins live as long as the process
             log.info("upstream '%s': %d tool definitions pinned on first sight", alias, len(pins))
             return None
-        try:
-            kept = self.store.pin_first_sight(alias, pins)
-        except PinsNotKept as exc:
-            self._say_not_kept(alias, exc)
+        if kept is None:
+            kept = self._keep_first_sight(alias, pins)
+        if isinstance(kept, PinsNotKept):
+            self._say_not_kept(alias, kept)
             return {}
         if kept == pins:
             log.info("upstream '%s': %d tool definitions pinned on first sight", alias, len(pins))
             self.pins[alias] = without_definitions(pins)  # kept whole by the store; judged without them
             return None
         return kept
+
+    def _keep_first_sight(self, alias: str, pins: Mapping[str, Pin]) -> dict[str, Pin] | PinsNotKept:
+        """The store's answer to keeping first-sight pins: the pins kept, or why it could not."""
+        assert self.store is not None
+        try:
+            return self.store.pin_first_sight(alias, pins)
+        except PinsNotKept as exc:
+            return exc
 
     def pins_for_review(self, alias: str) -> Mapping[str, Pin]:
         """The upstream's pins with their definitions, for a person's review (the console's

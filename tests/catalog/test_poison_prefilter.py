@@ -86,3 +86,43 @@ def _field(tool: dict[str, Any], where: int) -> dict[str, Any]:
     props = (tool.get("inputSchema") or {}).get("properties") or {}
     values = [v for v in props.values() if isinstance(v, dict)]
     return values[where - 1] if 0 < where <= len(values) else tool
+
+
+_NEEDING = [pattern for rule in poison.RULES for _, pattern in rule.patterns if pattern.needs is not None]
+
+
+def test_a_pattern_needs_a_piece_of_itself_and_no_match_goes_without_it() -> None:
+    """`needs` is a contiguous piece of its pattern, so a window without it holds no match:
+    on every text of the corpora (the poisoned ones, which these patterns catch, too)."""
+    assert _NEEDING
+    matched = 0
+    for pattern in _NEEDING:
+        assert pattern.needs is not None and pattern.needs.source in pattern.source
+        for tool in _CORPUS:
+            for text, _ in _texts_of(tool):
+                if pattern.search(text) is not None:
+                    matched += 1
+                    assert pattern.needs.search(text) is not None, text
+    assert matched  # the corpus holds texts these patterns match
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(_NEEDING), st.sampled_from(_CORPUS), st.integers(0, 10_000), st.integers(20, 700))
+def test_no_window_matches_a_pattern_without_its_piece(pattern: Any, tool: dict[str, Any], at: int, width: int) -> None:
+    for text, _ in _texts_of(tool):
+        window = text[at % max(1, len(text)):][:width]
+        if pattern.search(window) is not None:
+            assert pattern.needs.search(window) is not None
+
+
+def test_the_anchors_stay_exact_when_the_words_remembered_are_forgotten_midway(monkeypatch: Any) -> None:
+    """Past `_REMEMBERED` words the scan forgets them and reads them again: no anchor is lost."""
+    monkeypatch.setattr(poison, "_REMEMBERED", 16)
+    poison.forget_texts()
+    try:
+        for tool in _CORPUS:
+            for text, fields in _texts_of(tool):
+                assert poison._anchors_held(text, fields) == _brute_held(text)
+            assert scan_tools([tool])[0] == _reference(tool)
+    finally:
+        poison.forget_texts()

@@ -96,7 +96,8 @@ def test_prepare_changes_no_verdict(tmp_path: Path, case: tuple[dict[str, Any], 
 
 def test_the_425_tool_first_sight_is_sliced_and_the_screen_finds_it_remembered(tmp_path: Path) -> None:
     """The loop gets a turn every few ms of the work (many turns, not one long stretch),
-    and the screen after it scans nothing again."""
+    the first pins are kept before the screen, and the screen after it scans and writes
+    nothing again."""
     server = ServerConfig(alias="shop", command="x")
     health = HealthFile(tmp_path / "mcp-health.json")
     live = _live([server])
@@ -123,19 +124,21 @@ def test_the_425_tool_first_sight_is_sliced_and_the_screen_finds_it_remembered(t
     asyncio.run(run())
     memo = trust.memos["shop"]
     assert len(memo.findings) == len(tools)
-    assert "shop" not in health.load()  # made ahead, kept by the screen (which fails closed if it cannot)
+    kept_ahead = health.load()["shop"].pins  # made and kept ahead, in a turn of their own
+    written = health.path.stat().st_mtime_ns
     found = dict(memo.findings)
-    trust.screen([UpstreamListing("shop", tools)])
+    screened = trust.screen([UpstreamListing("shop", tools)])
     kept = health.load()["shop"].pins
     assert memo.findings == found and kept is not None and trust.pins_for_review("shop") == kept
+    assert kept == kept_ahead and health.path.stat().st_mtime_ns == written  # the screen wrote nothing
+    assert len(screened[0].tools) == len(tools) - len(trust.held)
     assert trust.pins["shop"] == without_definitions(kept)  # judged without them; the file keeps them
 
 
 def _remembered() -> int:
     from sidecar.trust import scan
 
-    return sum(cache.cache_info().currsize for cache in (scan._window_search, scan._normal, scan._held_within,
-                                                         scan._folded))
+    return scan.remembered_texts()
 
 
 def test_the_scans_texts_are_forgotten_in_a_turn_of_their_own_once_no_listing_is_being_prepared() -> None:

@@ -8,6 +8,7 @@ however many upstreams there are. A writable folder keeps the same listings trus
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from pathlib import Path
 from typing import Any
@@ -45,13 +46,23 @@ def _listed(screened: list[UpstreamListing]) -> dict[str, list[Any]]:
     return {item.alias: [t["name"] for t in item.tools] for item in screened}
 
 
-@given(upstreams, st.sampled_from(["hold", "warn"]))
+async def _prepare(trust: Trust, listings: list[UpstreamListing]) -> None:
+    for item in listings:
+        await trust.prepare(item.alias, item.tools)
+
+
+@given(upstreams, st.sampled_from(["hold", "warn"]), st.booleans())
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_a_store_that_cannot_keep_pins_trusts_nothing_on_first_sight(caplog: pytest.LogCaptureFixture,
-                                                                     tools_of: dict[str, list[str]], policy: str) -> None:
+                                                                     tools_of: dict[str, list[str]], policy: str,
+                                                                     prepared: bool) -> None:
+    """The same whether the pins were made and kept ahead (`Trust.prepare`, as a face runs
+    it) or by the screen itself."""
     caplog.clear()
     trust, listings = _trust(tools_of, UNWRITABLE, policy)
     with caplog.at_level(logging.INFO, logger="sidecar.trust.screen"):
+        if prepared:
+            asyncio.run(_prepare(trust, listings))
         listed = _listed(trust.screen(listings))
     every = {f"{a}__{n}" for a, tools in tools_of.items() for n in tools}
     if policy == "hold":
@@ -67,12 +78,14 @@ def test_a_store_that_cannot_keep_pins_trusts_nothing_on_first_sight(caplog: pyt
     assert not any("pinned on first sight" in r.getMessage() for r in caplog.records)
 
 
-@given(upstreams)
+@given(upstreams, st.booleans())
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_a_writable_folder_keeps_first_sight_pins(tmp_path_factory: pytest.TempPathFactory,
-                                                  tools_of: dict[str, list[str]]) -> None:
+                                                  tools_of: dict[str, list[str]], prepared: bool) -> None:
     folder = tmp_path_factory.mktemp("data")
     trust, listings = _trust(tools_of, folder, "hold")
+    if prepared:
+        asyncio.run(_prepare(trust, listings))
     assert _listed(trust.screen(listings)) == tools_of
     kept = HealthFile(folder / HEALTH_FILE).load()
     assert {a: sorted(r.pins or {}) for a, r in kept.items()} == {a: sorted(t) for a, t in tools_of.items()}
