@@ -69,7 +69,8 @@ class SearchIndex:
             looked = self.semantic.look(query, self.lexical.unknown_terms(parsed), self.lexical.vocabulary())
         words = self.lexical.evidence(parsed, looked.related if looked is not None else None)
         similar = looked.similar if looked is not None else None
-        scores = _blend(words.scores, similar)
+        closeness = (looked.closeness or looked.similar) if looked is not None else None
+        scores = _blend(words.scores, closeness)
         ranked = sorted(scores.items(), key=lambda pair: (-round(pair[1], 9), pair[0]))
         chosen = [i for i, _ in ranked if allowed is None or allowed(self.entries[i].exposed)]
         if similar is not None:

@@ -28,7 +28,7 @@ from sidecar.catalog.search.shapes import MARK, abbreviates, query_shapes, schem
 from sidecar.catalog.search.summary import split_description
 from sidecar.catalog.search.text import fold, is_cjk, name_stems, plain_words, prose_stems, query_words, stem
 
-__all__ = ["Evidence", "LexicalIndex", "Query", "parse_query", "tool_text"]
+__all__ = ["PASSAGES", "Evidence", "LexicalIndex", "Query", "parse_query", "tool_passages", "tool_text"]
 
 # Field weights: a word in a tool's name says most about what the tool does.
 NAME, TITLE, SHAPE, ENUM, PROPERTY, DESCRIPTION, OPTIONAL_SHAPE, PROPERTY_TEXT = 4.0, 3.0, 2.0, 2.0, 1.5, 1.0, 0.8, 0.5
@@ -43,6 +43,8 @@ _WHOLE_NAME_BONUS = 2.0  # every word of the tool's name is in the query
 _SCHEMA_DEPTH = 6
 _NESTING = frozenset({"properties", "items", "anyOf", "oneOf", "allOf"})
 _PUNCTUATION = "\"'`.,;:!?()[]{}<>="
+PASSAGES = 6  # a tool's input texts the sentence model also reads alone, at most
+_PASSAGE_SHORTEST = 13  # characters: a shorter input text says little on its own
 
 Fields = tuple[tuple[float, frozenset[str]], ...]
 
@@ -174,6 +176,19 @@ def tool_text(entry: CatalogEntry) -> str:
     if schema.names:
         parts.append("Inputs: " + ", ".join(n.replace("_", " ") for n in schema.names[:12]) + ".")
     return ". ".join(parts)
+
+
+def tool_passages(entry: CatalogEntry) -> list[str]:
+    """A tool's short passages for a sentence model, beside its whole text: each of its
+    first input texts (a property's description or title, at any depth) after the tool's
+    name's words. An input's own words often say a need closer to how a person puts it
+    than the summary does (`memory in MB` for a request for more RAM), and a long passage
+    blurs them."""
+    schema = _Schema()
+    _schema_walk(entry.spec.get("inputSchema"), schema)
+    name = entry.name.replace("_", " ").replace("-", " ")
+    texts = dict.fromkeys(t.strip() for t in schema.texts if len(t.strip()) >= _PASSAGE_SHORTEST)
+    return [f"{name}: {text}" for text in list(texts)[:PASSAGES]]
 
 
 def _best_weights(fields: Fields) -> dict[str, float]:
