@@ -28,7 +28,7 @@ from sidecar.catalog.search.shapes import MARK, abbreviates, query_shapes, schem
 from sidecar.catalog.search.summary import split_description
 from sidecar.catalog.search.text import fold, is_cjk, name_stems, plain_words, prose_stems, query_words, stem
 
-__all__ = ["PASSAGES", "Evidence", "LexicalIndex", "Query", "parse_query", "tool_passages", "tool_text"]
+__all__ = ["PASSAGES", "VALUE_PASSAGES", "Evidence", "LexicalIndex", "Query", "parse_query", "tool_passages", "tool_text"]
 
 # Field weights: a word in a tool's name says most about what the tool does.
 NAME, TITLE, SHAPE, ENUM, PROPERTY, DESCRIPTION, OPTIONAL_SHAPE, PROPERTY_TEXT = 4.0, 3.0, 2.0, 2.0, 1.5, 1.0, 0.8, 0.5
@@ -44,7 +44,9 @@ _SCHEMA_DEPTH = 6
 _NESTING = frozenset({"properties", "items", "anyOf", "oneOf", "allOf"})
 _PUNCTUATION = "\"'`.,;:!?()[]{}<>="
 PASSAGES = 6  # a tool's input texts the sentence model also reads alone, at most
+VALUE_PASSAGES = 2  # and its inputs' lists of allowed values, at most
 _PASSAGE_SHORTEST = 13  # characters: a shorter input text says little on its own
+_VALUES_SHORTEST = 5  # characters of a list of allowed values, joined
 
 Fields = tuple[tuple[float, frozenset[str]], ...]
 
@@ -179,16 +181,18 @@ def tool_text(entry: CatalogEntry) -> str:
 
 
 def tool_passages(entry: CatalogEntry) -> list[str]:
-    """A tool's short passages for a sentence model, beside its whole text: each of its
-    first input texts (a property's description or title, at any depth) after the tool's
-    name's words. An input's own words often say a need closer to how a person puts it
-    than the summary does (`memory in MB` for a request for more RAM), and a long passage
-    blurs them."""
+    """A tool's short passages for a sentence model, beside its whole text, each after the
+    tool's name's words: its first input texts (a property's description or title, at any
+    depth), then its first lists of an input's allowed values. An input's own words often
+    say a need closer to how a person puts it than the summary does (`memory in MB` for a
+    request for more RAM; `subscribed unsubscribed` for someone who wants no more mail),
+    and a long passage blurs them."""
     schema = _Schema()
     _schema_walk(entry.spec.get("inputSchema"), schema)
     name = entry.name.replace("_", " ").replace("-", " ")
-    texts = dict.fromkeys(t.strip() for t in schema.texts if len(t.strip()) >= _PASSAGE_SHORTEST)
-    return [f"{name}: {text}" for text in list(texts)[:PASSAGES]]
+    texts = list(dict.fromkeys(t.strip() for t in schema.texts if len(t.strip()) >= _PASSAGE_SHORTEST))[:PASSAGES]
+    values = list(dict.fromkeys(v for v in schema.enums if len(v) >= _VALUES_SHORTEST))[:VALUE_PASSAGES]
+    return [f"{name}: {text}" for text in (*texts, *values)]
 
 
 def _best_weights(fields: Fields) -> dict[str, float]:
