@@ -112,7 +112,8 @@ def test_a_tool_is_as_close_as_its_whole_text_mixed_with_its_closest_input_passa
     tools[0]["inputSchema"]["properties"]["disk"] = {"type": "string", "enum": ["ssd", "hdd"]}
     found = entries(*tools)
     assert tool_passages(found[0]) == ["resize instance: New memory size in gigabytes",
-                                       "resize instance: The zone the instance runs in", "resize instance: ssd hdd"]
+                                       "resize instance: The zone the instance runs in",
+                                       "resize instance: ssd hdd"]
     assert tool_passages(found[1]) == tool_passages(found[2]) == []  # none, or too short to say anything
     index = semantic.SemanticIndex(found, tmp_path)
     assert index.wait(30)

@@ -1,7 +1,8 @@
 """The one ranker behind every search tool (`find_tool`, a trio's search, `mcp_search_tools`).
 
 Owns the blend, the words' veto and the verdict. Lexical scores (always) and, when the
-semantic extra is installed and its vectors are ready, sentence-model similarities are
+semantic extra is installed and its vectors are ready, sentence-model similarities (a
+tool's whole text mixed with its closest short passage, `semantic.Looked.closeness`) are
 each normalised to 0..1 over the catalog and mixed with fixed weights; ranking is
 deterministic (equal scores keep catalog order). With the model, the request's words the
 catalog does not know also count, weakly, as the catalog words closest to them in meaning
@@ -10,7 +11,7 @@ name a tool outright (its whole name, or every term of a request of two terms or
 allowing a typo a word) the best such tool stays first whatever the model scores; the
 model re-sorts the rest. A ranking is "weak" (the answer says none fits well) when no
 tool scores for the words above what one rare word in a description gives, and, with the
-model, no tool is close in meaning either; with the model it is also weak when the tool it
+model, no tool is close in meaning either (the verdict reads the whole texts' similarity); with the model it is also weak when the tool it
 would put first got there on words alone, the model finding it unrelated to the request
 (a common or stand-in word matched, not the need) and the words not naming it outright.
 The thresholds were set on the development

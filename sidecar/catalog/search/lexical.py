@@ -6,7 +6,9 @@ what a query term counts as (itself; a one-edit typo; a word it starts or that s
 an English synonym; the English words of a foreign word), and the score: per query term
 its best-counting match (field weight x how much it counts x how rare it is), summed,
 plus a bonus when the query holds every word of a tool's name. Ranking is
-deterministic: equal scores keep catalog order.
+deterministic: equal scores keep catalog order. It also owns the texts a sentence model
+reads of a tool (`tool_text`, its one passage; `tool_passages`, its short ones), drawn
+from the same fields.
 
 An index is built lazily, on its first query (each tool's fields, and per tool each word's
 best field weight), and kept for as long as the listing that owns it. Queries may come from worker threads: every lazily built part is assigned whole,

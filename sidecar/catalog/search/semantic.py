@@ -7,11 +7,12 @@ search layouts build one), and then only if the extra is installed and not switc
 Sentence Encoder v3 on numpy, shipped inside its wheel: nothing is downloaded), with BLAS
 held to one thread, then embeds each index's tools, reading and filling the on-disk vector
 cache, and the catalog's own words (for `related`: what a request's unknown words stand
-for), and each tool's short input passages (`tool_passages`): a tool's closeness to a
-request, for ranking, is its whole text's mixed with its closest passage's. Until an index's vectors are ready its `scores` answer None and search stays
-lexical. A query is embedded in the caller's thread, with its unknown words in the same
-batch; if the worker is busy with the model at that moment the query is answered
-lexically rather than waiting.
+for), and each tool's short passages (`tool_passages`: its input texts and lists of
+allowed values): a tool's closeness to a request, for ranking, is its whole text's mixed
+with its closest passage's. Until an index's vectors are ready its `scores` answer None
+and search stays lexical. A query is embedded in the caller's thread, with its unknown
+words in the same batch; if the worker is busy with the model at that moment the query is
+answered lexically rather than waiting.
 """
 
 from __future__ import annotations
