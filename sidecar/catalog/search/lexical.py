@@ -6,7 +6,9 @@ what a query term counts as (itself; a one-edit typo; a word it starts or that s
 an English synonym; the English words of a foreign word), and the score: per query term
 its best-counting match (field weight x how much it counts x how rare it is), summed,
 plus a bonus when the query holds every word of a tool's name. Ranking is
-deterministic: equal scores keep catalog order.
+deterministic: equal scores keep catalog order. It also owns the texts a sentence model
+reads of a tool (`tool_text`, its one passage; `tool_passages`, its short ones), drawn
+from the same fields.
 
 An index is built lazily, on its first query (each tool's fields, and per tool each word's
 best field weight), and kept for as long as the listing that owns it. Queries may come from worker threads: every lazily built part is assigned whole,
@@ -28,7 +30,7 @@ from sidecar.catalog.search.shapes import MARK, abbreviates, query_shapes, schem
 from sidecar.catalog.search.summary import split_description
 from sidecar.catalog.search.text import fold, is_cjk, name_stems, plain_words, prose_stems, query_words, stem
 
-__all__ = ["Evidence", "LexicalIndex", "Query", "TermCover", "parse_query", "tool_text"]
+__all__ = ["PASSAGES", "VALUE_PASSAGES", "Evidence", "LexicalIndex", "Query", "TermCover", "parse_query", "tool_passages", "tool_text"]
 
 # Field weights: a word in a tool's name says most about what the tool does.
 NAME, TITLE, SHAPE, ENUM, PROPERTY, DESCRIPTION, OPTIONAL_SHAPE, PROPERTY_TEXT = 4.0, 3.0, 2.0, 2.0, 1.5, 1.0, 0.8, 0.5
@@ -43,6 +45,10 @@ _WHOLE_NAME_BONUS = 2.0  # every word of the tool's name is in the query
 _SCHEMA_DEPTH = 6
 _NESTING = frozenset({"properties", "items", "anyOf", "oneOf", "allOf"})
 _PUNCTUATION = "\"'`.,;:!?()[]{}<>="
+PASSAGES = 6  # a tool's input texts the sentence model also reads alone, at most
+VALUE_PASSAGES = 2  # and its inputs' lists of allowed values, at most
+_PASSAGE_SHORTEST = 13  # characters: a shorter input text says little on its own
+_VALUES_SHORTEST = 5  # characters of a list of allowed values, joined
 
 Fields = tuple[tuple[float, frozenset[str]], ...]
 
@@ -187,6 +193,21 @@ def tool_text(entry: CatalogEntry) -> str:
     if schema.names:
         parts.append("Inputs: " + ", ".join(n.replace("_", " ") for n in schema.names[:12]) + ".")
     return ". ".join(parts)
+
+
+def tool_passages(entry: CatalogEntry) -> list[str]:
+    """A tool's short passages for a sentence model, beside its whole text, each after the
+    tool's name's words: its first input texts (a property's description or title, at any
+    depth), then its first lists of an input's allowed values. An input's own words often
+    say a need closer to how a person puts it than the summary does (`memory in MB` for a
+    request for more RAM; `subscribed unsubscribed` for someone who wants no more mail),
+    and a long passage blurs them."""
+    schema = _Schema()
+    _schema_walk(entry.spec.get("inputSchema"), schema)
+    name = entry.name.replace("_", " ").replace("-", " ")
+    texts = list(dict.fromkeys(t.strip() for t in schema.texts if len(t.strip()) >= _PASSAGE_SHORTEST))[:PASSAGES]
+    values = list(dict.fromkeys(v for v in schema.enums if len(v) >= _VALUES_SHORTEST))[:VALUE_PASSAGES]
+    return [f"{name}: {text}" for text in (*texts, *values)]
 
 
 def _best_weights(fields: Fields) -> dict[str, float]:

