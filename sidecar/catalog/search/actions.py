@@ -66,12 +66,13 @@ ACTS = 3  # the tools, from the top of a ranking, whose acts the verdict reads
 
 @functools.lru_cache(maxsize=1)
 def _families() -> dict[str, frozenset[str]]:
-    """Each word (a stem, or a verb and particle as written) -> the families it belongs to."""
+    """Each word (a stem, or a verb's stem and its particle) -> the families it belongs to."""
     found: dict[str, set[str]] = {}
     for line in FAMILIES:
         family, members = line.split(": ")
         for word in members.split():
-            found.setdefault(word.replace("-", " ") if "-" in word else stem(word), set()).add(family)
+            verb, _, particle = word.partition("-")
+            found.setdefault(f"{stem(verb)} {particle}" if particle else stem(verb), set()).add(family)
     return {word: frozenset(families) for word, families in found.items()}
 
 
@@ -85,10 +86,9 @@ def request_action(plain: tuple[str, ...]) -> tuple[frozenset[str], str]:
         said = said[1:]
     if not said:
         return frozenset(), ""
-    known = _families()
-    if len(said) > 1 and said[1] in _PARTICLES and f"{said[0]} {said[1]}" in known:
-        return known[f"{said[0]} {said[1]}"], f"{said[0]} {said[1]}"
-    verb = stem(said[0])
+    known, verb = _families(), stem(said[0])
+    if len(said) > 1 and said[1] in _PARTICLES and f"{verb} {said[1]}" in known:
+        return known[f"{verb} {said[1]}"], f"{verb} {said[1]}"
     return known.get(verb, frozenset()), verb
 
 
@@ -103,5 +103,6 @@ def tool_actions(name: str, description: str, enums: str = "") -> frozenset[str]
     for word in text:
         found.update(known.get(stem(word), ()))
     for first, second in zip(text, text[1:]):
-        found.update(known.get(f"{first} {second}", ()))
+        if second in _PARTICLES:
+            found.update(known.get(f"{stem(first)} {second}", ()))
     return frozenset(found)
