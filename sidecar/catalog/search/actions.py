@@ -61,6 +61,7 @@ _PARTICLES = frozenset("on off up down back in out".split())
 # Polite openings before an imperative's verb ("please", "could you", "I want to"). A question
 # ("is", "what", "who") is not stripped: it opens with no act the lexicon knows.
 _POLITE = frozenset("please pls kindly can could would will you i we need want to let lets us go ahead just help me".split())
+_OPENING = 12  # the words read for a request's act (polite openings are short)
 ACTS = 3  # the tools, from the top of a ranking, whose acts the verdict reads
 
 
@@ -81,7 +82,7 @@ def request_action(plain: tuple[str, ...]) -> tuple[frozenset[str], str]:
     """The families of the act an imperative request (its words as written, in order) opens
     with, past the polite words, and the verb's stem (or verb and particle); no families
     when the lexicon does not know that word."""
-    said = [w.lower() for w in plain]
+    said = [w.lower() for w in plain[:_OPENING]]
     while said and said[0] in _POLITE:
         said = said[1:]
     if not said:
@@ -92,11 +93,10 @@ def request_action(plain: tuple[str, ...]) -> tuple[frozenset[str], str]:
     return known.get(verb, frozenset()), verb
 
 
-@functools.lru_cache(maxsize=1 << 13)
 def tool_actions(name: str, description: str, enums: str = "") -> frozenset[str]:
     """Every family a word of the tool's name, of its description's summary or of its input
     schema's enum values (a tool taking `APPROVE` or `archive` as a choice does that act)
-    belongs to."""
+    belongs to (`LexicalIndex.acts` keeps it per tool)."""
     known = _families()
     text = words(name) + words(split_description(description)[0].lower()) + words(enums.lower())
     found: set[str] = set()
