@@ -2,7 +2,8 @@
 
 * `request_action` reads the act an imperative request opens with, past polite words,
   a verb with its particle ("turn on") as one act; a question, another language or a verb
-  the lexicon lacks states none.
+  the lexicon lacks states none. Any text reads as a known act or none, and only its
+  opening words count (a long request costs no more).
 * `tool_actions` reads a tool's acts from its name, its description's summary and its
   input's enum values.
 * Over a fixture catalog: a short request whose act none of the top tools does is unsure
@@ -14,9 +15,11 @@ from __future__ import annotations
 
 import faces
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sidecar.catalog import SearchIndex
-from sidecar.catalog.search.actions import request_action, tool_actions
+from sidecar.catalog.search.actions import FAMILIES, request_action, tool_actions
 from sidecar.catalog.search.lexical import parse_query
 from sidecar.catalog.search.semantic import Looked
 from sidecar.catalog.search.verdict import SHIPPED, unsure
@@ -49,6 +52,20 @@ def test_the_act_a_request_opens_with(request_text: str, act: str) -> None:
 ])
 def test_a_request_the_lexicon_does_not_read_states_no_act(request_text: str) -> None:
     assert _act(request_text) == frozenset()
+
+
+_WORDS = st.sampled_from("please could you turn on off back up delete restore the repo is what 删除 borra".split()) | st.text(max_size=12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(max_size=400), opening=st.lists(_WORDS, min_size=12, max_size=12), tail=st.lists(_WORDS, max_size=400))
+def test_any_text_reads_as_a_known_act_or_none_and_only_its_opening_counts(text: str, opening: list[str],
+                                                                          tail: list[str]) -> None:
+    families = {line.split(":")[0] for line in FAMILIES}
+    assert _act(text) <= families
+    words = parse_query(" ".join(opening)).plain
+    if len(words) >= 12:  # the words past the opening do not change the act
+        assert request_action(words + parse_query(" ".join(tail)).plain)[0] == request_action(words)[0]
 
 
 def test_a_tools_acts_come_from_its_name_summary_and_enums() -> None:
