@@ -25,6 +25,7 @@ from sidecar.trust.pins import Memo, Pin, definition_of
 __all__ = ["SLICE_SECONDS", "FirstSight", "prepare_listing"]
 
 SLICE_SECONDS = 0.003  # the longest the loop waits on this work at a time (the target is 5 ms)
+_WORDS_AT_ONCE = 100  # tools whose listing words are read in one go (about 2 ms)
 
 
 @dataclass
@@ -51,14 +52,17 @@ _preparing = 0  # listings being prepared now, in this process (their slices int
 
 
 async def prepare_listing(tools: list[dict[str, Any]], memo: Memo, *, first_sight: bool,
-                          shadowing: bool) -> FirstSight | None:
+                          shadowing: bool, foreign: Mapping[str, str] | None = None) -> FirstSight | None:
     """Fill `memo` for `tools` (digests, findings, shadowing words when `shadowing`); on
     `first_sight`, also the pins `pin_tools` would make. None when not first sight. The last
-    listing prepared at a time lets the scan forget the texts it read (`forget_texts`)."""
+    listing prepared at a time lets the scan forget the texts it read (`forget_texts`).
+    `foreign`: the shadowing rule's names of the other upstreams as known now (None: not
+    known): when no word of the listing meets them, no tool's own words are read (the
+    screen reads them only if the names it judges by meet the listing's words)."""
     global _preparing
     _preparing += 1
     try:
-        return await _prepare(tools, memo, first_sight=first_sight, shadowing=shadowing)
+        return await _prepare(tools, memo, first_sight=first_sight, shadowing=shadowing, foreign=foreign)
     finally:
         _preparing -= 1
         if not _preparing:  # in a loop turn of its own: freeing megabytes is a stretch of its own
@@ -72,7 +76,7 @@ def _forget_when_idle() -> None:
 
 
 async def _prepare(tools: list[dict[str, Any]], memo: Memo, *, first_sight: bool,
-                   shadowing: bool) -> FirstSight | None:
+                   shadowing: bool, foreign: Mapping[str, str] | None) -> FirstSight | None:
     slices = _Slices()
     listed: list[tuple[str, Mapping[str, Any]]] = []
     digests: list[str] = []
@@ -83,6 +87,15 @@ async def _prepare(tools: list[dict[str, Any]], memo: Memo, *, first_sight: bool
             listed.append((digests[-1], tool))
         await slices.tick()
     memo.listed = (tools, digests)
+    if shadowing and foreign is not None:  # the listing's words first: each tool's only if they meet a name
+        from sidecar.trust.listing_words import listing_words
+
+        words: set[str] = set()
+        for start in range(0, len(tools), _WORDS_AT_ONCE):
+            words.update(listing_words(tools[start:start + _WORDS_AT_ONCE]))
+            await slices.tick()
+        memo.listing_words = (tools, frozenset(words))
+        shadowing = not foreign.keys().isdisjoint(words)
     for digest, listed_tool in listed:
         memo.scan([(digest, listed_tool)])
         if shadowing and digest not in memo.words:

@@ -192,6 +192,9 @@ class Memo:
         # the last listing digested whole (the very list, and a digest per tool, "" for a nameless
         # one): its screen right after need not encode and hash it again (a few ms at 425 tools)
         self.listed: tuple[Sequence[Mapping[str, Any]], list[str]] | None = None
+        # the last listing's words as `sidecar.trust.listing_words` read them (the very list, and
+        # a superset of every tool's words): when none names a foreign tool, no tool can shadow one
+        self.listing_words: tuple[Sequence[Mapping[str, Any]], frozenset[str]] | None = None
 
     def digests_of(self, tools: Sequence[Mapping[str, Any]]) -> list[str]:
         """A digest per tool ("" for a nameless one); remembered for this very list."""
@@ -245,6 +248,12 @@ class Memo:
             self.words.clear()
         self.findings.update(zip(unseen, scan_tools(list(unseen.values()))))
 
+    def cannot_shadow(self, tools: Sequence[Mapping[str, Any]], foreign: Mapping[str, str]) -> bool:
+        """True when no word of this very listing names a tool of `foreign` (so no tool of
+        it needs its own words read for the shadowing rule)."""
+        kept = self.listing_words
+        return kept is not None and kept[0] is tools and foreign.keys().isdisjoint(kept[1])
+
     def findings_of(self, digest: str, tool: Mapping[str, Any], foreign: Mapping[str, str]) -> tuple[Finding, ...]:
         """The kept findings, and the shadowing one for today's other upstreams."""
         key = digest
@@ -285,6 +294,8 @@ def judge(
     memo = memo or Memo()
     names = [n for t in tools if isinstance(n := t.get("name"), str) and n]
     foreign = _foreign(alias, names, others)
+    if foreign and memo.cannot_shadow(tools, foreign):
+        foreign = {}
     listed = set(names)
     removed = {} if pins is None else {n: p for n, p in pins.items() if n not in listed}
     kept: list[dict[str, Any]] = []

@@ -88,9 +88,26 @@ class Trust:
             return
         memo = self.memos.setdefault(alias, Memo())
         pins = self._loaded(alias)
-        first = await prepare_listing(tools, memo, first_sight=pins is None, shadowing=len(self.policies) > 1)
+        shadowing = len(self.policies) > 1
+        first = await prepare_listing(tools, memo, first_sight=pins is None, shadowing=shadowing,
+                                      foreign=self._foreign_by_pins(alias, tools) if shadowing else None)
         if first is not None:  # kept (with PinsNotKept's fail-closed) by the screen's `_pin_first_sight`
             self._first[alias] = first
+
+    def _foreign_by_pins(self, alias: str, tools: list[dict[str, Any]]) -> dict[str, str] | None:
+        """The shadowing rule's names of the other upstreams as their kept pins list them
+        (what the screen will judge by when they list what a person approved), or None when
+        one of them has no pins yet."""
+        others: dict[str, list[str]] = {}
+        for other in self.policies:
+            if other != alias:
+                pins = self._loaded(other)
+                if pins is None:
+                    return None
+                others[other] = list(pins)
+        from sidecar.trust.scan import foreign_names  # only with other upstreams to shadow
+
+        return foreign_names(alias, [n for t in tools if isinstance(n := t.get("name"), str) and n], others)
 
     @property
     def active(self) -> bool:
