@@ -9,6 +9,7 @@ use), and remembering which changes were already reported. Refuses: listing a he
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
@@ -90,18 +91,21 @@ class Trust:
         pins = self._loaded(alias)
         shadowing = len(self.policies) > 1
         first = await prepare_listing(tools, memo, first_sight=pins is None, shadowing=shadowing,
-                                      foreign=self._foreign_by_pins(alias, tools) if shadowing else None)
+                                      foreign=await self._foreign_by_pins(alias, tools) if shadowing else None)
         if first is not None:  # kept (with PinsNotKept's fail-closed) by the screen's `_pin_first_sight`
             self._first[alias] = first
 
-    def _foreign_by_pins(self, alias: str, tools: list[dict[str, Any]]) -> dict[str, str] | None:
+    async def _foreign_by_pins(self, alias: str, tools: list[dict[str, Any]]) -> dict[str, str] | None:
         """The shadowing rule's names of the other upstreams as their kept pins list them
         (what the screen will judge by when they list what a person approved), or None when
-        one of them has no pins yet."""
+        one of them has no pins yet. Each store read is a loop turn of its own."""
         others: dict[str, list[str]] = {}
         for other in self.policies:
             if other != alias:
+                read = other not in self.pins
                 pins = self._loaded(other)
+                if read:
+                    await asyncio.sleep(0)
                 if pins is None:
                     return None
                 others[other] = list(pins)
