@@ -80,20 +80,27 @@ async def _prepare(tools: list[dict[str, Any]], memo: Memo, *, first_sight: bool
     slices = _Slices()
     listed: list[tuple[str, Mapping[str, Any]]] = []
     digests: list[str] = []
+    words_first = shadowing and foreign is not None  # the listing's words: each tool's only if they meet a name
+    if words_first:
+        from sidecar.trust.listing_words import encoded, listing_words
+    encodings: list[bytes] = []  # each tool's plain JSON, read for the digest and the listing's words alike
     for tool in tools:
         name = tool.get("name")
-        digests.append(memo.digest(tool) if isinstance(name, str) and name else "")
+        if words_first:
+            encodings.append(encoded(tool))
+        digests.append(memo.digest(tool, encodings[-1] if words_first else None)
+                       if isinstance(name, str) and name else "")
         if digests[-1]:
             listed.append((digests[-1], tool))
         await slices.tick()
     memo.listed = (tools, digests)
-    if shadowing and foreign is not None:  # the listing's words first: each tool's only if they meet a name
-        from sidecar.trust.listing_words import listing_words
-
+    if words_first and foreign is not None:
         words: set[str] = set()
         for start in range(0, len(tools), _WORDS_AT_ONCE):
-            words.update(listing_words(tools[start:start + _WORDS_AT_ONCE]))
+            end = start + _WORDS_AT_ONCE
+            words.update(listing_words(tools[start:end], encodings[start:end]))
             await slices.tick()
+        encodings.clear()
         memo.listing_words = (tools, frozenset(words))
         shadowing = not foreign.keys().isdisjoint(words)
     for digest, listed_tool in listed:

@@ -27,7 +27,7 @@ import msgspec
 
 from sidecar.trust.scan import _IDENT, identifiers
 
-__all__ = ["listing_words"]
+__all__ = ["encoded", "listing_words"]
 
 _encode = msgspec.json.Encoder().encode
 _WORD_BYTES = b"abcdefghijklmnopqrstuvwxyz0123456789_-"
@@ -49,12 +49,18 @@ def _readable(encoded: bytes) -> bytes | None:
     return encoded
 
 
-def listing_words(tools: Sequence[Mapping[str, Any]]) -> frozenset[str]:
-    """A superset of the words `identifiers` reads in each of `tools` (lowercase)."""
+def encoded(tool: Mapping[str, Any]) -> bytes:
+    """The JSON `listing_words` reads of a tool (the trust memo's plain encoding too)."""
+    return _encode(tool)
+
+
+def listing_words(tools: Sequence[Mapping[str, Any]], encodings: Sequence[bytes] | None = None) -> frozenset[str]:
+    """A superset of the words `identifiers` reads in each of `tools` (lowercase);
+    `encodings`: each tool's `encoded`, when the caller made them already."""
     words: set[str] = set()
     readable: list[bytes] = []
-    for tool in tools:
-        text = _readable(_encode(tool))
+    for index, tool in enumerate(tools):
+        text = _readable(_encode(tool) if encodings is None else encodings[index])
         if text is None:
             words.update(identifiers(tool))
         else:

@@ -219,8 +219,9 @@ class Memo:
         last = self.by_name.get(name)
         return last[0] if last is not None else None
 
-    def digest(self, tool: Mapping[str, Any]) -> str:
-        listed = _listed_key(_plain(tool))
+    def digest(self, tool: Mapping[str, Any], encoded: bytes | None = None) -> str:
+        """The tool's digest (`encoded`: its plain JSON, when the caller made it already)."""
+        listed = _listed_key(_plain(tool) if encoded is None else encoded)
         name = tool.get("name")
         last = self.by_name.get(name) if isinstance(name, str) else None
         if last is not None and last[0] == listed:  # as this tool was listed last time: no hashing
