@@ -94,6 +94,7 @@ async def _prepare(tools: list[dict[str, Any]], memo: Memo, *, first_sight: bool
             listed.append((digests[-1], tool))
         await slices.tick()
     memo.listed = (tools, digests)
+    memo.listing_words = None  # an older listing's words judge nothing now (and keep no old listing alive)
     if words_first and foreign is not None:
         words: set[str] = set()
         for start in range(0, len(tools), _WORDS_AT_ONCE):

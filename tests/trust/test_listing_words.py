@@ -116,3 +116,19 @@ def test_a_tool_naming_a_pinned_tool_of_another_upstream_is_flagged() -> None:
     trust = _trust(listings, {"mail": pin_tools(mail), "notes": pin_tools(notes)})
     _prepared_and_screened(trust, listings)
     assert list(trust.held) == ["notes__fmt"] and trust.held["notes__fmt"][1].findings[0].rule == "shadowing"
+
+
+def test_a_listing_prepared_without_the_others_names_keeps_no_older_listings_words() -> None:
+    """Words are kept for the very listing they were read from: a later listing prepared
+    while another upstream has no pins yet (its names unknown) drops them."""
+    mail = [_tool("send_email", "Sends an e-mail.")]
+    notes = [_tool("fmt", "Formats text.")]
+    trust = _trust({"mail": mail, "notes": notes}, {"mail": pin_tools(mail), "notes": pin_tools(notes)})
+    asyncio.run(trust.prepare("notes", notes))
+    assert trust.memos["notes"].listing_words is not None
+    trust.pins["mail"] = None  # as if the other upstream had no pins yet
+    again = copy.deepcopy(notes)
+    asyncio.run(trust.prepare("notes", again))
+    assert trust.memos["notes"].listing_words is None
+    trust.pins["mail"] = pin_tools(mail)
+    assert trust.screen([UpstreamListing("mail", mail), UpstreamListing("notes", again)]) and trust.held == {}
