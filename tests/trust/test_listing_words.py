@@ -50,6 +50,17 @@ def test_every_word_the_rule_reads_in_a_tool_is_among_its_listings_words(tools: 
         assert identifiers(tool) <= words, tool
 
 
+def test_a_character_the_scan_strips_or_folds_inside_a_word_is_read_as_the_scan_reads_it() -> None:
+    """DEL, the escapes of controls (\\b, \\f, \\u00XX), invisible and look-alike letters inside
+    a name: the scan reads one word across them, so the listing's words must hold it too."""
+    inside = ["\x7f", "\b", "\f", "\x01", "\u200b", "\u00ad", "\u043e", "\uff41", "\\", "\n", "\"", "\t"]
+    for mark in inside:
+        tool = {"name": "t", "description": f"Then call send{mark}_email and list{mark}issues.",
+                "inputSchema": {"type": "object", "properties": {f"do{mark}_not{mark}_tell": {"type": "string"}}}}
+        words = listing_words([tool])
+        assert identifiers(tool) <= words, (mark, identifiers(tool) - words)
+
+
 def test_the_bench_catalogs_words_are_among_their_listings_words() -> None:
     for spec in github_set(2):
         tools = build_catalog(spec)
