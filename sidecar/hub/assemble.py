@@ -24,6 +24,7 @@ from sidecar.config import SidecarConfig
 from sidecar.gate import Gate, GateParts, Observer, SharedState, Stage
 from sidecar.hub.face import Face
 from sidecar.mounts.reach import reachable
+from sidecar.upstream.spawn import started_early
 from sidecar.upstream import Pool
 from sidecar.upstream.channel import ChannelOpener
 from sidecar.upstream.transports import open_channel
@@ -45,7 +46,9 @@ def build_face(config: SidecarConfig, opener: ChannelOpener = open_channel,
     """A face for `config`, its pool not yet running (the caller's task group runs
     `face.pool.run`). Only what the bot can reach is started: every surface then
     follows the selection."""
-    pool = Pool(reachable(config), config.face.start_timeout_seconds, opener)
+    servers = reachable(config)
+    early = [s.alias for s in servers if started_early(s)]  # processes started before the runtime loaded
+    pool = Pool(servers, config.face.start_timeout_seconds, opener, early, config.face.list_wait_seconds)
     live = LiveCatalog(facts_for(config, [upstream.config for upstream in pool]))
     around, observers = _traced(options, live)
     parts = GateParts(live=live, shared=options.shared, environ=options.environ, around_call=around,

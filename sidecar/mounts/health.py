@@ -105,6 +105,15 @@ _raw_records = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _record = msgspec.json.Decoder(HealthRecord)
 
 
+def judged_pins(raw: msgspec.Raw | None) -> dict[str, Pin] | None:
+    """A record's pins as a face judges by them (`HealthFile.load_judged_pins`)."""
+    found = _judged.decode(raw).pins if raw is not None else None
+    if found is None:
+        return None
+    return {name: Pin(digest=p.digest, body=p.body, definition="", reviewed=p.reviewed, findings=p.findings,
+                      scanned_by=p.scanned_by, listed=p.listed) for name, p in found.items()}
+
+
 class HealthFile:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
@@ -128,15 +137,11 @@ class HealthFile:
     def load_judged_pins(self, alias: str) -> dict[str, Pin] | None:
         """One server's pins as a face judges by them: each without its `definition` (""),
         which a face never reads; the file keeps it, and a face never writes pins it read."""
-        def one(data: bytes) -> dict[str, Pin] | None:
-            raw = _raw_records.decode(data).get(alias)
-            found = _judged.decode(raw).pins if raw is not None else None
-            if found is None:
-                return None
-            return {name: Pin(digest=p.digest, body=p.body, definition="", reviewed=p.reviewed, findings=p.findings,
-                              scanned_by=p.scanned_by, listed=p.listed) for name, p in found.items()}
+        return judged_pins(self.raw_records().get(alias))
 
-        return self._decoded(one, None)
+    def raw_records(self) -> dict[str, msgspec.Raw]:
+        """Every record, each left as its bytes ({} when there is no file, or it cannot be read)."""
+        return self._decoded(_raw_records.decode, {})
 
     def _decoded(self, decode: Callable[[bytes], _T], empty: _T) -> _T:
         try:
@@ -237,6 +242,13 @@ class HealthPins:
 
     def load_pins(self, alias: str) -> dict[str, Pin] | None:
         return self.health.load_judged_pins(alias)
+
+    def each_pins(self, aliases: Sequence[str]) -> Iterator[tuple[str, dict[str, Pin] | None]]:
+        """`load_pins` of each of `aliases` in turn, from one read of the file (the file of
+        3 x 425 pinned tools is 4 MB); its bytes go when the iteration ends."""
+        records = self.health.raw_records()
+        for alias in aliases:
+            yield alias, judged_pins(records.get(alias))
 
     def load_reviewable(self, alias: str) -> dict[str, Pin] | None:
         """The pins with their definitions, for a person's review (`Trust.pins_for_review`)."""

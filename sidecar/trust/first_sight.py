@@ -27,6 +27,7 @@ from sidecar.trust.pins import Memo, Pin, PinsNotKept, definition_of
 __all__ = ["SLICE_SECONDS", "FirstSight", "prepare_listing"]
 
 SLICE_SECONDS = 0.003  # the longest the loop waits on this work at a time (the target is 5 ms)
+_WORDS_AT_ONCE = 100  # tools whose listing words are read in one go (about 2 ms)
 
 
 @dataclass
@@ -66,14 +67,17 @@ _preparing = 0  # listings being prepared now, in this process (their slices int
 
 
 async def prepare_listing(tools: list[dict[str, Any]], memo: Memo, *, first_sight: bool,
-                          shadowing: bool) -> FirstSight | None:
+                          shadowing: bool, foreign: Mapping[str, str] | None = None) -> FirstSight | None:
     """Fill `memo` for `tools` (digests, findings, shadowing words when `shadowing`); on
     `first_sight`, also the pins `pin_tools` would make. None when not first sight. The last
-    listing prepared at a time lets the scan forget the texts it read (`forget_texts`)."""
+    listing prepared at a time lets the scan forget the texts it read (`forget_texts`).
+    `foreign`: the shadowing rule's names of the other upstreams as known now (None: not
+    known): when no word of the listing meets them, no tool's own words are read (the
+    screen reads them only if the names it judges by meet the listing's words)."""
     global _preparing
     _preparing += 1
     try:
-        return await _prepare(tools, memo, first_sight=first_sight, shadowing=shadowing)
+        return await _prepare(tools, memo, first_sight=first_sight, shadowing=shadowing, foreign=foreign)
     finally:
         _preparing -= 1
         if not _preparing:  # in a loop turn of its own: freeing megabytes is a stretch of its own
@@ -87,22 +91,39 @@ def _forget_when_idle() -> None:
 
 
 async def _prepare(tools: list[dict[str, Any]], memo: Memo, *, first_sight: bool,
-                   shadowing: bool) -> FirstSight | None:
+                   shadowing: bool, foreign: Mapping[str, str] | None) -> FirstSight | None:
     slices = _Slices()
     listed: list[tuple[str, Mapping[str, Any]]] = []
     digests: list[str] = []
+    words_first = shadowing and foreign is not None  # the listing's words: each tool's only if they meet a name
+    if words_first:
+        from sidecar.trust.listing_words import encoded, listing_words
+    encodings: list[bytes] = []  # each tool's plain JSON, read for the digest and the listing's words alike
     memo.encoded = {} if first_sight else None  # the canonical encodings, kept for the pins below
     try:
         for tool in tools:
             name = tool.get("name")
-            digests.append(memo.digest(tool) if isinstance(name, str) and name else "")
+            if words_first:
+                encodings.append(encoded(tool))
+            digests.append(memo.digest(tool, encodings[-1] if words_first else None)
+                           if isinstance(name, str) and name else "")
             if digests[-1]:
                 listed.append((digests[-1], tool))
             await slices.tick()
-        encoded, memo.encoded = memo.encoded, None
+        canonical, memo.encoded = memo.encoded, None
     finally:
         memo.encoded = None
     memo.listed = (tools, digests)
+    memo.listing_words = None  # an older listing's words judge nothing now (and keep no old listing alive)
+    if words_first and foreign is not None:
+        words: set[str] = set()
+        for start in range(0, len(tools), _WORDS_AT_ONCE):
+            end = start + _WORDS_AT_ONCE
+            words.update(listing_words(tools[start:end], encodings[start:end]))
+            await slices.tick()
+        encodings.clear()
+        memo.listing_words = (tools, frozenset(words))
+        shadowing = not foreign.keys().isdisjoint(words)
     each = spent = 0.0  # a tool's cost as foreseen (0: none scanned yet); the seconds all batches took
     done = 0
     while done < len(listed):
@@ -130,7 +151,7 @@ async def _prepare(tools: list[dict[str, Any]], memo: Memo, *, first_sight: bool
         name = tool.get("name")
         if isinstance(name, str) and name:  # (a digest's canonical bytes are the same for every tool with it)
             pins[name] = definition_of(tool, False, memo.findings, memo.listed_key(name),
-                                       encoded.get(digest) if encoded else None)
+                                       canonical.get(digest) if canonical else None)
         await slices.tick()
     await asyncio.sleep(0)  # what follows (the screen, the first pins' write) starts a slice of its own
     return FirstSight(tools, pins)

@@ -201,6 +201,9 @@ class Memo:
         # while a first sight is prepared: each new definition's canonical encoding, by digest,
         # for its pin (`definition_of(encoded=...)`), so it is encoded and hashed once
         self.encoded: dict[str, tuple[bytes, str]] | None = None
+        # the last listing's words as `sidecar.trust.listing_words` read them (the very list, and
+        # a superset of every tool's words): when none names a foreign tool, no tool can shadow one
+        self.listing_words: tuple[Sequence[Mapping[str, Any]], frozenset[str]] | None = None
 
     def digests_of(self, tools: Sequence[Mapping[str, Any]]) -> list[str]:
         """A digest per tool ("" for a nameless one); remembered for this very list."""
@@ -225,8 +228,9 @@ class Memo:
         last = self.by_name.get(name)
         return last[0] if last is not None else None
 
-    def digest(self, tool: Mapping[str, Any]) -> str:
-        listed = _listed_key(_plain(tool))
+    def digest(self, tool: Mapping[str, Any], encoded: bytes | None = None) -> str:
+        """The tool's digest (`encoded`: its plain JSON, when the caller made it already)."""
+        listed = _listed_key(_plain(tool) if encoded is None else encoded)
         name = tool.get("name")
         last = self.by_name.get(name) if isinstance(name, str) else None
         if last is not None and last[0] == listed:  # as this tool was listed last time: no hashing
@@ -236,10 +240,10 @@ class Memo:
             if len(self.digests) >= self.LIMIT:
                 self.digests.clear()
                 self.by_name.clear()
-            encoded = _encoded_and_digest(tool)
-            found = self.digests[listed] = encoded[1]
+            made = _encoded_and_digest(tool)
+            found = self.digests[listed] = made[1]
             if self.encoded is not None:
-                self.encoded[found] = encoded
+                self.encoded[found] = made
         if isinstance(name, str):
             self.by_name[name] = (listed, found)
         return found
@@ -256,6 +260,12 @@ class Memo:
             self.findings.clear()
             self.words.clear()
         self.findings.update(zip(unseen, scan_tools(list(unseen.values()))))
+
+    def cannot_shadow(self, tools: Sequence[Mapping[str, Any]], foreign: Mapping[str, str]) -> bool:
+        """True when no word of this very listing names a tool of `foreign` (so no tool of
+        it needs its own words read for the shadowing rule)."""
+        kept = self.listing_words
+        return kept is not None and kept[0] is tools and foreign.keys().isdisjoint(kept[1])
 
     def findings_of(self, digest: str, tool: Mapping[str, Any], foreign: Mapping[str, str]) -> tuple[Finding, ...]:
         """The kept findings, and the shadowing one for today's other upstreams."""
@@ -297,6 +307,8 @@ def judge(
     memo = memo or Memo()
     names = [n for t in tools if isinstance(n := t.get("name"), str) and n]
     foreign = _foreign(alias, names, others)
+    if foreign and memo.cannot_shadow(tools, foreign):
+        foreign = {}
     listed = set(names)
     removed = {} if pins is None else {n: p for n, p in pins.items() if n not in listed}
     kept: list[dict[str, Any]] = []

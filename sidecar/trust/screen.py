@@ -87,15 +87,35 @@ class Trust:
         screen's, the same as without this step."""
         if self.policies.get(alias, "hold") == "off":
             return
+        shadowing = len(self.policies) > 1
+        if shadowing:  # every upstream's pins (the rule reads the others' names), from one read
+            await self._load_together(list(self.policies))
         memo = self.memos.setdefault(alias, Memo())
         pins = self._loaded(alias)
-        first = await prepare_listing(tools, memo, first_sight=pins is None, shadowing=len(self.policies) > 1)
+        first = await prepare_listing(tools, memo, first_sight=pins is None, shadowing=shadowing,
+                                      foreign=await self._foreign_by_pins(alias, tools) if shadowing else None)
         if first is None:
             return
         self._first[alias] = first  # judged by the screen's `_pin_first_sight` (PinsNotKept: fail closed)
         if self.store is not None:  # kept now, in a turn of their own: the screen's stretch is the judgement only
             first.kept = self._keep_first_sight(alias, first.pins)
             await asyncio.sleep(0)
+
+    async def _foreign_by_pins(self, alias: str, tools: list[dict[str, Any]]) -> dict[str, str] | None:
+        """The shadowing rule's names of the other upstreams as their kept pins list them
+        (what the screen will judge by when they list what a person approved), or None when
+        one of them has no pins yet. Each store read is a loop turn of its own."""
+        await self._load_together([other for other in self.policies if other != alias])
+        others: dict[str, list[str]] = {}
+        for other in self.policies:
+            if other != alias:
+                pins = self._loaded(other)
+                if pins is None:
+                    return None
+                others[other] = list(pins)
+        from sidecar.trust.scan import foreign_names  # only with other upstreams to shadow
+
+        return foreign_names(alias, [n for t in tools if isinstance(n := t.get("name"), str) and n], others)
 
     @property
     def active(self) -> bool:
@@ -141,6 +161,19 @@ class Trust:
         for change in verdict.changes:
             self._report(item.alias, change, held=change.tool in verdict.held)
         return verdict
+
+    async def _load_together(self, aliases: Sequence[str]) -> None:
+        """The pins of `aliases` not read yet, from one read of a store that can (`each_pins`),
+        each in a loop turn of its own; else each as `_loaded` reads it, a turn each."""
+        missing = [alias for alias in aliases if alias not in self.pins]
+        if not missing:
+            return
+        each = getattr(self.store, "each_pins", None)
+        for alias, pins in each(missing) if callable(each) else ((a, self._loaded(a)) for a in missing):
+            if alias not in self.pins:  # another listing's preparation may have read it meanwhile
+                self.pins[alias] = pins
+                self.memos.setdefault(alias, Memo()).remember(pins)
+            await asyncio.sleep(0)
 
     def _loaded(self, alias: str) -> dict[str, Pin] | None:
         """The upstream's pins, read from the store once (their scan results remembered)."""

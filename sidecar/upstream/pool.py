@@ -4,15 +4,16 @@ Owns the supervisors' task group. Each upstream starts at once and independently
 pool reports every change of state or listing through one callback, so the face can
 rebuild its catalog, and hands what the upstreams ask or announce to one peer (the hub,
 which `listen`s once it is built). Upstreams that finish their first start while others'
-first listings are still being prepared are told together, once the last of them is in
-(one rebuild for an arrival of several, as at a start with early greetings). How each upstream's transport is opened is given at
+first listings are still being prepared, or (started early, before the runtime loaded)
+while other early ones are still on their first start, are told together, once the last
+of them is in (one rebuild for an arrival of several, as at a start with early greetings). How each upstream's transport is opened is given at
 construction (`open_channel`, or in-memory channels in the tests' harness).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from typing import Any
 
 from sidecar.config import ServerConfig
@@ -33,7 +34,14 @@ class Pool:
         servers: Sequence[ServerConfig],
         start_timeout: float,
         opener: ChannelOpener = open_channel,
+        early: Collection[str] = (),
+        early_wait: float = 0.0,
     ) -> None:
+        """`early`: the upstreams whose processes started before the runtime loaded (their
+        first listings come close together): one that is ready first waits for the others
+        still on their first start, at most `early_wait` seconds from `run` (the face's
+        listing wait: an engine's first listing waits for them anyway), and they are told
+        together."""
         self._on_change: Callable[[Upstream], None] = _unheard
         self._on_arrivals: Callable[[Sequence[Upstream]], None] | None = None
         self._held: list[Upstream] = []  # first starts ready while others' first listings were being prepared
@@ -46,6 +54,8 @@ class Pool:
         self._tasks: dict[str, asyncio.Task[None]] = {}
         # Set once an upstream is past its first start (ready, failed or stopped).
         self._first_start = {alias: asyncio.Event() for alias in self.upstreams}
+        self._early, self._early_wait = frozenset(early), early_wait
+        self._early_ends: float | None = None  # the loop's time the wait for early ones ends
 
     def _upstream(self, server: ServerConfig) -> Upstream:
         return Upstream(server, self, self._changed, self._start_timeout, self._open, self._prepared)
@@ -97,8 +107,11 @@ class Pool:
         if not self._held:
             self._on_change(upstream)
             return
-        arrived, self._held = [*self._held, upstream], []
-        for each in arrived[:-1]:
+        self._tell_held([upstream])
+
+    def _tell_held(self, last: list[Upstream]) -> None:
+        arrived, self._held = [*self._held, *last], []
+        for each in arrived[:len(arrived) - len(last)]:
             if each.alias in self._first_start:
                 self._first_start[each.alias].set()
         if self._on_arrivals is not None:
@@ -107,13 +120,30 @@ class Pool:
             for each in arrived:
                 self._on_change(each)
 
+    def _early_wait_over(self) -> None:
+        """The wait for early upstreams ended: those held for it are told (no first listing
+        of another is being prepared, else they wait for that one as before)."""
+        if self._held and not self._preparing:
+            self._tell_held([])
+
     def _arrives_with_others(self, upstream: Upstream) -> bool:
         """A first start that ends ready while another upstream's first listing is still
-        being prepared: it is told once that one is in too (a first listing being prepared
-        always ends in a change of its upstream, which tells both)."""
+        being prepared, or, for an early upstream within the wait, while another early one is
+        still on its first start: it is told once that one is in too (a first listing being
+        prepared, and a first start, always end in a change of their upstream, which tells
+        both; the wait's end tells those held for an early one)."""
         event = self._first_start.get(upstream.alias)
-        return (event is not None and not event.is_set() and lifecycle.is_ready(upstream.state)
-                and any(alias != upstream.alias for alias in self._preparing))
+        if event is None or event.is_set() or not lifecycle.is_ready(upstream.state):
+            return False
+        if any(alias != upstream.alias for alias in self._preparing):
+            return True
+        return (upstream.alias in self._early and self._early_ends is not None
+                and asyncio.get_running_loop().time() < self._early_ends
+                and any(self._first_starting(alias) for alias in self._early if alias != upstream.alias))
+
+    def _first_starting(self, alias: str) -> bool:
+        found = self.upstreams.get(alias)
+        return found is not None and lifecycle.is_starting(found.state) and not self._held_back(alias)
 
     def _held_back(self, alias: str) -> bool:
         return any(upstream.alias == alias for upstream in self._held)
@@ -139,6 +169,10 @@ class Pool:
 
     async def run(self) -> None:
         """Supervise every upstream until cancelled; on cancel, every child is stopped."""
+        if self._early and self._early_wait > 0:
+            loop = asyncio.get_running_loop()
+            self._early_ends = loop.time() + self._early_wait
+            loop.call_at(self._early_ends, self._early_wait_over)
         async with asyncio.TaskGroup() as group:
             self._group = group
             for upstream in self.upstreams.values():

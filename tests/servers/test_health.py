@@ -195,3 +195,24 @@ def test_a_face_reads_its_pins_without_their_definitions(tmp_path: Path) -> None
         assert pin.definition and judged[name].definition == ""
         assert msgspec.structs.replace(judged[name], definition=pin.definition) == pin == pins[name]
     assert store.load_pins("other") is None
+
+
+
+def test_a_faces_servers_pins_come_from_one_read_of_the_file_as_each_loads_them(tmp_path: Path) -> None:
+    """`each_pins` reads the file once and gives each server's pins as `load_pins` does."""
+    from sidecar.catalog.facts import facts_for
+    from sidecar.catalog.live import LiveCatalog
+    from sidecar.mounts.health import HealthPins
+    from sidecar.trust.pins import pin_tools
+
+    config = write_config(tmp_path, {alias: {"command": alias} for alias in ("a", "b", "c")})
+    health = health_file_for(config)
+    assert health is not None
+    for server in config.servers[:2]:
+        health.pin_first_sight(server, pin_tools([{"name": f"{server.alias}_tool", "description": "A tool."}]))
+    store = HealthPins(health, LiveCatalog(facts_for(config, config.servers)))
+    reads = []
+    raw_records = health.raw_records
+    health.raw_records = lambda: reads.append(1) or raw_records()  # type: ignore[method-assign]
+    assert dict(store.each_pins(["a", "b", "c"])) == {alias: store.load_pins(alias) for alias in ("a", "b", "c")}
+    assert len(reads) == 1 + 3 and store.load_pins("c") is None

@@ -53,13 +53,14 @@ class Heard:
 
 
 @asynccontextmanager
-async def _pool(servers: dict[str, FakeServer]) -> AsyncIterator[tuple[Pool, Heard]]:
+async def _pool(servers: dict[str, FakeServer], early: Sequence[str] = (),
+                early_wait: float = 0.0) -> AsyncIterator[tuple[Pool, Heard]]:
     config = parse_config({"mcpServers": {alias: {"command": f"in-memory-{alias}"} for alias in servers}}, {})
 
     async def opener(server: ServerConfig, inbox: Inbox) -> Channel:
         return await servers[server.alias].open(server, inbox)
 
-    pool = Pool(config.servers, 30.0, opener)
+    pool = Pool(config.servers, 30.0, opener, early, early_wait)
     heard = Heard(list(servers))
     pool.listen(heard, heard.alone, heard.prepare, heard.together)
     task = asyncio.create_task(pool.run())
@@ -145,3 +146,47 @@ async def test_a_held_upstream_that_stops_before_the_others_are_in_is_told_with_
         assert pool.get("a").state == "restarting"  # type: ignore[union-attr]
         heard.gates["b"].set()
         await heard.until(lambda: _ready(pool, "b"))
+
+
+async def test_an_early_upstream_ready_first_waits_for_the_other_early_ones_still_starting() -> None:
+    """Processes started before the runtime loaded answer close together: one whose listing
+    is prepared before another early one's answer is read waits for it (one rebuild); a
+    server not started early is not waited for."""
+    servers = _servers("a", "b", "late")
+    servers["b"].answers_initialize = False
+    servers["late"].answers_initialize = False
+    async with _pool(servers, early=("a", "b"), early_wait=30.0) as (pool, heard):
+        await servers["b"].handshake_held()
+        await servers["late"].handshake_held()
+        await heard.until(lambda: heard.preparing == {"a"})
+        heard.gates["a"].set()
+        await heard.until(lambda: _ready(pool, "a"))
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert heard.told == [] and pool.starting("a")  # b, started early, is still on its first start
+        heard.gates["b"].set()
+        servers["b"].finish_start()
+        await heard.until(lambda: heard.told)
+        assert heard.told == [("a", "b")]
+        heard.gates["late"].set()
+        servers["late"].finish_start()
+        await heard.until(lambda: len(heard.told) == 2)
+        assert heard.told == [("a", "b"), ("late",)]
+
+
+async def test_the_wait_for_early_upstreams_ends_with_the_listing_wait() -> None:
+    servers = _servers("a", "b")
+    servers["b"].answers_initialize = False
+    async with _pool(servers, early=("a", "b"), early_wait=0.2) as (pool, heard):
+        await servers["b"].handshake_held()
+        heard.gates["a"].set()
+        await heard.until(lambda: _ready(pool, "a"))
+        assert heard.told == []
+        async with asyncio.timeout(WAIT):
+            while not heard.told:
+                await asyncio.sleep(0.01)
+        assert heard.told == [("a",)] and not pool.starting("a")  # told at the wait's end, b still starting
+        heard.gates["b"].set()
+        servers["b"].finish_start()
+        await heard.until(lambda: len(heard.told) == 2)
+        assert heard.told == [("a",), ("b",)]
