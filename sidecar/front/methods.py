@@ -42,7 +42,7 @@ from sidecar.wire.requests import (
     UriParams,
 )
 from sidecar.wire.task_shapes import TASKS_EXTENSION, declares_tasks
-from sidecar.wire.versions import MODERN_VERSION, UI_EXTENSION, without_envelope
+from sidecar.wire.versions import ENVELOPE_KEYS, MODERN_VERSION, UI_EXTENSION
 
 
 __all__ = ["METHODS", "STARTERS", "server_capabilities"]
@@ -142,7 +142,7 @@ def _first_plain_round(request_params: dict[str, Any], meta: dict[str, Any] | No
     the envelope (which stays here) and does not declare the tasks extension."""
     if "requestState" in request_params or "inputResponses" in request_params:
         return False
-    return meta is None or not without_envelope(meta) and not declares_tasks(meta)
+    return meta is None or ENVELOPE_KEYS.issuperset(meta) and not declares_tasks(meta)
 
 
 def _call_of(d: Handling, req: Request, params: CallParams) -> ToolCall:

@@ -27,7 +27,7 @@ from sidecar.front.http.sessions import Exchange
 from sidecar.front.http.stateless import answer_status
 from sidecar.wire.outbox import FrameQueue
 
-__all__ = ["PING_SECONDS", "SSE_HEADERS", "JsonAnswer", "TooLarge", "answer_exchange", "event", "json_answer",
+__all__ = ["PING_SECONDS", "SSE_HEADERS", "JsonAnswer", "TooLarge", "answer_exchange", "body_at_hand", "event", "json_answer",
            "next_or_ping", "read_body", "stream", "stream_events"]
 
 PING_SECONDS = 15.0
@@ -138,14 +138,24 @@ def event(frame: bytes) -> bytes:
     return b"event: message\ndata: " + frame.rstrip(b"\n") + b"\n\n"
 
 
+def body_at_hand(request: web.Request, cap: int) -> bytes | None:
+    """The whole body when it came with the headers and is within `cap` (no wait, no
+    timer, no coroutine); None when `read_body` must read it (or refuse it)."""
+    content = request.content
+    if content.is_eof() and content.total_bytes <= cap:
+        return content.read_nowait()
+    return None
+
+
 async def read_body(request: web.Request, cap: int, seconds: float) -> bytes:
     """The whole body, at most `cap` bytes (else TooLarge), within `seconds` (else TimeoutError)."""
     length = request.headers.get("Content-Length")  # digits only: aiohttp's parser refused any other
     if length is not None and int(length) > cap:
         raise TooLarge
+    at_hand = body_at_hand(request, cap)
+    if at_hand is not None:
+        return at_hand
     content = request.content
-    if content.is_eof() and content.total_bytes <= cap:  # all of it came with the headers: no wait, no timer
-        return content.read_nowait()
     chunks: list[bytes] = []
     size = 0
     async with asyncio.timeout(seconds):

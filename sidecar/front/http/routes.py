@@ -33,7 +33,15 @@ from sidecar.front.eras.held import Round
 from sidecar.front.eras.listen_resources import ResourceSubscriptions
 from sidecar.front.eras.rounds import HeldCalls, takes_rounds
 from sidecar.front.http.admission import HostRule, Refusal, admit
-from sidecar.front.http.answers import TooLarge, answer_exchange, json_answer, read_body, stream, stream_events
+from sidecar.front.http.answers import (
+    TooLarge,
+    answer_exchange,
+    body_at_hand,
+    json_answer,
+    read_body,
+    stream,
+    stream_events,
+)
 from sidecar.front.http.console_door import ConsoleSite, is_console_path
 from sidecar.front.http.listener import FrontSettings
 from sidecar.front.http.listener import Handler as AppHandler
@@ -119,7 +127,7 @@ class HttpFront:
         app.router.add_post("/mcp", self._post)
         app.router.add_get("/mcp", self._admitting(self._get))
         app.router.add_delete("/mcp", self._admitting(self._delete))
-        app.router.add_post("/mcp/{face}", self._admitting(self._post_as))
+        app.router.add_post("/mcp/{face}", self._admitting(self._post))
         app.router.add_get("/mcp/{face}", self._admitting(self._get))
         app.router.add_delete("/mcp/{face}", self._admitting(self._delete))
         if self.console is not None:
@@ -198,14 +206,14 @@ class HttpFront:
 
     # -- POST -------------------------------------------------------------------------
 
-    async def _post(self, request: web.Request) -> web.StreamResponse:
-        """POST /mcp, admitted here (the one hot route: no wrapper, no middleware)."""
-        caller = admitted(request, self.rule, self.tokens, False)
-        if type(caller) is not str:
-            return caller  # type: ignore[return-value]
-        return await self._post_as(request, caller)
-
-    async def _post_as(self, request: web.Request, caller: str) -> web.StreamResponse:
+    async def _post(self, request: web.Request, caller: str | None = None) -> web.StreamResponse:
+        """POST /mcp, admitted here when no `caller` is given (the one hot route: no
+        wrapper, no middleware; `/mcp/<face>`'s wrapper admits and gives the caller)."""
+        if caller is None:
+            admitted_as = admitted(request, self.rule, self.tokens, False)
+            if type(admitted_as) is not str:
+                return admitted_as  # type: ignore[return-value]
+            caller = admitted_as
         if self.draining:
             return _refuse(503, "Service Unavailable: shutting down")
         self.posts += 1
@@ -219,12 +227,14 @@ class HttpFront:
         if request.headers.get("Content-Type") != "application/json" and request.content_type != "application/json":
             return _refuse(415, "Unsupported Media Type: send application/json")
         cap = self.settings.body_cap
-        try:
-            body = await read_body(request, cap, self.settings.body_seconds)
-        except TooLarge:
-            return _refuse(413, f"Payload Too Large: at most {cap} bytes")
-        except TimeoutError:
-            return _refuse(408, "Request Timeout: the body came too slowly")
+        body = body_at_hand(request, cap)  # most bodies came whole with their headers: no coroutine
+        if body is None:
+            try:
+                body = await read_body(request, cap, self.settings.body_seconds)
+            except TooLarge:
+                return _refuse(413, f"Payload Too Large: at most {cap} bytes")
+            except TimeoutError:
+                return _refuse(408, "Request Timeout: the body came too slowly")
         message = decode_engine_frame(body)  # the body's one decode: the message goes on typed
         if type(message) is FrameRejected:
             return _rpc_error(message.id, message.code, message.message, 400)
