@@ -177,7 +177,7 @@ class HttpFront:
     async def _health(self, request: web.Request) -> web.StreamResponse:
         # Open at `/health`; a gateway's bot's own (`/bots/<id>/health`) asks for that bot's token.
         refused = admitted(request, self.rule, self.tokens, request.path == "/health")
-        return refused if isinstance(refused, web.Response) else web.Response(text="ok\n")
+        return refused if isinstance(refused, web.StreamResponse) else web.Response(text="ok\n")
 
     async def _metrics(self, request: web.Request, caller: str) -> web.StreamResponse:
         from sidecar.gate.observers.metrics import CONTENT_TYPE
