@@ -90,7 +90,8 @@ class JsonAnswer(web.StreamResponse):
         if self._eof_sent:
             return None
         if self._payload_writer is None:
-            self._keep_alive = request.keep_alive
+            if self._keep_alive is None:  # unless `force_close` said otherwise, as aiohttp's own
+                self._keep_alive = request.keep_alive
             self._version = request.version
             self._head_only = request.method == "HEAD"  # its length is said, its body not sent
             self._payload_writer = request.writer
