@@ -147,7 +147,8 @@ async def _serve_one(config: SidecarConfig, settings: FrontSettings, redactor: R
     front = HttpFront(face, redactor, settings, _console_site(console, face, config, settings, redactor), root.metrics)
     root.show(face, lambda: len(front.table.sessions))
     fronts = Fronts({face.name: front}, {face.name: root.health(face, config)})
-    await serve_listening(front.app(), fronts, settings, "serving Streamable HTTP at http://%s:%d/mcp", until)
+    await serve_listening(front.app(), fronts, settings, "serving Streamable HTTP at http://%s:%d/mcp", until,
+                          front.hot)
 
 
 def _console_site(console: MountConsole | None, face: Face, config: SidecarConfig, settings: FrontSettings,

@@ -133,14 +133,14 @@ class Gateway:
             return await handler(request)  # type: ignore[no-any-return]
         open_path = request.path == "/health" or (self.console is not None and is_console_path(request.path))
         caller = admitted(request, self.rule, self.settings.tokens, open_path)  # the console admits by its cookie
-        if isinstance(caller, web.Response):
+        if isinstance(caller, web.StreamResponse):
             return caller
         return await handler(request)  # type: ignore[no-any-return]
 
-    async def _health(self, request: web.Request) -> web.Response:
+    async def _health(self, request: web.Request) -> web.StreamResponse:
         return web.Response(text="ok\n")
 
-    async def _metrics(self, request: web.Request) -> web.Response:
+    async def _metrics(self, request: web.Request) -> web.StreamResponse:
         from sidecar.gate.observers.metrics import CONTENT_TYPE
 
         return web.Response(body=self.metrics.render(), headers={"Content-Type": CONTENT_TYPE})

@@ -42,7 +42,7 @@ from sidecar.wire.requests import (
     UriParams,
 )
 from sidecar.wire.task_shapes import TASKS_EXTENSION, declares_tasks
-from sidecar.wire.versions import MODERN_VERSION, UI_EXTENSION
+from sidecar.wire.versions import ENVELOPE_KEYS, MODERN_VERSION, UI_EXTENSION
 
 
 __all__ = ["METHODS", "STARTERS", "server_capabilities"]
@@ -110,16 +110,24 @@ async def tools_call(d: Handling, req: Request, params: CallParams) -> Result:
 
 def start_tools_call(d: Handling, req: Request, params: CallParams) -> bool:
     """`tools/call` with no task of its own when its whole way is plain (no `_meta`, no
-    task, a session-era engine, the gate's chain plain: `Gate.start`): sent upstream here,
-    in the reader's callback, and answered from its answer's done callback. False when it
-    is not plain: nothing was sent, and `tools_call` takes it."""
+    task, the gate's chain plain: `Gate.start`): sent upstream here, in the reader's
+    callback, and answered from its answer's done callback. A 2026-07-28 engine's call is
+    plain too when its `_meta` is its envelope alone (no progress token, no tasks
+    extension declared), it brings back no round and its server is not a 2026-07-28 one:
+    the chain would send that server what `Gate.start` sends. False when it is not plain:
+    nothing was sent, and `tools_call` takes it."""
     gate, session = d.face.gate, d.session
-    if not gate.plain or params.meta is not None or params.task is not None \
-            or session.protocol_version == MODERN_VERSION:
+    if not gate.plain or params.task is not None:
+        return False
+    modern = session.protocol_version == MODERN_VERSION
+    if modern:
+        if not _first_plain_round(req.params, params.meta):
+            return False
+    elif params.meta is not None:
         return False
     arguments = params.arguments
     started = gate.start(ToolCall(name=params.name, arguments={} if arguments is None else arguments,
-                                  session=session.held_scope))
+                                  session=session.held_scope), modern)
     if started is None:
         return False
     session.in_flight[req.id] = (started.conn, started.ident)  # where it went: a cancel follows it
@@ -127,6 +135,14 @@ def start_tools_call(d: Handling, req: Request, params: CallParams) -> bool:
     future.add_done_callback(_Answering(d, req, started).done)
     d.hold(future)  # type: ignore[misc]  # a starter runs only for a dispatcher that holds
     return True
+
+
+def _first_plain_round(request_params: dict[str, Any], meta: dict[str, Any] | None) -> bool:
+    """A 2026-07-28 call that brings back no round and whose `_meta` holds nothing beyond
+    the envelope (which stays here) and does not declare the tasks extension."""
+    if "requestState" in request_params or "inputResponses" in request_params:
+        return False
+    return meta is None or ENVELOPE_KEYS.issuperset(meta) and not declares_tasks(meta)
 
 
 def _call_of(d: Handling, req: Request, params: CallParams) -> ToolCall:

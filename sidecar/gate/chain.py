@@ -219,14 +219,16 @@ class Gate:
 
     # -- the one ending ----------------------------------------------------------------
 
-    def start(self, call: ToolCall) -> Started | None:
-        """A plain call (no `_meta`, no task, no relayed round) started with no coroutine:
-        resolved in place to a listed tool and sent upstream now, to be ended by
-        `Started.end` when its answer comes (`sidecar.gate.inline`). None when its way is
-        not plain: nothing was sent or decided, and `run` takes it from the start."""
+    def start(self, call: ToolCall, modern_engine: bool = False) -> Started | None:
+        """A plain call (no `_meta` beyond a 2026-07-28 engine's envelope, no task, no
+        relayed round) started with no coroutine: resolved in place to a listed tool and
+        sent upstream now, to be ended by `Started.end` when its answer comes
+        (`sidecar.gate.inline`). None when its way is not plain (for a 2026-07-28 engine,
+        `modern_engine`, that includes a 2026-07-28 server, which is relayed its round):
+        nothing was sent or decided, and `run` takes it from the start."""
         if not self.plain or not self.resolve.listed(call):
             return None
-        return start_call(call, self.pool, self.current.live.facts, self)
+        return start_call(call, self.pool, self.current.live.facts, self, modern_engine)
 
     async def run(self, call: ToolCall, tail: Awaitable[Any] | None = None) -> ToolCall:
         """Run `call` through the chain (or, `tail` given, finish a started call's way with

@@ -29,6 +29,7 @@ from sidecar.redact import Redactor
 from sidecar.upstream import Connection, Pool
 from sidecar.upstream.connection import upstream_error
 from sidecar.wire import UpstreamFrame
+from sidecar.wire.versions import MODERN_VERSION
 
 if TYPE_CHECKING:  # an annotation only: the stages package loads the charge after this room
     from sidecar.gate.budget.stage import ChargeResult
@@ -99,10 +100,12 @@ class Started(msgspec.Struct):
         return None
 
 
-def start_call(call: ToolCall, pool: Pool, facts: ServerFacts, gate: Ending) -> Started | None:
+def start_call(call: ToolCall, pool: Pool, facts: ServerFacts, gate: Ending,
+               modern_engine: bool = False) -> Started | None:
     """A resolved plain call sent upstream now (its `on_sent` told where, when it has one).
-    None when it has a deadline (`asyncio.timeout` needs a task) or its upstream is not
-    ready: nothing was sent, and the chain's terminal meets the same and ends the call."""
+    None when it has a deadline (`asyncio.timeout` needs a task), its upstream is not
+    ready, or a 2026-07-28 engine (`modern_engine`) calls a 2026-07-28 server (its round
+    is relayed: `sidecar.gate.route`): nothing was sent, and the chain runs the call."""
     target = call.target
     assert target is not None
     alias = target.alias
@@ -110,6 +113,8 @@ def start_call(call: ToolCall, pool: Pool, facts: ServerFacts, gate: Ending) -> 
         return None
     upstream = pool.upstreams.get(alias)
     if upstream is None:
+        return None
+    if modern_engine and upstream.info is not None and upstream.info.protocol_version == MODERN_VERSION:
         return None
     try:
         conn = upstream.ready_connection()

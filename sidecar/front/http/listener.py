@@ -24,7 +24,7 @@ from sidecar.concurrency import finish
 from sidecar.front.http.admission import GuardError, check_bind, load_tokens, split_bind
 from sidecar.settings import Settings, process_settings
 
-__all__ = ["FrontSettings", "GuardError", "Listener", "Served", "serve_listening"]
+__all__ = ["FrontSettings", "GuardError", "Handler", "Hot", "Listener", "Served", "serve_listening"]
 
 log = logging.getLogger(__name__)
 
@@ -90,11 +90,18 @@ def _bound_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-class Listener:
-    """Serves an aiohttp application on one socket, with a header timeout per connection."""
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]  # the application's requests are `web.Request`s
+Hot = Callable[[Handler], Handler]  # given the application's handler, the one a request meets first
 
-    def __init__(self, app: web.Application, settings: FrontSettings) -> None:
+
+class Listener:
+    """Serves an aiohttp application on one socket, with a header timeout per connection.
+    With `hot`, each request first meets the handler `hot` makes of the application's own
+    (a front's one busy route, taken before the router: `HttpFront.hot`)."""
+
+    def __init__(self, app: web.Application, settings: FrontSettings, hot: Hot | None = None) -> None:
         self.settings = settings
+        self._hot = hot
         self._runner = web.AppRunner(
             app,
             handler_cancellation=True,  # a client that hangs up cancels its handler
@@ -107,6 +114,11 @@ class Listener:
 
     async def start(self) -> int:
         await self._runner.setup()
+        if self._hot is not None:  # before any connection: each reads the handler as it is made
+            server = self._runner.server
+            assert server is not None
+            # An AppRunner's server makes `web.Request`s (its request factory is the application's).
+            server.request_handler = self._hot(server.request_handler)  # type: ignore[assignment]
         sock = _bound_socket(self.settings.host, self.settings.port)
         self.port = sock.getsockname()[1]
         loop = asyncio.get_running_loop()
@@ -158,12 +170,13 @@ class Served(Protocol):
 
 
 async def serve_listening(app: web.Application, served: Served, settings: FrontSettings, banner: str,
-                          until: Callable[[], Awaitable[str]]) -> None:
+                          until: Callable[[], Awaitable[str]], hot: Hot | None = None) -> None:
     """The one listener start-up, for the single front and the gateway alike: listen on
     `settings.address` (refused in words, before anything runs, when the address cannot
     be had), log `banner` with the port, run `served` until `until` returns why it
-    stops (a signal), then drain, close and stop listening, even if cancelled meanwhile."""
-    listener = Listener(app, settings)
+    stops (a signal), then drain, close and stop listening, even if cancelled meanwhile.
+    `hot`: see `Listener`."""
+    listener = Listener(app, settings, hot)
     try:
         port = await listener.start()
     except OSError as exc:

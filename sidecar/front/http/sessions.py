@@ -66,7 +66,9 @@ class HttpSession:
         # How an answer is written; the 2026-07-28 revision splices its fields in here.
         self.encode_answer: Callable[[Answer], bytes] = encode_event
         self.jobs = Jobs()
-        self.dispatcher = Dispatcher(face, self.engine, self.jobs.spawn, redactor)
+        # `hold`: a plain `tools/call` goes upstream with no task of its own and is answered
+        # from its answer's done callback (`Gate.start`), as on stdio.
+        self.dispatcher = Dispatcher(face, self.engine, self.jobs.spawn, redactor, hold=self.jobs.hold)
         self.last_seen = time.monotonic()
         # The GET stream's frames; they wait here, fewer, while no GET stream is open.
         self._stream: FrameQueue | None = None  # made when first needed (a stateless request seldom does)
