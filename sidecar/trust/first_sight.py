@@ -62,14 +62,18 @@ class _Slices:
         self.ends = time.perf_counter() + SLICE_SECONDS
 
     def fitting(self, each: float) -> int:
-        """How many pieces of work costing `each` seconds fit in what is left of the slice (at
-        least 1; 1 while `each` is not known)."""
+        """How many pieces of work costing `each` seconds fit in `_BATCH_SHARE` of what is left
+        of the slice (at least 1; 1 while `each` is not known): a piece may cost ten times
+        another (the shop catalog's tools 0.1-2 ms of scan each), so a batch foreseen to fill
+        the slice whole could run it over by as much again."""
         if each <= 0:
             return 1
-        return max(1, min(_BATCH_MOST, int((self.ends - time.perf_counter()) / max(each, 1e-6))))
+        left = (self.ends - time.perf_counter()) * _BATCH_SHARE
+        return max(1, min(_BATCH_MOST, int(left / max(each, 1e-6))))
 
 
 _BATCH_MOST = 64  # tools scanned in one batch at most (the scan reads a batch's new words at once)
+_BATCH_SHARE = 0.5  # of what is left of a slice, one batch is foreseen to take; the next, half the rest
 
 
 _preparing = 0  # listings being prepared now, in this process (their slices interleave)
