@@ -16,6 +16,7 @@ caches, `pin_tools`): the screen then finds it remembered, and its verdict is th
 from __future__ import annotations
 
 import asyncio
+import gc
 import sys
 import time
 from collections.abc import Mapping
@@ -42,28 +43,42 @@ class FirstSight:
 
 
 class _Slices:
-    """Yields the loop once the current slice of work has run `SLICE_SECONDS`."""
+    """Yields the loop once the current slice of work has run `SLICE_SECONDS`; the young
+    collection the collector would have run meanwhile runs between slices, a turn of its own
+    (`_collector_held`)."""
 
     def __init__(self) -> None:
         self.ends = time.perf_counter() + SLICE_SECONDS
 
     async def tick(self) -> None:
         if time.perf_counter() >= self.ends:
+            await self.fresh()
+
+    async def fresh(self) -> None:
+        """End the slice now: the loop's turn, a young collection if one is due, a new slice."""
+        await asyncio.sleep(0)
+        if gc.get_count()[0] >= gc.get_threshold()[0]:
+            gc.collect(0)
             await asyncio.sleep(0)
-            self.ends = time.perf_counter() + SLICE_SECONDS
+        self.ends = time.perf_counter() + SLICE_SECONDS
 
     def fitting(self, each: float) -> int:
-        """How many pieces of work costing `each` seconds fit in what is left of the slice (at
-        least 1; 1 while `each` is not known)."""
+        """How many pieces of work costing `each` seconds fit in `_BATCH_SHARE` of what is left
+        of the slice (at least 1; 1 while `each` is not known): a piece may cost ten times
+        another (the shop catalog's tools 0.1-2 ms of scan each), so a batch foreseen to fill
+        the slice whole could run it over by as much again."""
         if each <= 0:
             return 1
-        return max(1, min(_BATCH_MOST, int((self.ends - time.perf_counter()) / max(each, 1e-6))))
+        left = (self.ends - time.perf_counter()) * _BATCH_SHARE
+        return max(1, min(_BATCH_MOST, int(left / max(each, 1e-6))))
 
 
 _BATCH_MOST = 64  # tools scanned in one batch at most (the scan reads a batch's new words at once)
+_BATCH_SHARE = 0.5  # of what is left of a slice, one batch is foreseen to take; the next, half the rest
 
 
 _preparing = 0  # listings being prepared now, in this process (their slices interleave)
+_collector_held = False  # the collector was on when the first of them began, and is off until the last ends
 
 
 async def prepare_listing(tools: list[dict[str, Any]], memo: Memo, *, first_sight: bool,
@@ -74,13 +89,19 @@ async def prepare_listing(tools: list[dict[str, Any]], memo: Memo, *, first_sigh
     `foreign`: the shadowing rule's names of the other upstreams as known now (None: not
     known): when no word of the listing meets them, no tool's own words are read (the
     screen reads them only if the names it judges by meet the listing's words)."""
-    global _preparing
+    global _preparing, _collector_held
+    if not _preparing and gc.isenabled():
+        gc.disable()  # no collection lands inside a slice: `_Slices.fresh` runs the due ones between
+        _collector_held = True
     _preparing += 1
     try:
         return await _prepare(tools, memo, first_sight=first_sight, shadowing=shadowing, foreign=foreign)
     finally:
         _preparing -= 1
         if not _preparing:  # in a loop turn of its own: freeing megabytes is a stretch of its own
+            if _collector_held:
+                gc.enable()
+                _collector_held = False
             asyncio.get_running_loop().call_soon(_forget_when_idle)
 
 
@@ -124,6 +145,7 @@ async def _prepare(tools: list[dict[str, Any]], memo: Memo, *, first_sight: bool
         encodings.clear()
         memo.listing_words = (tools, frozenset(words))
         shadowing = not foreign.keys().isdisjoint(words)
+    await slices.fresh()  # the first scan batch, of unknown cost (one tool), starts a slice of its own
     each = spent = 0.0  # a tool's cost as foreseen (0: none scanned yet); the seconds all batches took
     done = 0
     while done < len(listed):

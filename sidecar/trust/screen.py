@@ -20,6 +20,7 @@ from sidecar.catalog import LiveCatalog, ToolsEncoding, UpstreamListing
 from sidecar.trust.pins import (Change, Memo, Pin, Pinning, PinsNotKept, PinStore, Verdict, judge, pin_tools,
                                  without_definitions)
 from sidecar.trust.first_sight import FirstSight, prepare_listing
+from sidecar.trust.writer import off_loop
 from sidecar.config import ServerConfig
 
 __all__ = ["Trust", "held_words"]
@@ -97,9 +98,8 @@ class Trust:
         if first is None:
             return
         self._first[alias] = first  # judged by the screen's `_pin_first_sight` (PinsNotKept: fail closed)
-        if self.store is not None:  # kept now, in a turn of their own: the screen's stretch is the judgement only
-            first.kept = self._keep_first_sight(alias, first.pins)
-            await asyncio.sleep(0)
+        if self.store is not None:  # kept now, off the loop: the screen's stretch is the judgement only
+            first.kept = await off_loop(self._keep_first_sight, alias, first.pins)
 
     async def _foreign_by_pins(self, alias: str, tools: list[dict[str, Any]]) -> dict[str, str] | None:
         """The shadowing rule's names of the other upstreams as their kept pins list them
