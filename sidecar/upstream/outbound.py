@@ -108,12 +108,15 @@ def address_refusal(text: str, loopback_only: bool) -> str | None:
         ip = ipaddress.ip_address(text.split("%", 1)[0])
     except ValueError:
         return "it is not an IP address"
+    if loopback_only:
+        # only an address this host answers itself: a 6to4, Teredo or NAT64 form of 127.x is
+        # dialled through a relay or translator, not to this host's loopback
+        here = ip.ipv4_mapped if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped else ip
+        return None if here.is_loopback else "a loopback server's sign-in must stay on loopback"
     inner = _embedded_v4(ip)
     if inner is not None:
         refusal = address_refusal(str(inner), loopback_only)
         return f"it carries the IPv4 address {inner}, and {refusal}" if refusal else None
-    if loopback_only:
-        return None if ip.is_loopback else "a loopback server's sign-in must stay on loopback"
     for refused, words in ((ip.is_loopback, "loopback"), (ip.is_unspecified, "unspecified"),
                            (ip.is_link_local, "link-local (cloud metadata lives there)"),
                            (ip.is_multicast, "multicast"), (ip.is_private, "private"),

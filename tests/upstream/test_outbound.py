@@ -156,6 +156,14 @@ def test_the_address_rule_agrees_with_the_ranges(ip: ipaddress.IPv4Address | ipa
     assert (address_refusal(str(ip), loopback_only=True) is None) == (inner or ip).is_loopback
 
 
+@pytest.mark.parametrize("translated", ["64:ff9b::7f00:1", "64:ff9b:1::7f00:1", "2002:7f00:1::1",
+                                        "2001:0:4136:e378:8000:63bf:80ff:fffe"])
+def test_a_relayed_form_of_loopback_is_not_loopback_for_a_loopback_server(translated: str) -> None:
+    # NAT64, 6to4 and Teredo forms carry 127.x, but they are dialled through a translator or relay
+    assert address_refusal(translated, loopback_only=True) is not None
+    assert address_refusal("::ffff:127.0.0.1", loopback_only=True) is None
+
+
 @settings(max_examples=300, deadline=None)
 @given(url=st.text(max_size=80) | st.builds(lambda a, b: f"https://{a}/{b}", st.text(max_size=30), st.text(max_size=10)))
 async def test_any_text_is_admitted_or_refused_in_words(url: str) -> None:
