@@ -3,9 +3,11 @@ own time; the minimum over repeats, as a loaded machine only ever adds).
 
   interpreter_ms   `python -c pass`: the interpreter and site alone
   direct_ms        what the fast upstream loads (msgspec, argparse, pathlib): direct's floor
-  early_answer_ms  what the sidecar loads before it answers a waiting `initialize`
-                   (the entry's early start and greeting, the CLI, the config, the mount plan,
-                   `sidecar.wire.hello`)
+  early_answer_ms  what the sidecar loads before it answers a waiting `initialize` on a
+                   plain `--config PATH` start: the entry's early start and greeting, and
+                   `sidecar.stdin_ahead` (the standard library's answer)
+  cli_answer_ms    what it loads before the CLI answers one the entry point left (the CLI,
+                   the config, the mount plan, `sidecar.wire.hello`)
   runtime_ms       everything the stdio sidecar loads before it serves (`sidecar.app`, uvloop)
 
     python -m bench.imports
@@ -25,8 +27,9 @@ __all__ = ["time_imports"]
 SETS = {
     "interpreter_ms": "pass",
     "direct_ms": "import argparse, pathlib, msgspec",
-    "early_answer_ms": ("import sidecar.upstream.plain_config, sidecar.upstream.greeting, sidecar.cli, "
-                        "sidecar.mounts.plan, sidecar.mounts.reach, sidecar.upstream.spawn, sidecar.wire.hello"),
+    "early_answer_ms": "import sidecar.upstream.plain_config, sidecar.upstream.greeting, sidecar.stdin_ahead",
+    "cli_answer_ms": ("import sidecar.upstream.plain_config, sidecar.upstream.greeting, sidecar.stdin_ahead, "
+                      "sidecar.cli, sidecar.mounts.plan, sidecar.mounts.reach, sidecar.upstream.spawn, sidecar.wire.hello"),
     "runtime_ms": ("import sidecar.upstream.plain_config, sidecar.upstream.greeting, sidecar.cli, "
                    "sidecar.mounts.plan, sidecar.mounts.reach, sidecar.upstream.spawn, sidecar.wire.hello, "
                    "sidecar.mounts.health, sidecar.upstream.oauth.where, sidecar.collector, sidecar.app, uvloop"),

@@ -67,6 +67,7 @@ WATCHED = {
     "sidecar.cli": [("_main", "sidecar.cli imported", "begin"), ("_load", "config read", "end"), ("_answer_waiting_initialize", "early answer", "end"),
                     ("run_async", "runtime imported, loop starting", "begin")],
     "sidecar.upstream.spawn": [("start_launch", "spawn", "both")],
+    "sidecar.stdin_ahead": [("answer_ahead", "early answer before the CLI", "end")],
     "sidecar.app": [("run_stdio", "loop running", "begin")],
     "sidecar.upstream.supervisor": [("handshake", "upstream initialize", "both"),
                                     ("read_listing", "upstream tools/list read+decoded", "both"),

@@ -33,8 +33,9 @@ if TYPE_CHECKING:
 
     from sidecar.front.gateway import WatchHealth
     from sidecar.front.http.console_door import MountConsole
-    from sidecar.wire.hello import Early
     from sidecar.front.http.listener import FrontSettings
+    from sidecar.wire.hello import Early
+    from sidecar.wire.plain_hello import Ahead
 
 __all__ = ["main", "setup_logging", "run_async"]
 
@@ -196,33 +197,44 @@ def _console(config: SidecarConfig) -> MountConsole | None:
     from sidecar_admin.console import mount_console
 
     return mount_console
-def _answer_waiting_initialize(upstreams: int, tracing: bool) -> Early | None:
+
+
+def _answer_waiting_initialize(upstreams: int, tracing: bool, ahead: Ahead | None = None) -> Early | None:
     """Answer the engine's `initialize` now if it is already waiting on stdin (a pipe or a
     socket), before the rest of the sidecar loads: an engine's start-up waits on that answer.
     None when nothing was read (the stdio front reads it all). Not with tracing on: the
-    dispatcher's answer is the one traced."""
-    import select
-    import stat
+    dispatcher's answer is the one traced. `ahead`: what the entry point read before this
+    module loaded; when it answered already, the session's `Hello` is read from the same
+    bytes and nothing is written again."""
+    from sidecar.stdin_ahead import read_waiting, write_whole
 
-    if tracing or sys.stdin is None:
+    if ahead is not None and ahead.answered:
+        return _answered_ahead(ahead.read, upstreams)
+    before = ahead.read if ahead is not None else b""  # declined by the entry point's reader: judged again here
+    waiting = None if tracing else read_waiting()
+    if waiting is None and not before:
         return None
-    try:
-        fd = sys.stdin.fileno()
-        mode = os.fstat(fd).st_mode
-        if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)) or not select.select([fd], [], [], 0)[0]:
-            return None
-        waiting = os.read(fd, 1 << 16)
-    except (OSError, ValueError):
-        return None
-    from sidecar.wire.hello import answer_waiting, starting_capabilities
+    from sidecar.wire.hello import Early, answer_waiting, starting_capabilities
 
-    early, answer = answer_waiting(waiting, starting_capabilities(upstreams))
-    view = memoryview(answer)
-    try:
-        while view:
-            view = view[os.write(sys.stdout.fileno(), view):]
-    except OSError:  # the engine closed stdout: as later, what it would be sent is dropped
-        pass
+    if tracing:
+        return Early(None, before)
+    early, answer = answer_waiting(before + (waiting or b""), starting_capabilities(upstreams))
+    write_whole(answer)
+    return early
+
+
+def _answered_ahead(read: bytes, upstreams: int) -> Early:
+    """The session's `Hello` for the `initialize` the entry point answered, read by the one
+    answer function from the same bytes (a test holds both answers to the same bytes)."""
+    from sidecar.wire.hello import Early, answer_waiting, starting_capabilities
+
+    early, _ = answer_waiting(read, starting_capabilities(upstreams))
+    if early.hello is None or not upstreams:  # never, while the test holds: say it, answer nothing twice
+        import logging
+
+        logging.getLogger(__name__).warning("the early initialize answer was not the dispatcher's (upstreams: %d)",
+                                            upstreams)
+        return Early(early.hello, read[read.find(b"\n") + 1:])
     return early
 
 
@@ -239,12 +251,12 @@ def _plain_serve(argv: Sequence[str], settings: Settings) -> SimpleNamespace | N
                            token_file=None, token_env=None, allow_remote=False, log_level=settings.log_level)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, ahead: Ahead | None = None) -> int:
     """Run the command `argv` names. An upstream the entry point started early and that no
     supervisor adopted (the config was invalid, the command did not serve) is stopped on
-    the way out."""
+    the way out. `ahead`: what the entry point read of stdin (and perhaps answered)."""
     try:
-        return _main(list(sys.argv[1:] if argv is None else argv))
+        return _main(list(sys.argv[1:] if argv is None else argv), ahead)
     finally:
         if "sidecar.upstream.spawn" in sys.modules:  # loaded by any early start
             from sidecar.upstream.spawn import discard_early
@@ -252,7 +264,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             discard_early()
 
 
-def _main(argv: list[str]) -> int:
+def _main(argv: list[str], ahead: Ahead | None = None) -> int:
     if argv and argv[0] in SERVER_COMMANDS:
         from sidecar_admin.commands import main as servers_main
 
@@ -298,7 +310,7 @@ def _main(argv: list[str]) -> int:
             start_early(reached, config.face.start_timeout_seconds)
             # a command that could not start is no upstream "still starting" to the handshake
             early = _answer_waiting_initialize(sum(s.type != "stdio" or started_early(s) for s in reached),
-                                               settings.tracing)
+                                               settings.tracing, ahead)
         log_missing()  # after the early answer: asking the import system costs start-up time
         from sidecar.mounts.health import record_start
         from sidecar.upstream.oauth import where

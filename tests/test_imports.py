@@ -32,6 +32,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"config", "logs"}),
     frozenset({"loop"}),  # the event loop's libraries, loaded without OpenSSL when nothing speaks TLS
     frozenset({"wire"}),
+    frozenset({"stdin_ahead"}),  # the one look at stdin before the runtime loads (the entry point's and the CLI's)
     frozenset({"catalog", "upstream"}),  # what the engine sees, and how requests leave: neither knows the other
     frozenset({"trust"}),  # pins, the scan and the screen of each listing before the catalog merges it
     frozenset({"mounts"}),  # which servers a face starts (reads trust's pins)

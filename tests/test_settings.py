@@ -22,6 +22,8 @@ ALLOWED = {
     "sidecar/settings.py": "the one reader",
     "sidecar/upstream/spawn.py": "a stdio upstream's environment is built from the live one and passed to the child",
     "sidecar/examples/demo.py": "the demo starts the sidecar as a child with the bridge switch in its environment",
+    "sidecar/entry.py": "before msgspec loads, the early answer asks whether traces are exported "
+                        "(sidecar.stdin_ahead.otlp_export_wanted, held to the settings' answer by a test)",
 }
 
 

@@ -58,19 +58,20 @@ def plain_config_path(argv: Sequence[str]) -> str | None:
     return rest[1]
 
 
-def start_named_in(argv: Sequence[str]) -> None:
-    """Start now the stdio upstreams a plain start's config certainly mounts (see above)."""
+def start_named_in(argv: Sequence[str]) -> int:
+    """Start now the stdio upstreams a plain start's config certainly mounts (see above);
+    how many started (a command that cannot start is not counted)."""
     path = plain_config_path(argv)
     if path is None or path.startswith("~"):
-        return
+        return 0
     real = os.path.realpath(path)
     if _inside_a_package(real):  # its state sits in the user's state folder: the CLI decides
-        return
+        return 0
     document = _read(real)
     launches = early_launches(document)
-    if launches and not _health_records_a_failure(os.path.join(os.path.dirname(real), HEALTH_FILE)):
-        for alias, launch in launches:
-            start_early_launch(alias, launch, start_seconds(document))
+    if not launches or _health_records_a_failure(os.path.join(os.path.dirname(real), HEALTH_FILE)):
+        return 0
+    return sum(start_early_launch(alias, launch, start_seconds(document)) for alias, launch in launches)
 
 
 def _read(path: str) -> object:

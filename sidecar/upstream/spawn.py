@@ -146,15 +146,15 @@ def start_early(servers: Iterable[ServerConfig], start_seconds: float) -> None:
         start_early_launch(server.alias, launch, server.start_timeout_seconds or start_seconds)
 
 
-def start_early_launch(alias: str, launch: Launch, start_seconds: float) -> None:
+def start_early_launch(alias: str, launch: Launch, start_seconds: float) -> bool:
     """Start `launch` now for `alias`, and greet it (`sidecar.upstream.greeting`) for at most
-    `start_seconds`; kept for its supervisor. Nothing if it cannot start."""
+    `start_seconds`; kept for its supervisor. False (nothing kept) if it cannot start."""
     from sidecar.upstream.greeting import Greeting
 
     try:
         popen = start_launch(launch)
     except OSError:
-        return
+        return False
     from sidecar.collector import give_back_large_blocks
 
     # before the greeting's thread reads a big listing (see sidecar.collector)
@@ -164,6 +164,7 @@ def start_early_launch(alias: str, launch: Launch, start_seconds: float) -> None
     except RuntimeError:  # no thread could start: the supervisor greets it itself
         greeting = None
     _early[alias] = (launch, popen, greeting)
+    return True
 
 
 def keep_early(servers: Iterable[ServerConfig]) -> None:

@@ -7,10 +7,13 @@ capabilities, the server's name and version) and what the session keeps of it (t
 The early answer (`answer_waiting`): the stdio CLI reads what the engine already wrote
 once the config is loaded, before the gate, the fronts and the event loop are imported.
 When it begins with a whole `initialize` request, that request is answered there and
-then, with the capabilities of upstreams that are all still on their first start (what
-the dispatcher would say at that moment too); the bytes after it go to the stdio front
-unread. Anything else (a partial line, another method, a malformed frame) is answered by
-the dispatcher as usual, from the same bytes.
+then, with the capabilities of upstreams that are all still on their first start
+(`sidecar.wire.plain_hello.starting_capabilities`: what the dispatcher would say at that
+moment too); the bytes after it go to the stdio front unread. Anything else (a partial
+line, another method, a malformed frame, params the dispatcher would refuse) is answered
+by the dispatcher as usual, from the same bytes. The entry point may have answered the
+same line earlier still, with the standard library (`sidecar.wire.plain_hello`): the CLI
+then reads the session's `Hello` here, from the same bytes.
 """
 
 from __future__ import annotations
@@ -22,7 +25,9 @@ import msgspec
 from sidecar import __version__
 from sidecar.wire.events import Answer, encode_event
 from sidecar.wire.jsonrpc import Request, decode_engine_frame
-from sidecar.wire.versions import HANDSHAKE_VERSIONS, UI_EXTENSION
+from sidecar.wire.plain_hello import TASKS_WHILE_STARTING, offer, starting_capabilities
+from sidecar.wire.requests import InitializeParams
+from sidecar.wire.versions import HANDSHAKE_VERSIONS
 
 __all__ = ["Early", "Hello", "TASKS_WHILE_STARTING", "answer_waiting", "hello_of", "offer", "starting_capabilities"]
 
@@ -59,35 +64,6 @@ def hello_of(params: dict[str, Any], capabilities: dict[str, Any]) -> Hello:
                  info if isinstance(info, dict) else {}, result)
 
 
-def offer(offered: dict[str, Any], caps: dict[str, Any] | None) -> None:
-    """Add one upstream's capabilities to `offered`; `caps` None: an upstream still on its
-    first start, which counts as offering everything."""
-    if caps is None or "resources" in caps:
-        subscribe = caps is None or bool((caps.get("resources") or {}).get("subscribe"))
-        current = offered.get("resources", {"listChanged": True, "subscribe": False})
-        offered["resources"] = {"listChanged": True, "subscribe": current["subscribe"] or subscribe}
-    for kind, value in (("prompts", {"listChanged": True}), ("logging", {}), ("completions", {})):
-        if caps is None or kind in caps:
-            offered[kind] = value
-
-
-# What an upstream still on its first start counts as offering of tasks: everything the
-# sidecar routes (an engine that then sends a task request gets "unknown task").
-TASKS_WHILE_STARTING: dict[str, Any] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
-
-
-def starting_capabilities(upstreams: int) -> dict[str, Any]:
-    """A face's capabilities while its `upstreams` are all on their first start: what the
-    dispatcher's `server_capabilities` says at that moment too (tasks and the Apps
-    extension included), so the early answer and the dispatcher's are the same bytes."""
-    offered: dict[str, Any] = {"tools": {"listChanged": True}}
-    if upstreams:  # a second starting upstream adds nothing to the first
-        offer(offered, None)
-        offered["tasks"] = TASKS_WHILE_STARTING
-        offered["extensions"] = {UI_EXTENSION: {}}
-    return offered
-
-
 def answer_waiting(waiting: bytes, capabilities: dict[str, Any]) -> tuple[Early, bytes]:
     """The early answer to what the engine wrote so far: (what the session keeps and the
     rest, the answer's bytes or b"" when the dispatcher answers everything)."""
@@ -96,7 +72,16 @@ def answer_waiting(waiting: bytes, capabilities: dict[str, Any]) -> tuple[Early,
     if not line.strip():
         return Early(None, waiting), b""
     request = decode_engine_frame(line)
-    if type(request) is not Request or request.method != "initialize":
+    if type(request) is not Request or request.method != "initialize" or not _typed(request.params):
         return Early(None, waiting), b""
     hello = hello_of(request.params, capabilities)
     return Early(hello, waiting[end + 1:]), encode_event(Answer(request.id, hello.result))
+
+
+def _typed(params: dict[str, Any]) -> bool:
+    """Whether the params fit `InitializeParams` (else the dispatcher refuses them, -32602)."""
+    try:
+        msgspec.convert(params, InitializeParams)
+    except msgspec.ValidationError:
+        return False
+    return True

@@ -1,8 +1,11 @@
 """The early `initialize` on a real process: the engine's first lines are already in the
-pipe when the sidecar starts (written before it was spawned), so the CLI answers the
-handshake before the runtime loads; the lines after it are served by the stdio front in
+pipe when the sidecar starts (written before it was spawned), so the entry point answers
+the handshake before msgspec and the CLI load (or, for what its reader is not certain of,
+the CLI before the runtime loads); the lines after it are served by the stdio front in
 order, and the session is the one the dispatcher's answer would have left (its revision,
-notifications flowing). An upstream that cannot start is not offered as starting."""
+notifications flowing). An upstream that cannot start is not offered as starting. A
+config found invalid after an early answer ends the process as before (exit 2, the
+config error on stderr): the engine has had its `initialize` answered, then stdout ends."""
 
 from __future__ import annotations
 
@@ -32,11 +35,11 @@ def _init(rid: int, protocol: str = "2025-03-26") -> dict[str, Any]:
 class _Sidecar:
     """A sidecar whose stdin already holds `waiting` when it starts."""
 
-    def __init__(self, config: Path, waiting: bytes) -> None:
+    def __init__(self, config: Path, waiting: bytes, start: tuple[str, ...] = ("-m", "sidecar")) -> None:
         read_end, self.write_end = os.pipe()
         os.write(self.write_end, waiting)
-        self.process = subprocess.Popen([sys.executable, "-m", "sidecar", "--config", str(config)], stdin=read_end,
-                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=child_env(),
+        self.process = subprocess.Popen([sys.executable, *start, "--config", str(config)], stdin=read_end,
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=child_env(),
                                         cwd=str(REPO), start_new_session=True)
         os.close(read_end)
         self.buffer = b""
@@ -62,9 +65,11 @@ class _Sidecar:
             *lines, self.buffer = self.buffer.split(b"\n")
             self.frames += [json.loads(line) for line in lines if line.strip()]
 
-    def close(self) -> None:
+    def close(self) -> int:
         os.close(self.write_end)
-        self.process.wait(timeout=STARTUP_WAIT)
+        assert self.process.stderr is not None
+        self.stderr = self.process.stderr.read().decode()  # until the process ends (a log line or two)
+        return self.process.wait(timeout=STARTUP_WAIT)
 
 
 def _config(tmp_path: Path, command: str) -> Path:
@@ -111,3 +116,61 @@ def test_an_upstream_that_cannot_start_is_not_offered(tmp_path: Path) -> None:
         assert sidecar.wait_for(lambda f: f.get("id") == 1)["result"]["capabilities"] == {"tools": {"listChanged": True}}
     finally:
         sidecar.close()
+
+
+# Run as `python -m sidecar` does, noting at the moment the entry point writes its answer
+# which of msgspec, the config and the CLI are loaded (none should be).
+_NOTING = ("import sys\n"
+           "import sidecar.stdin_ahead as ahead\n"
+           "into = sys.argv[1]\n"
+           "write = ahead.write_whole\n"
+           "def noted(answer):\n"
+           "    loaded = [m for m in ('msgspec', 'sidecar.config', 'sidecar.cli', 'sidecar.settings') if m in sys.modules]\n"
+           "    open(into, 'w').write(' '.join(['answered', *loaded]))\n"
+           "    write(answer)\n"
+           "ahead.write_whole = noted\n"
+           "sys.argv = ['omb-sidecar', *sys.argv[2:]]\n"
+           "from sidecar.entry import main\n"
+           "raise SystemExit(main())\n")
+
+
+def test_the_entry_point_answers_before_msgspec_and_the_cli_load(tmp_path: Path) -> None:
+    noted = tmp_path / "noted.txt"
+    first = [_init(1, "2025-11-25"), {"jsonrpc": "2.0", "method": "notifications/initialized"},
+             {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}]
+    sidecar = _Sidecar(_config(tmp_path, sys.executable), _frames(first), ("-c", _NOTING, str(noted)))
+    try:
+        hello = sidecar.wait_for(lambda f: f.get("id") == 1)
+        assert hello["result"]["protocolVersion"] == "2025-11-25"
+        assert "io.modelcontextprotocol/tasks" in hello["result"]["capabilities"]["extensions"]
+        tools = sidecar.wait_for(lambda f: f.get("id") == 2)["result"]["tools"]
+        assert "notes__search_notes" in [t["name"] for t in tools]
+    finally:
+        sidecar.close()
+    assert noted.read_text() == "answered", noted.read_text()
+
+
+def test_what_the_entry_point_is_unsure_of_the_cli_answers(tmp_path: Path) -> None:
+    """An extra member in the envelope: the strict reader takes it, the plain one leaves it."""
+    odd = {**_init(1), "extra": True}
+    sidecar = _Sidecar(_config(tmp_path, sys.executable), _frames([odd, {"jsonrpc": "2.0", "id": 2, "method": "ping"}]))
+    try:
+        assert sidecar.wait_for(lambda f: f.get("id") == 1)["result"]["protocolVersion"] == "2025-03-26"
+        assert sidecar.wait_for(lambda f: f.get("id") == 2)["result"] == {}
+    finally:
+        sidecar.close()
+
+
+def test_an_invalid_config_after_the_early_answer_ends_as_before(tmp_path: Path) -> None:
+    """The entry point's reader does not judge the other sections' values: a bad one is
+    found by the config after `initialize` was answered; the process ends with exit 2 and
+    the config error, and no upstream outlives it."""
+    config = tmp_path / "sidecar.json"
+    config.write_text(json.dumps({"mcpServers": {"notes": {"command": sys.executable, "args": [str(NOTES)]}},
+                                  "budgets": {"resultChars": "many"}}))
+    sidecar = _Sidecar(config, _frames([_init(1)]))
+    try:
+        assert sidecar.wait_for(lambda f: f.get("id") == 1)["result"]["serverInfo"]["name"] == "omb-sidecar"
+    finally:
+        code = sidecar.close()
+    assert code == 2 and "config error" in sidecar.stderr, (code, sidecar.stderr)

@@ -1,0 +1,144 @@
+"""The `initialize` answer with the standard library alone, for the first milliseconds of a
+stdio start, and the capabilities of a face whose upstreams are all on their first start.
+
+Owns two things the early answers share:
+
+- `starting_capabilities`: what a face offers while every upstream is still on its first
+  start (the dispatcher's `server_capabilities` says the same then: a test builds a face
+  and compares). `sidecar.wire.hello` answers with it once msgspec is loaded; this module
+  answers with it before.
+- `answer_plainly`: the answer to a whole `initialize` first line, read with `json`, for the
+  entry point (`sidecar.entry`) before msgspec, the config and the CLI load. It answers
+  only a frame the strict decoder (`sidecar.wire.jsonrpc.decode_engine_frame`) and the
+  typed params (`InitializeParams`) would take as they are, and says None for anything it
+  is not certain of: a partial line, another method, a duplicate key, NaN, a lone
+  surrogate, a number msgspec refuses, params of another shape, a frame nested deeper than
+  `PLAIN_DEPTH`. Then the CLI's answer (`sidecar.wire.hello.answer_waiting`) or the
+  dispatcher's judges the same bytes, as before. Its bytes are `encode_event(Answer(...))`'s
+  (a test holds both to the same bytes over generated frames).
+
+No msgspec here, no I/O.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any, NamedTuple
+
+from sidecar import __version__
+from sidecar.wire.task_shapes import TASKS_EXTENSION
+from sidecar.wire.versions import HANDSHAKE_VERSIONS, UI_EXTENSION
+
+__all__ = ["PLAIN_DEPTH", "TASKS_WHILE_STARTING", "Ahead", "answer_plainly", "offer", "starting_capabilities"]
+
+# What an upstream still on its first start counts as offering of tasks: everything the
+# sidecar routes (an engine that then sends a task request gets "unknown task").
+TASKS_WHILE_STARTING: dict[str, Any] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+# The nesting an early answer reads, at most (the strict decoder's own limit is far above).
+PLAIN_DEPTH = 32
+_INT_RANGE = (-(1 << 63), (1 << 64) - 1)  # the integers msgspec decodes (int64 and uint64)
+_ENVELOPE = frozenset({"jsonrpc", "id", "method", "params"})
+# InitializeParams' fields and the type each must have when present and not null
+_PARAM_TYPES: dict[str, type] = {"protocolVersion": str, "capabilities": dict, "clientInfo": dict, "_meta": dict}
+
+
+class Ahead(NamedTuple):
+    """What the entry point read of stdin before the CLI loaded, and whether it answered its
+    first line (`initialize`): the CLI goes on from there."""
+
+    read: bytes
+    answered: bool
+
+
+def offer(offered: dict[str, Any], caps: dict[str, Any] | None) -> None:
+    """Add one upstream's capabilities to `offered`; `caps` None: an upstream still on its
+    first start, which counts as offering everything."""
+    if caps is None or "resources" in caps:
+        subscribe = caps is None or bool((caps.get("resources") or {}).get("subscribe"))
+        current = offered.get("resources", {"listChanged": True, "subscribe": False})
+        offered["resources"] = {"listChanged": True, "subscribe": current["subscribe"] or subscribe}
+    for kind, value in (("prompts", {"listChanged": True}), ("logging", {}), ("completions", {})):
+        if caps is None or kind in caps:
+            offered[kind] = value
+
+
+def starting_capabilities(upstreams: int) -> dict[str, Any]:
+    """A face's capabilities while its `upstreams` are all on their first start: what the
+    dispatcher's `server_capabilities` says at that moment too (tasks, the Apps and the
+    tasks extensions included), so an early answer and the dispatcher's are the same bytes."""
+    offered: dict[str, Any] = {"tools": {"listChanged": True}}
+    if upstreams:  # a second starting upstream adds nothing to the first
+        offer(offered, None)
+        offered["tasks"] = TASKS_WHILE_STARTING
+        offered["extensions"] = {UI_EXTENSION: {}, TASKS_EXTENSION: {}}
+    return offered
+
+
+class _NotCertain(ValueError):
+    """The frame holds something the strict decoder may judge otherwise."""
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        raise _NotCertain("duplicate key")
+    return found
+
+
+def _refuse_constant(name: str) -> Any:
+    raise _NotCertain(name)
+
+
+def _plain_value(value: Any, depth: int) -> bool:
+    """Whether msgspec decodes `value` to the same thing: finite numbers in its range,
+    strings of whole characters, nesting within `PLAIN_DEPTH`."""
+    if depth > PLAIN_DEPTH:
+        return False
+    if isinstance(value, str):
+        return _whole(value)
+    if isinstance(value, bool) or value is None:
+        return True
+    if isinstance(value, int):
+        return _INT_RANGE[0] <= value <= _INT_RANGE[1]
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, list):
+        return all(_plain_value(item, depth + 1) for item in value)
+    assert isinstance(value, dict)
+    return all(_whole(key) and _plain_value(item, depth + 1) for key, item in value.items())
+
+
+def _whole(text: str) -> bool:
+    try:
+        text.encode()
+    except UnicodeEncodeError:  # a lone surrogate, written as an escape
+        return False
+    return True
+
+
+def answer_plainly(waiting: bytes, capabilities: dict[str, Any]) -> tuple[bytes, int] | None:
+    """The answer to `waiting`'s first line when it is certainly a whole, valid `initialize`
+    request, and where the bytes after that line begin; None otherwise (see above)."""
+    end = waiting.find(b"\n")
+    if end < 0:
+        return None
+    try:
+        frame = json.loads(waiting[:end].rstrip(b"\r").decode(), object_pairs_hook=_pairs,
+                           parse_constant=_refuse_constant)
+    except (ValueError, RecursionError):  # _NotCertain, not JSON, not UTF-8
+        return None
+    if not (isinstance(frame, dict) and set(frame) <= _ENVELOPE and frame.get("jsonrpc") == "2.0"
+            and frame.get("method") == "initialize" and _plain_value(frame, 0)):
+        return None
+    ident, params = frame.get("id"), frame.get("params", {})
+    if type(ident) not in (int, str) or type(params) is not dict:
+        return None
+    if any(params.get(name) is not None and type(params[name]) is not kind for name, kind in _PARAM_TYPES.items()):
+        return None
+    offered = params.get("protocolVersion")
+    version = offered if offered in HANDSHAKE_VERSIONS else HANDSHAKE_VERSIONS[-1]
+    result = {"protocolVersion": version, "capabilities": capabilities,
+              "serverInfo": {"name": "omb-sidecar", "version": __version__}}
+    answer = {"jsonrpc": "2.0", "id": ident, "result": result}
+    return json.dumps(answer, ensure_ascii=False, separators=(",", ":")).encode() + b"\n", end + 1
