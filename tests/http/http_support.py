@@ -4,6 +4,8 @@ upstreams (the conformance fixture, server-everything), and a bearer-adding forw
 * `http_sidecar(config, env=None, extra=())`: `async with` -> `HttpSidecar` (base URL,
   token, process, stderr) for `omb-sidecar --http 127.0.0.1:<free port> --token-env`.
 * `fixture_upstream(transport="http")`: `async with` -> URL of tests/http/conformance_server.py.
+* `served_front(face, settings)`: `async with` -> (the `HttpFront`, its aiohttp
+  `TestServer` on 127.0.0.1) for an in-memory sidecar's face, closed whole at the end.
 * `bearer_forwarder(target, token)`: `async with` -> URL of a forwarder that adds the
   bearer token and passes everything else (Host and Origin included) through unchanged,
   for clients that cannot send headers (the conformance suite).
@@ -29,6 +31,12 @@ import anyio.abc
 import pytest
 from aiohttp import web
 
+from aiohttp.test_utils import TestServer
+
+from sidecar.front.http.listener import FrontSettings
+from sidecar.front.http.routes import HttpFront
+from sidecar.hub.face import Face
+from sidecar.redact import Redactor
 from tests.conftest import REPO, child_env
 
 HERE = Path(__file__).resolve().parent
@@ -210,3 +218,18 @@ def http_sidecar(tmp_path: Path) -> Callable[..., Any]:
 @pytest.fixture
 def bearer_forwarder() -> Callable[..., Any]:
     return open_forwarder
+
+
+@asynccontextmanager
+async def served_front(face: Face, settings: FrontSettings) -> AsyncIterator[tuple[HttpFront, TestServer]]:
+    """`face` behind a real HTTP front on 127.0.0.1; its held calls, sessions and site closed at the end."""
+    front = HttpFront(face, Redactor([]), settings)
+    site = TestServer(front.app(), host="127.0.0.1", port=0)
+    await site.start_server()
+    try:
+        yield front, site
+    finally:
+        front.held.stop_all("the test is over")
+        await front.held.aclose()
+        await front.table.close_all()
+        await site.close()

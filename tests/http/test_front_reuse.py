@@ -26,6 +26,7 @@ from sidecar.front.http.sessions import IDLE_TRANSIENTS, Exchange
 from sidecar.redact import Redactor
 from tests.eras.eras_support import modern_headers
 from tests.harness import FakeServer, InMemorySidecar, in_memory, tool
+from tests.http.http_support import served_front
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -39,16 +40,8 @@ async def served() -> AsyncIterator[tuple[InMemorySidecar, HttpFront, str]]:
     async with in_memory({"f": FakeServer([tool("echo", text={"type": "string"})])}) as sidecar:
         await sidecar.settled()
         settings = FrontSettings(host="127.0.0.1", port=0, token=TOKEN, more_tokens=(OTHER,), body_cap=64 * 1024)
-        front = HttpFront(sidecar.face, Redactor([]), settings)
-        site = TestServer(front.app(), host="127.0.0.1", port=0)
-        await site.start_server()
-        try:
+        async with served_front(sidecar.face, settings) as (front, site):
             yield sidecar, front, str(site.make_url("/"))
-        finally:
-            front.held.stop_all("the test is over")
-            await front.held.aclose()
-            await front.table.close_all()
-            await site.close()
 
 
 def call_body(ident: int, text: str, token: str | None = None) -> bytes:

@@ -18,7 +18,6 @@ from typing import Any
 
 import aiohttp
 import pytest
-from aiohttp.test_utils import TestServer
 
 from sidecar.front.http.answers import JsonAnswer
 from sidecar.front.http.listener import FrontSettings, Listener
@@ -27,6 +26,7 @@ from sidecar.front.http.sessions import HttpSession
 from sidecar.redact import Redactor
 from tests.eras.eras_support import modern_headers
 from tests.harness import FakeServer, in_memory, tool
+from tests.http.http_support import served_front
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -55,16 +55,8 @@ async def _front() -> AsyncIterator[tuple[FakeServer, HttpFront, str]]:
     server = FakeServer([tool("echo")])
     async with in_memory({"f": server}) as sidecar:
         await sidecar.settled()
-        front = HttpFront(sidecar.face, Redactor([]), FrontSettings(host="127.0.0.1", port=0, token=TOKEN))
-        site = TestServer(front.app(), host="127.0.0.1", port=0)
-        await site.start_server()
-        try:
+        async with served_front(sidecar.face, FrontSettings(host="127.0.0.1", port=0, token=TOKEN)) as (front, site):
             yield server, front, str(site.make_url("/mcp"))
-        finally:
-            front.held.stop_all("the test is over")
-            await front.held.aclose()
-            await front.table.close_all()
-            await site.close()
 
 
 async def _stateless_way(meta: dict[str, Any]) -> tuple[int, int]:
