@@ -58,7 +58,10 @@ async def test_a_2026_apps_server_to_a_session_engine_and_a_stateless_engine(
                               face={"listWaitSeconds": 30, "bareNames": False})
         async with raw_sidecar(config) as sc:
             offered = await sc.initialize()  # the server still starting counts as offering the extension
-            assert offered["capabilities"]["extensions"] == {"io.modelcontextprotocol/ui": {}}
+            extensions = offered["capabilities"]["extensions"]
+            assert extensions["io.modelcontextprotocol/ui"] == {}
+            # answered while the server starts (early or not), tasks are offered too, as for any starting server
+            assert set(extensions) <= {"io.modelcontextprotocol/ui", "io.modelcontextprotocol/tasks"}
             tools = {t["name"]: t for t in await sc.wait_for_tools(["clock__show_clock"])}
             assert "clock__tick" not in tools and tools["clock__show_clock"]["_meta"]["ui"]["resourceUri"] == UI
             read = await sc.request("resources/read", {"uri": UI}, timeout=30)
