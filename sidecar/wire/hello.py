@@ -22,12 +22,10 @@ from typing import Any
 
 import msgspec
 
-from sidecar import __version__
 from sidecar.wire.events import Answer, encode_event
 from sidecar.wire.jsonrpc import Request, decode_engine_frame
-from sidecar.wire.plain_hello import TASKS_WHILE_STARTING, offer, starting_capabilities
+from sidecar.wire.plain_hello import TASKS_WHILE_STARTING, initialize_result, offer, starting_capabilities
 from sidecar.wire.requests import InitializeParams
-from sidecar.wire.versions import HANDSHAKE_VERSIONS
 
 __all__ = ["Early", "Hello", "TASKS_WHILE_STARTING", "answer_waiting", "hello_of", "offer", "starting_capabilities"]
 
@@ -51,16 +49,10 @@ class Early(msgspec.Struct, frozen=True):
 
 def hello_of(params: dict[str, Any], capabilities: dict[str, Any]) -> Hello:
     """The answer to `initialize` with `params`, for a face offering `capabilities`."""
-    offered = params.get("protocolVersion")
-    version = offered if offered in HANDSHAKE_VERSIONS else HANDSHAKE_VERSIONS[-1]
+    result = initialize_result(params, capabilities)
     client_capabilities = params.get("capabilities")
     info = params.get("clientInfo")
-    result = {
-        "protocolVersion": version,
-        "capabilities": capabilities,
-        "serverInfo": {"name": "omb-sidecar", "version": __version__},
-    }
-    return Hello(version, client_capabilities if isinstance(client_capabilities, dict) else {},
+    return Hello(result["protocolVersion"], client_capabilities if isinstance(client_capabilities, dict) else {},
                  info if isinstance(info, dict) else {}, result)
 
 

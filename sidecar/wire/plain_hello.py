@@ -30,7 +30,7 @@ from sidecar import __version__
 from sidecar.wire.task_shapes import TASKS_EXTENSION
 from sidecar.wire.versions import HANDSHAKE_VERSIONS, UI_EXTENSION
 
-__all__ = ["PLAIN_DEPTH", "TASKS_WHILE_STARTING", "Ahead", "answer_plainly", "offer", "starting_capabilities"]
+__all__ = ["PLAIN_DEPTH", "TASKS_WHILE_STARTING", "Ahead", "answer_plainly", "initialize_result", "offer", "starting_capabilities"]
 
 # What an upstream still on its first start counts as offering of tasks: everything the
 # sidecar routes (an engine that then sends a task request gets "unknown task").
@@ -136,9 +136,15 @@ def answer_plainly(waiting: bytes, capabilities: dict[str, Any]) -> tuple[bytes,
         return None
     if any(params.get(name) is not None and type(params[name]) is not kind for name, kind in _PARAM_TYPES.items()):
         return None
+    answer = {"jsonrpc": "2.0", "id": ident, "result": initialize_result(params, capabilities)}
+    return json.dumps(answer, ensure_ascii=False, separators=(",", ":")).encode() + b"\n", end + 1
+
+
+def initialize_result(params: dict[str, Any], capabilities: dict[str, Any]) -> dict[str, Any]:
+    """The result of `initialize` with `params` for a face offering `capabilities`: the
+    revision chosen from what the engine offers, the capabilities, the server's name and
+    version (the one source for the early answers and the dispatcher's)."""
     offered = params.get("protocolVersion")
     version = offered if offered in HANDSHAKE_VERSIONS else HANDSHAKE_VERSIONS[-1]
-    result = {"protocolVersion": version, "capabilities": capabilities,
-              "serverInfo": {"name": "omb-sidecar", "version": __version__}}
-    answer = {"jsonrpc": "2.0", "id": ident, "result": result}
-    return json.dumps(answer, ensure_ascii=False, separators=(",", ":")).encode() + b"\n", end + 1
+    return {"protocolVersion": version, "capabilities": capabilities,
+            "serverInfo": {"name": "omb-sidecar", "version": __version__}}
