@@ -35,7 +35,7 @@ FAMILIES = (
     "rotate: rotate renew regenerate refresh",
     "stop: cancel abort stop halt terminate kill end shut-down pause",
     "start: start run launch execute trigger begin boot resume invoke play",
-    "restart: restart reboot bounce reload",
+    "restart: restart reboot reload",
     "copy: copy duplicate clone fork replicate",
     "move: move transfer migrate relocate",
     "export: download export save pull back-up backup snapshot",

@@ -144,7 +144,7 @@ _SYNONYMS = (
     ("send", "post", "message", "notify", "mail", "email", "ping"),
     ("cancel", "stop", "abort", "void", "halt", "terminate", "kill"),
     ("invite", "add"),
-    ("restart", "reboot", "bounce", "cycle", "reset"),
+    ("restart", "reboot", "cycle", "reset"),
     ("start", "boot", "launch", "run", "resume", "power"),
     ("copy", "duplicate", "clone", "replicate"),
     ("move", "transfer", "relocate", "migrate", "shift", "hand"),
