@@ -38,6 +38,7 @@ __all__ = ["GATE_LITERALS", "forget", "judged", "remembered", "required_groups",
 # what may follow a sentence end inside a match: `[\w.-]+[`'"]?\s+(?:parameter|argument|field|param|arg|property|input)`
 _PARAMETER_WORDS = (" param", " arg", " field", " property", " input")
 _CROSSINGS = tuple(f".{word}" for word in _PARAMETER_WORDS)
+_LONGEST = 4096  # characters of a sentence searched whole at most (a longer one is left to the full scan)
 _REMEMBERED = 16384  # sentences judged and kept at most; past it, forgotten and judged again
 
 Gates = tuple[tuple[str, ...], ...]
@@ -46,10 +47,18 @@ _PATTERNS: tuple[LazyPattern, ...] = (*dict.fromkeys(p for rule in RULES for _, 
 GATE_LITERALS = frozenset(literal for pattern in _PATTERNS for gate in GATES.get(pattern.source, ())
                           for literal in gate)
 _UNGATED = tuple(index for index, pattern in enumerate(_PATTERNS) if not GATES.get(pattern.source))
-_OPENING: dict[str, tuple[int, ...]] = {}  # a literal of a pattern's first gate -> the patterns it opens
-for _index, _pattern in enumerate(_PATTERNS):
-    for _literal in (GATES.get(_pattern.source) or ((),))[0]:
-        _OPENING[_literal] = (*_OPENING.get(_literal, ()), _index)
+
+
+def _opening() -> dict[str, tuple[int, ...]]:
+    """A literal of a pattern's first gate -> the patterns (by index) it opens."""
+    opening: dict[str, tuple[int, ...]] = {}
+    for index, pattern in enumerate(_PATTERNS):
+        for literal in (GATES.get(pattern.source) or ((),))[0]:
+            opening[literal] = (*opening.get(literal, ()), index)
+    return opening
+
+
+_OPENING = _opening()
 
 _dirty: dict[str, bool] = {}  # a sentence judged -> whether a pattern may match in it
 _relaxed_patterns: dict[int, re.Pattern[str]] = {}
@@ -85,7 +94,10 @@ def judged(pieces: set[str], literals_of: Callable[[list[str]], Sequence[frozens
 
 
 def _may_match(piece: str, held: frozenset[str]) -> bool:
-    """Whether a pattern (less its `\\b`s) whose every gate `held` meets matches in `piece`."""
+    """Whether a pattern (less its `\\b`s) whose every gate `held` meets matches in `piece`;
+    True for a piece longer than `_LONGEST` (the full scan reads it in windows, as before)."""
+    if len(piece) > _LONGEST:
+        return True
     opened = {index for literal in held for index in _OPENING.get(literal, ())}
     for index in sorted(opened.union(_UNGATED)):
         pattern = _PATTERNS[index]
