@@ -130,20 +130,24 @@ Encoded = tuple[bytes, str, str]  # a definition's canonical encoding, its diges
 def _encoded_and_digest(tool: Mapping[str, Any]) -> Encoded:
     """The canonical encoding and digest of `tool`, and the digest of its body (the same
     encoding without the name): one encoding for both, as the name's member sits between the
-    keys sorted before it and those after (`_canonical` of each, byte for byte)."""
+    keys sorted before it and those after (`_canonical` of each, byte for byte), and one hash
+    of what they share (the keys before the name: description and inputSchema, the bulk of a
+    definition; a stdio process hashes with CPython's own SHA-256, without OpenSSL)."""
     import hashlib  # loaded by the first digest, not by the mount plan before the early answer
 
     try:
-        before = _encode({key: value for key, value in tool.items() if key < "name"})
-        after = _encode({key: value for key, value in tool.items() if key > "name"})
+        before = _encode({key: value for key, value in tool.items() if key < "name"})[1:-1]
+        after = _encode({key: value for key, value in tool.items() if key > "name"})[1:-1]
     except TypeError:  # a key that is not a string (never from JSON): each encoded whole
         canonical, body = _canonical(tool), _canonical(tool, with_name=False)
-    else:
-        members = [before[1:-1], after[1:-1]]
-        body = b"{" + b",".join(member for member in members if member) + b"}"
-        members.insert(1, b'"name":' + _encode(tool.get("name", "")))
-        canonical = b"{" + b",".join(member for member in members if member) + b"}"
-    return canonical, hashlib.sha256(canonical).hexdigest(), hashlib.sha256(body).hexdigest()
+        return canonical, hashlib.sha256(canonical).hexdigest(), hashlib.sha256(body).hexdigest()
+    named = b'"name":' + _encode(tool.get("name", ""))
+    shared = hashlib.sha256(b"{" + before)
+    body_hash = shared.copy()
+    rest = (b"," if before else b"") + named + (b"," + after if after else b"") + b"}"
+    shared.update(rest)
+    body_hash.update((b"," if before and after else b"") + after + b"}")
+    return b"{" + before + rest, shared.hexdigest(), body_hash.hexdigest()
 
 
 def definition_of(tool: Mapping[str, Any], reviewed: bool = False,
