@@ -54,7 +54,7 @@ from sidecar.trust.scan_rules import (
 from sidecar.catalog.sanitize import strip_invisible
 from sidecar.trust.findings import Finding
 from sidecar.trust.plain_text import plain_text
-from sidecar.trust.sentences import GATE_LITERALS, judged, sentences
+from sidecar.trust.sentences import GATE_LITERALS, may_fire
 from sidecar.trust.sentences import forget as forget_sentences, remembered as sentences_remembered
 
 __all__ = ["Finding", "RULES", "RULES_VERSION", "Rule", "forget_texts", "foreign_names", "identifiers", "scan_tool",
@@ -430,10 +430,9 @@ def scan_tools(tools: Sequence[Mapping[str, Any]]) -> list[tuple[Finding, ...]]:
     reads it field by field (a finding names its field). A listing repeats its sentences:
     each distinct one is read for literals (as a field: `_read_fields`) and judged once."""
     texts = [plain_text(tool) for tool in tools]
-    cut = [set(sentences(text)) if text is not None else None for text in texts]
-    dirty = judged({piece for pieces in cut if pieces is not None for piece in pieces}, _literals_of)
-    found: list[tuple[Finding, ...] | None] = [
-        () if pieces is not None and not any(dirty[piece] for piece in pieces) else None for pieces in cut]
+    plain = [text for text in texts if text is not None]
+    fires = iter(may_fire(plain, _literals_of))
+    found: list[tuple[Finding, ...] | None] = [None if text is None or next(fires) else () for text in texts]
     pieces_of = {index: tool_text(tools[index]) for index, seen in enumerate(found) if seen is None}
     if len(pieces_of) > 1:
         _read_fields([_normal(text) for listed in pieces_of.values() for _, text in listed])

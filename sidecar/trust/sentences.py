@@ -9,8 +9,8 @@ and parameters): a 425-tool listing holds about 10,000 sentences, 750-1,350 dist
 Why a sentence suffices (for `Rule.ascii_patterns` and `CREDENTIAL_PATH`):
   - No match of them holds a sentence end, ". " (a dot, then a space), but in one way: a
     name ending in a dot before a parameter's word (`as the x. param`, hide-in-argument).
-    So the text is cut after each ". " not followed by one of those words (`sentences`; the
-    pieces, joined, are the text again), and every match lies whole in one piece.
+    So the text is cut at each ". " not followed by one of those words (`sentences`), and
+    every match lies whole in one piece, ". " at its ends included (`_judged_as`).
   - The scan searches windows of a few hundred characters, cut anywhere: at a window's edge
     `\\b` holds even inside a word. So a piece is searched with each pattern less its `\\b`s
     (`_relaxed`), which matches wherever the pattern matched in some window.
@@ -33,11 +33,10 @@ from typing import Any
 from sidecar.trust.scan_gates import GATES
 from sidecar.trust.scan_rules import CREDENTIAL_PATH, RULES, LazyPattern
 
-__all__ = ["GATE_LITERALS", "forget", "judged", "remembered", "required_groups", "sentences"]
+__all__ = ["GATE_LITERALS", "forget", "judged", "may_fire", "remembered", "required_groups", "sentences"]
 
 # what may follow a sentence end inside a match: `[\w.-]+[`'"]?\s+(?:parameter|argument|field|param|arg|property|input)`
-_PARAMETER_WORDS = (" param", " arg", " field", " property", " input")
-_CROSSINGS = tuple(f".{word}" for word in _PARAMETER_WORDS)
+_PARAMETER_STARTS = ("param", "arg", "field", "property", "input")
 _LONGEST = 4096  # characters of a sentence searched whole at most (a longer one is left to the full scan)
 _REMEMBERED = 16384  # sentences judged and kept at most; past it, forgotten and judged again
 
@@ -65,20 +64,44 @@ _relaxed_patterns: dict[int, re.Pattern[str]] = {}
 
 
 def sentences(text: str) -> list[str]:
-    """`text` (one line) cut after each ". " that no match can run across; the pieces, joined,
-    are `text`."""
-    if "\n" in text:  # the scan's texts hold none: not cut (one piece is always sound)
-        return [text]
-    pieces = text.replace(". ", ".\n ").split("\n")
-    if len(pieces) == 1 or not any(crossing in text for crossing in _CROSSINGS):
+    """`text` (one line) cut at each ". " that no match can run across, the cuts dropped:
+    `". ".join` of the pieces is `text`. Each piece stands for the text's stretch between two
+    cuts, ". " included at its ends (`_judged_as`)."""
+    return _joined_across(text.split(". "))
+
+
+def _joined_across(pieces: list[str]) -> list[str]:
+    """The pieces of a text split at every ". ", joined again where a parameter's word follows."""
+    if len(pieces) == 1 or not any(piece.startswith(_PARAMETER_STARTS) for piece in pieces[1:]):
         return pieces
     joined = [pieces[0]]
     for piece in pieces[1:]:
-        if piece.startswith(_PARAMETER_WORDS):
-            joined[-1] += piece
+        if piece.startswith(_PARAMETER_STARTS):
+            joined[-1] += ". " + piece
         else:
             joined.append(piece)
     return joined
+
+
+def _judged_as(piece: str) -> str:
+    """What a piece is searched as: with a space before it and a dot after, as it sits between
+    two cuts (the text's first piece has no space before it, its last no dot after: a pattern
+    matching without them matches with them, as none looks behind at a space or ahead for the
+    end of the text)."""
+    return " " + piece + "."
+
+
+def may_fire(texts: Sequence[str], literals_of: Callable[[list[str]], Sequence[frozenset[str]]]) -> list[bool]:
+    """For each plain text (one line), whether a pattern may match in one of its sentences
+    (each distinct sentence of `texts` judged once; `literals_of` gives the gate literals each
+    of those not judged yet holds, among others)."""
+    cut = [set(text.split(". ")) for text in texts]
+    crossing = {piece for piece in set().union(*cut) if piece.startswith(_PARAMETER_STARTS)}
+    if crossing:  # rare: those texts cut again, their pieces joined where a parameter's word follows
+        cut = [set(_joined_across(text.split(". "))) if not pieces.isdisjoint(crossing) else pieces
+               for text, pieces in zip(texts, cut)]
+    dirty = judged(set().union(*cut), literals_of)
+    return [any(dirty[piece] for piece in pieces) for pieces in cut]
 
 
 def judged(pieces: set[str], literals_of: Callable[[list[str]], Sequence[frozenset[str]]]) -> dict[str, bool]:
@@ -88,8 +111,9 @@ def judged(pieces: set[str], literals_of: Callable[[list[str]], Sequence[frozens
         _dirty.clear()
     fresh = [piece for piece in pieces if piece not in _dirty]
     if fresh:
-        for piece, held in zip(fresh, literals_of(fresh), strict=True):
-            _dirty[piece] = _may_match(piece, held)
+        searched = [_judged_as(piece) for piece in fresh]
+        for piece, text, held in zip(fresh, searched, literals_of(searched), strict=True):
+            _dirty[piece] = _may_match(text, held)
     return _dirty
 
 
