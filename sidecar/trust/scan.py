@@ -22,7 +22,9 @@ general (a kind of instruction, in several languages), and each finding names it
   shadowing         name another upstream's tool (its own name or its `alias__tool` name)
 
 Refuses nothing itself: the caller decides what a finding means (the pinning policy).
-Cost: each text is read once for every rule's anchor words (field by field, a field
+Cost: a printable ASCII definition is first judged by its sentences, each distinct sentence
+of a listing once (`sidecar.trust.sentences`); only one that may hold a match is read as
+below. There each text is read once for every rule's anchor words (field by field, a field
 repeated across a listing read once); a rule's regexes run only on text holding its anchors.
 """
 

@@ -97,7 +97,7 @@ def may_fire(texts: Sequence[str], literals_of: Callable[[list[str]], Sequence[f
     of those not judged yet holds, among others)."""
     cut = [set(text.split(". ")) for text in texts]
     crossing = {piece for piece in set().union(*cut) if piece.startswith(_PARAMETER_STARTS)}
-    if crossing:  # rare: those texts cut again, their pieces joined where a parameter's word follows
+    if crossing:  # the texts holding such a piece are cut again, joined where a parameter's word follows
         cut = [set(_joined_across(text.split(". "))) if not pieces.isdisjoint(crossing) else pieces
                for text, pieces in zip(texts, cut)]
     dirty = judged(set().union(*cut), literals_of)
