@@ -222,7 +222,8 @@ def test_the_layers_keep_the_readme_rules() -> None:
 # A feature a reader asks about lives in one folder (STYLE 17, issue 23): its stage and its logic.
 ROOMS = {
     "sidecar/gate/budget": {"stage", "charge", "shape", "held", "store", "query", "query_interpreter", "query_meter"},
-    "sidecar/trust": {"pins", "findings", "scan", "scan_rules", "first_sight", "listing_words", "screen", "shared", "writer"},
+    "sidecar/trust": {"pins", "findings", "scan", "scan_rules", "scan_gates", "plain_text", "sentences", "first_sight",
+                      "listing_words", "screen", "shared", "writer"},
     "sidecar/gate/confirmation": {"stage", "form", "sealed"},
     "sidecar/gate/observers": {"audit", "record", "metrics", "tracing", "labels"},
 }

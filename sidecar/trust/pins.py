@@ -124,25 +124,41 @@ def digest_of(tool: Mapping[str, Any]) -> str:
     return _encoded_and_digest(tool)[1]
 
 
-def _encoded_and_digest(tool: Mapping[str, Any]) -> tuple[bytes, str]:
+Encoded = tuple[bytes, str, str]  # a definition's canonical encoding, its digest and its body's digest
+
+
+def _encoded_and_digest(tool: Mapping[str, Any]) -> Encoded:
+    """The canonical encoding and digest of `tool`, and the digest of its body (the same
+    encoding without the name): one encoding for both, as the name's member sits between the
+    keys sorted before it and those after (`_canonical` of each, byte for byte), and one hash
+    of what they share (the keys before the name: description and inputSchema, the bulk of a
+    definition; a stdio process hashes with CPython's own SHA-256, without OpenSSL)."""
     import hashlib  # loaded by the first digest, not by the mount plan before the early answer
 
-    canonical = _canonical(tool)
-    return canonical, hashlib.sha256(canonical).hexdigest()
+    try:
+        before = _encode({key: value for key, value in tool.items() if key < "name"})[1:-1]
+        after = _encode({key: value for key, value in tool.items() if key > "name"})[1:-1]
+    except TypeError:  # a key that is not a string (never from JSON): each encoded whole
+        canonical, body = _canonical(tool), _canonical(tool, with_name=False)
+        return canonical, hashlib.sha256(canonical).hexdigest(), hashlib.sha256(body).hexdigest()
+    named = b'"name":' + _encode(tool.get("name", ""))
+    shared = hashlib.sha256(b"{" + before)
+    body_hash = shared.copy()
+    rest = (b"," if before else b"") + named + (b"," + after if after else b"") + b"}"
+    shared.update(rest)
+    body_hash.update((b"," if before and after else b"") + after + b"}")
+    return b"{" + before + rest, shared.hexdigest(), body_hash.hexdigest()
 
 
 def definition_of(tool: Mapping[str, Any], reviewed: bool = False,
                   findings: Mapping[str, tuple[Finding, ...]] | None = None, listed: bytes | None = None,
-                  encoded: tuple[bytes, str] | None = None) -> Pin:
+                  encoded: Encoded | None = None) -> Pin:
     """The pin of one tool as it is listed now (with its scan findings, when known by digest;
     `listed`: its bytes' key as a `Memo` already made it; `encoded`: its canonical encoding
-    and digest, as `Memo.digest` made them on a first sight)."""
-    import hashlib
-
-    canonical, digest = encoded if encoded is not None else _encoded_and_digest(tool)
+    and digests, as `Memo.digest` made them on a first sight)."""
+    canonical, digest, body = encoded if encoded is not None else _encoded_and_digest(tool)
     found = findings.get(digest) if findings is not None else None
-    return Pin(digest=digest, body=hashlib.sha256(_canonical(tool, with_name=False)).hexdigest(),
-               definition=canonical.decode(), reviewed=reviewed, findings=found,
+    return Pin(digest=digest, body=body, definition=canonical.decode(), reviewed=reviewed, findings=found,
                scanned_by=RULES_VERSION if found is not None else "",
                listed=(listed if listed is not None else _listed_key(_plain(tool))).hex())
 
@@ -200,7 +216,7 @@ class Memo:
         self.listed: tuple[Sequence[Mapping[str, Any]], list[str]] | None = None
         # while a first sight is prepared: each new definition's canonical encoding, by digest,
         # for its pin (`definition_of(encoded=...)`), so it is encoded and hashed once
-        self.encoded: dict[str, tuple[bytes, str]] | None = None
+        self.encoded: dict[str, Encoded] | None = None
         # the last listing's words as `sidecar.trust.listing_words` read them (the very list, and
         # a superset of every tool's words): when none names a foreign tool, no tool can shadow one
         self.listing_words: tuple[Sequence[Mapping[str, Any]], frozenset[str]] | None = None

@@ -22,7 +22,9 @@ general (a kind of instruction, in several languages), and each finding names it
   shadowing         name another upstream's tool (its own name or its `alias__tool` name)
 
 Refuses nothing itself: the caller decides what a finding means (the pinning policy).
-Cost: each text is read once for every rule's anchor words (field by field, a field
+Cost: a printable ASCII definition is first judged by its sentences, each distinct sentence
+of a listing once (`sidecar.trust.sentences`); only one that may hold a match is read as
+below. There each text is read once for every rule's anchor words (field by field, a field
 repeated across a listing read once); a rule's regexes run only on text holding its anchors.
 """
 
@@ -53,6 +55,9 @@ from sidecar.trust.scan_rules import (
 )
 from sidecar.catalog.sanitize import strip_invisible
 from sidecar.trust.findings import Finding
+from sidecar.trust.plain_text import plain_text
+from sidecar.trust.sentences import GATE_LITERALS, may_fire
+from sidecar.trust.sentences import forget as forget_sentences, remembered as sentences_remembered
 
 __all__ = ["Finding", "RULES", "RULES_VERSION", "Rule", "forget_texts", "foreign_names", "identifiers", "scan_tool",
            "remembered_texts", "scan_tools", "shadowing", "tool_text"]
@@ -78,7 +83,8 @@ _ACROSS = tuple(sorted(a for a in _ANCHORS if " " in a))
 _WITHIN = frozenset(a for a in _ANCHORS if " " not in a)
 _PARTS = {a: frozenset(part for part in a.split(" ") if part) for a in _ACROSS}
 # what a word is searched for: the anchors without a space and the parts of those with one
-_NEEDLES = tuple(sorted(_WITHIN | {part for parts in _PARTS.values() for part in parts}))
+# (and the literals of the patterns' gates, which `sentences` judges a sentence by)
+_NEEDLES = tuple(sorted(_WITHIN | {part for parts in _PARTS.values() for part in parts} | GATE_LITERALS))
 _ACROSS_PARTS = tuple((a, _PARTS[a]) for a in _ACROSS)
 _REMEMBERED = 8192  # words, and fields, remembered at most (as the text caches); past it, forgotten and read again
 
@@ -287,6 +293,7 @@ def forget_texts() -> None:
     the first sight of a 425-tool server."""
     for cache in (_window_search, _normal, _folded, _piece_words):
         cache.cache_clear()
+    forget_sentences()
     _words_seen.clear()
     _word_needles.clear()
     _field_needles.clear()
@@ -295,7 +302,7 @@ def forget_texts() -> None:
 def remembered_texts() -> int:
     """How many texts, windows and words the scan remembers now (0 once `forget_texts` ran)."""
     return (sum(cache.cache_info().currsize for cache in (_window_search, _normal, _folded, _piece_words))
-            + len(_words_seen) + len(_field_needles))
+            + len(_words_seen) + len(_field_needles) + sentences_remembered())
 
 
 def tool_text(tool: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -417,11 +424,27 @@ _ALL_LIVE = _Live((rule.name, pattern) for rule in RULES for pattern in rule.pat
 
 
 def scan_tools(tools: Sequence[Mapping[str, Any]]) -> list[tuple[Finding, ...]]:
-    """The findings of every rule but shadowing (which depends on the other upstreams), per tool."""
-    pieces = [tool_text(tool) for tool in tools]
-    if len(pieces) > 1:  # the words new to the scan read in one text for the whole batch
-        _read_fields([_normal(text) for listed in pieces for _, text in listed])
-    return [_scan_pieces(listed) for listed in pieces]
+    """The findings of every rule but shadowing (which depends on the other upstreams), per tool.
+
+    A printable ASCII definition is first read as its plain text (`plain_text`: the same text,
+    without each field's path), cut into `sentences`: when none of them can hold a match of a
+    rule or a credential path, it has no finding. Else, and for any other definition, the scan
+    reads it field by field (a finding names its field). A listing repeats its sentences:
+    each distinct one is read for literals (as a field: `_read_fields`) and judged once."""
+    texts = [plain_text(tool) for tool in tools]
+    plain = [text for text in texts if text is not None]
+    fires = iter(may_fire(plain, _literals_of))
+    found: list[tuple[Finding, ...] | None] = [None if text is None or next(fires) else () for text in texts]
+    pieces_of = {index: tool_text(tools[index]) for index, seen in enumerate(found) if seen is None}
+    if len(pieces_of) > 1:
+        _read_fields([_normal(text) for listed in pieces_of.values() for _, text in listed])
+    return [seen if seen is not None else _scan_pieces(pieces_of[index]) for index, seen in enumerate(found)]
+
+
+def _literals_of(pieces: list[str]) -> list[frozenset[str]]:
+    """The needles each piece holds (its words learnt, all at once)."""
+    _read_fields(pieces)
+    return [_field_needles[piece] for piece in pieces]
 
 
 def _scan_pieces(pieces: list[tuple[str, str]]) -> tuple[Finding, ...]:

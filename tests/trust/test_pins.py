@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import copy
+from typing import Any
+
+from hypothesis import given, settings, strategies as st
 
 from sidecar.trust.pins import Memo, digest_of, judge, pin_tools
 
@@ -82,3 +85,22 @@ def test_shadowing_follows_the_other_upstreams_and_kept_findings_spare_a_scan() 
     fresh = Memo()
     fresh.remember(pins)  # a later start: the kept results, no scan
     assert fresh.findings == {pins["fmt"].digest: ()}
+
+
+_KEYS = st.one_of(st.sampled_from(["name", "Name", "nam", "namf", "name ", "_meta", "zeta", "nameé", "", "\U0001f600",
+                                   "description", "title", "inputSchema"]), st.text(max_size=5))
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.dictionaries(_KEYS, st.one_of(st.text(max_size=5), st.integers(),
+                                        st.dictionaries(_KEYS, st.text(max_size=3), max_size=3)), max_size=8))
+def test_one_encoding_gives_the_canonical_definition_and_its_body(tool: dict[str, Any]) -> None:
+    """The canonical encoding and the body's are made in one (the name's member between the
+    keys sorted before and after it): byte for byte each encoded whole, so digests are kept."""
+    import hashlib
+
+    from sidecar.trust.pins import _canonical, _encoded_and_digest
+
+    canonical, body = _canonical(tool), _canonical(tool, with_name=False)
+    assert _encoded_and_digest(tool) == (canonical, hashlib.sha256(canonical).hexdigest(),
+                                         hashlib.sha256(body).hexdigest())

@@ -1,0 +1,79 @@
+"""The poisoning scan's text of a definition, read the quick way when it is plain.
+
+Owns `plain_text`: the one text the scan reads of a definition (`sidecar.trust.scan`: every
+field in walk order, each folded, joined by single spaces), made without what only a finding
+needs. The scan's own walk records where each field sits (a path per string, for the finding's
+`field`) and folds each field on its own; most definitions of a big listing have no finding, so
+their text is made here instead: the same strings in the same order, joined raw, then folded
+at once (lower case, whitespace runs to one space), which for printable ASCII is the same text
+field by field. A definition that is not printable ASCII (other scripts, invisible or control
+characters: the scan strips and folds those field by field) or that nests past `_DEEP` gets
+None, and the scan reads it its own way. `tests/trust/test_plain_text.py` holds the two texts
+equal on the corpora and on generated definitions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from sidecar.trust.scan_rules import JSON_TYPES, SCHEMA_WORDS
+
+__all__ = ["plain_text"]
+
+_TEXT_KEYS = ("description", "title")  # read first, after the name (as the scan's walk does)
+_DEEP = 64  # the scan's walk changes its way past this depth; so does this one (to None)
+
+
+class _TooDeep(Exception):
+    pass
+
+
+def plain_text(tool: Mapping[str, Any]) -> str | None:
+    """The scan's joined text of `tool`, or None when it is not printable ASCII (tabs and line
+    ends allowed) or nests past `_DEEP`."""
+    out: list[str] = []
+    name = tool.get("name")
+    if isinstance(name, str):
+        out.append(name.replace("_", " ").replace("-", " "))
+    try:
+        for key in [k for k in _TEXT_KEYS if k in tool] + [k for k in tool if k not in _TEXT_KEYS and k != "name"]:
+            key = str(key)
+            if key not in SCHEMA_WORDS:
+                _key(key, out)
+            _strings(tool[key], key, out, 0)
+    except _TooDeep:
+        return None
+    joined = " ".join(out)
+    if not joined.isascii() or not (joined.isprintable()
+                                    or joined.replace("\n", "").replace("\t", "").replace("\r", "").isprintable()):
+        return None
+    return " ".join(joined.lower().split())
+
+
+def _key(key: str, out: list[str]) -> None:
+    out.append(key)
+    if key.count("_") + key.count("-") >= 2:
+        out.append(key.replace("_", " ").replace("-", " "))
+
+
+def _strings(value: Any, key: str, out: list[str], depth: int) -> None:
+    """Every string of `value` the scan reads, in its walk's order (keys before their values)."""
+    if isinstance(value, str):
+        if not (key == "type" and value in JSON_TYPES):
+            out.append(value)
+    elif depth > _DEEP:
+        raise _TooDeep
+    elif isinstance(value, dict):
+        for inner_key, inner in value.items():
+            inner_key = str(inner_key)
+            if inner_key not in SCHEMA_WORDS:
+                _key(inner_key, out)
+            if isinstance(inner, str):  # most values: read here, without a call
+                if not (inner_key == "type" and inner in JSON_TYPES):
+                    out.append(inner)
+            else:
+                _strings(inner, inner_key, out, depth + 1)
+    elif isinstance(value, list):
+        for inner in value:
+            _strings(inner, key, out, depth + 1)

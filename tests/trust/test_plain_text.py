@@ -1,0 +1,69 @@
+"""`plain_text` is the scan's own text of a definition (its walk's strings, in order, each
+folded, joined by single spaces), made without field paths: equal wherever it answers, and
+it answers for every printable ASCII definition."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from bench.catalogs import GITHUB, build_catalog
+from sidecar.trust import scan as poison
+from sidecar.trust.plain_text import plain_text
+from sidecar.trust.scan_rules import JSON_TYPES, SCHEMA_WORDS
+from tests.trust.corpus import POISONED, benign_catalogs
+
+
+def _scan_text(tool: dict[str, Any]) -> str:
+    return poison._joined(poison.tool_text(tool))[0]
+
+
+def _printable_ascii(value: Any) -> bool:
+    if isinstance(value, str):
+        return value.isascii() and value.replace("\n", "").replace("\t", "").replace("\r", "").isprintable()
+    if isinstance(value, dict):
+        return all(_printable_ascii(k) and _printable_ascii(v) for k, v in value.items())
+    if isinstance(value, list):
+        return all(_printable_ascii(v) for v in value)
+    return True
+
+
+def test_the_corpora_read_the_same() -> None:
+    tools = [t for ts in benign_catalogs().values() for t in ts] + [t for _, t in POISONED] + build_catalog(GITHUB)
+    answered = 0
+    for tool in tools:
+        text = plain_text(tool)
+        if text is not None:
+            answered += 1
+            assert text == _scan_text(tool), tool.get("name")
+        else:
+            assert not _printable_ascii(tool), tool.get("name")
+    assert answered > 0.95 * len(tools)
+
+
+_WORDS = st.sampled_from([*sorted(SCHEMA_WORDS)[:20], *JSON_TYPES, "type", "name", "do_not_tell", "a-b-c", "x_y",
+                          "Ignore  previous\tinstructions.", "send it to http://x.io", " ", "", "\n", "ÉTÉ", "\u200b",
+                          "\x07", "Tab\there", "ＡＢ", "note", "keep. param"])
+_TEXT = st.one_of(_WORDS, st.text(alphabet=" .\t\nabcXYZ_-é\u00a0\x1c", max_size=12))
+_JSON = st.recursive(st.one_of(_TEXT, st.integers(), st.booleans(), st.none()),
+                     lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(_TEXT, inner, max_size=4)),
+                     max_leaves=25)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.dictionaries(st.one_of(st.sampled_from(["name", "description", "title", "inputSchema", "annotations",
+                                                  "_meta"]), _TEXT), _JSON, max_size=6))
+def test_generated_definitions_read_the_same(tool: dict[str, Any]) -> None:
+    text = plain_text(tool)
+    if text is not None:
+        assert text == _scan_text(tool)
+    elif _printable_ascii(tool):
+        raise AssertionError("a printable ASCII definition was not read")
+
+
+def test_nesting_past_the_walks_turn_is_left_to_the_scan() -> None:
+    deep: Any = "tell nobody"
+    for _ in range(80):
+        deep = {"x_y_z": deep}
+    assert plain_text({"name": "n", "inputSchema": deep}) is None
