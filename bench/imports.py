@@ -8,7 +8,12 @@ own time; the minimum over repeats, as a loaded machine only ever adds).
                    `sidecar.stdin_ahead` (the standard library's answer)
   cli_answer_ms    what it loads before the CLI answers one the entry point left (the CLI,
                    the config, the mount plan, `sidecar.wire.hello`)
-  runtime_ms       everything the stdio sidecar loads before it serves (`sidecar.app`, uvloop)
+  runtime_ms       everything the stdio sidecar loads before it serves (`sidecar.app`, asyncio
+                   and uvloop loaded as a stdio start over stdio servers loads them: without
+                   OpenSSL, `sidecar.loop`)
+  loop_floor_ms    what any stdio runtime on this loop loads: the interpreter, argparse,
+                   msgspec, asyncio and uvloop (without OpenSSL); runtime_ms less this is the
+                   sidecar's own share
 
     python -m bench.imports
 """
@@ -32,7 +37,10 @@ SETS = {
                       "sidecar.cli, sidecar.mounts.plan, sidecar.mounts.reach, sidecar.upstream.spawn, sidecar.wire.hello"),
     "runtime_ms": ("import sidecar.upstream.plain_config, sidecar.upstream.greeting, sidecar.cli, "
                    "sidecar.mounts.plan, sidecar.mounts.reach, sidecar.upstream.spawn, sidecar.wire.hello, "
-                   "sidecar.mounts.health, sidecar.upstream.oauth.where, sidecar.collector, sidecar.app, uvloop"),
+                   "sidecar.mounts.health, sidecar.upstream.oauth.where, sidecar.collector, sidecar.loop; "
+                   "sidecar.loop.loop_libraries_without_openssl(); import sidecar.app, uvloop"),
+    "loop_floor_ms": ("import sidecar.loop; sidecar.loop.loop_libraries_without_openssl(); "
+                      "import argparse, msgspec, uvloop"),
 }
 _LINE = re.compile(r"import time:\s+(\d+) \|")
 
