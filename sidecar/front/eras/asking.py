@@ -13,7 +13,6 @@ refused with its words.
 from __future__ import annotations
 
 import asyncio
-import secrets
 from typing import Any, cast
 
 from sidecar.gate.asked import EngineAsker, InputRefused
@@ -62,6 +61,8 @@ def for_the_engine(session: EngineSession, method: str, params: dict[str, Any]) 
         return params
     if session.protocol_version == MODERN_VERSION:
         return params
+    import secrets  # only a URL-mode question to a session-era engine: off the start path
+
     return {**params, "elicitationId": "omb-" + secrets.token_hex(8)}
 
 
