@@ -4,7 +4,7 @@ A real `python -m sidecar --config PATH` start over a stdio server: at the momen
 runtime is imported and its loop starts (the CLI's `run_async`), none of the modules
 below is loaded, and a listing and a plain call load none of them either. Each is the
 module of a way only some sessions take (confirmation, a 2026-07-28 round, tasks, a
-capped or compact layout, a held result, a query), or a library the start does without
+server's questions, a frame to repair, a capped or compact layout, a held result, a query), or a library the start does without
 (`typing_extensions` for msgspec, OpenSSL for the loop). A change that pulls one back
 onto the start path fails here; the ways themselves are run by their own tests, and the
 lazy imports are checked below from fresh interpreters.
@@ -24,6 +24,7 @@ NOT_LOADED_AT_START = (
     "sidecar.gate.confirmation", "sidecar.front.confirming", "sidecar.front.eras.relayed",
     "sidecar.front.eras.listen_resources", "sidecar.front.task_methods", "sidecar.front.task_bridge",
     "sidecar.catalog.layouts.cap", "sidecar.catalog.layouts.compact", "sidecar.gate.budget.query",
+    "sidecar.gate.asked", "sidecar.upstream.input_required", "sidecar.hub.question_links", "sidecar.wire.repair",
 )
 
 # The start as `python -m sidecar` runs it; the CLI's `run_async` is wrapped as the CLI
@@ -102,6 +103,9 @@ def test_the_lazily_imported_names_resolve_from_a_fresh_interpreter() -> None:
                  "from sidecar.gate.budget.query import answer_query; "
                  "from sidecar.gate.budget.held import HeldStore; "
                  "from sidecar.wire.param_headers import header_value; "
+                 "from sidecar.gate.asked import InputRefused; "
+                 "from sidecar.hub.question_links import linked_session; "
+                 "from sidecar.wire.repair import repair_frame; "
                  "h = HeldStore(1 << 20).hold(object(), 'a', 't', b'{}'); "
                  "print(h.startswith('h_'), header_value('caf\\u00e9').startswith('=?base64?'))")
     assert out.split() == ["True", "True"]

@@ -13,12 +13,14 @@ refused with its words.
 from __future__ import annotations
 
 import asyncio
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-from sidecar.gate.asked import EngineAsker, InputRefused
 from sidecar.hub.session import CAPABILITY_OF_REQUEST, EngineSession
 from sidecar.wire import Relayed
 from sidecar.wire.versions import MODERN_VERSION
+
+if TYPE_CHECKING:
+    from sidecar.gate.asked import EngineAsker
 
 __all__ = ["EngineAnswer", "engine_asker", "missing_capability"]
 
@@ -68,6 +70,8 @@ def for_the_engine(session: EngineSession, method: str, params: dict[str, Any]) 
 
 def engine_asker(session: EngineSession, seconds: float) -> EngineAsker:
     async def ask(method: str, params: dict[str, Any]) -> dict[str, Any]:
+        from sidecar.gate.asked import InputRefused  # a server's first question loads it: off the start path
+
         missing = missing_capability(session, method, params)
         if missing is not None:
             raise InputRefused(missing)
