@@ -1,33 +1,67 @@
-"""msgspec, loaded without `typing_extensions` when nothing has loaded either yet.
+"""msgspec, loaded without `typing_extensions` and `platform` when nothing has loaded them yet.
 
-Owns one way of loading. msgspec imports `typing_extensions` when it is installed (the
-HTTP libraries the sidecar depends on install it) only to read type hints through its
-`get_type_hints` and its `Required`/`NotRequired`; on Python 3.11 the standard library
-has both (`typing.Required` is `typing_extensions.Required` there), and no type the
-sidecar decodes uses what only `typing_extensions` adds (`ReadOnly`, its own
-`TypedDict`). Kept out, the module's import (about 2-3 ms of the stdio runtime's start,
-`python -m bench.imports`) leaves the start path.
+Owns one way of loading. Two modules msgspec brings in do nothing for the sidecar, yet
+sit on the stdio runtime's start path (issue 23; `python -m bench.imports`):
 
-`typing_extensions` imports as usual afterwards for whatever asks for it; only msgspec
-keeps the standard library's names. Does nothing when msgspec or `typing_extensions` is
-loaded already (the choice was made before us).
+- `typing_extensions` (installed with the HTTP libraries the sidecar depends on): msgspec
+  imports it only to read type hints through its `get_type_hints` and its
+  `Required`/`NotRequired`; on Python 3.11 the standard library has both
+  (`typing.Required` is `typing_extensions.Required` there), and no type the sidecar
+  decodes uses what only `typing_extensions` adds (`ReadOnly`, its own `TypedDict`).
+  It is kept out while msgspec loads.
+- `platform`: msgspec's core imports `uuid`, which on Linux and the BSDs imports
+  `platform` for one call, `platform.system()`, to learn whether it runs on Linux or
+  AIX; `platform` compiles a handful of regexes and builds a named tuple as it loads.
+  `uuid` is given a stand-in whose `system()` is `os.uname().sysname`, the value
+  `platform.system()` gives on those systems.
+
+Both import as usual afterwards for whatever asks for them: only msgspec keeps the
+standard library's typing names, and `uuid` keeps what it learnt. Does nothing when
+msgspec is loaded already; leaves `typing_extensions`, `platform` or `uuid` alone when
+they are loaded already (the choice was made before us).
 """
 
 from __future__ import annotations
 
+import os
 import sys
+import types
 
-__all__ = ["load_msgspec_without_typing_extensions"]
+__all__ = ["load_msgspec_lean"]
 
 
-def load_msgspec_without_typing_extensions() -> bool:
-    """Import msgspec while `typing_extensions` is not importable; True when it did."""
-    if "msgspec" in sys.modules or "typing_extensions" in sys.modules:
+def load_msgspec_lean() -> bool:
+    """Import msgspec while `typing_extensions` is not importable and `uuid` (if it loads
+    now) reads a stand-in `platform`; True when it did."""
+    if "msgspec" in sys.modules:
         return False
-    sys.modules["typing_extensions"] = None  # type: ignore[assignment]  # None: "not importable", Python's own marker
+    kept_out = "typing_extensions" not in sys.modules
+    if kept_out:
+        sys.modules["typing_extensions"] = None  # type: ignore[assignment]  # None: "not importable", Python's own marker
+    stand_in = _platform_for_uuid()
     try:
         __import__("msgspec")
     finally:
-        if sys.modules.get("typing_extensions", 0) is None:
+        if kept_out and sys.modules.get("typing_extensions", 0) is None:
             del sys.modules["typing_extensions"]
+        if stand_in is not None and sys.modules.get("platform") is stand_in:
+            del sys.modules["platform"]
+            uuid = sys.modules.get("uuid")
+            if uuid is not None and getattr(uuid, "platform", None) is stand_in:
+                del uuid.platform  # the name `uuid` bound at import; the real module loads for whoever asks
     return True
+
+
+def _platform_for_uuid() -> types.ModuleType | None:
+    """The stand-in `platform`, placed where `import platform` finds it; None (nothing
+    placed) when `uuid` or `platform` is loaded already or the system has no `uname`."""
+    if "uuid" in sys.modules or "platform" in sys.modules or not hasattr(os, "uname"):
+        return None
+    stand_in = types.ModuleType("platform", "What `uuid` reads of `platform` as it loads (sidecar.lean_msgspec).")
+    stand_in.system = _system  # type: ignore[attr-defined]
+    sys.modules["platform"] = stand_in
+    return stand_in
+
+
+def _system() -> str:
+    return os.uname().sysname

@@ -5,7 +5,7 @@ runtime is imported and its loop starts (the CLI's `run_async`), none of the mod
 below is loaded, and a listing and a plain call load none of them either. Each is the
 module of a way only some sessions take (confirmation, a 2026-07-28 round, tasks, a
 server's questions, a frame to repair, a capped or compact layout, a held result, a query), or a library the start does without
-(`typing_extensions` for msgspec, OpenSSL for the loop). A change that pulls one back
+(`typing_extensions` and `platform` for msgspec, OpenSSL for the loop). A change that pulls one back
 onto the start path fails here; the ways themselves are run by their own tests, and the
 lazy imports are checked below from fresh interpreters.
 """
@@ -20,7 +20,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 NOT_LOADED_AT_START = (
-    "typing_extensions", "secrets", "base64", "argparse", "ssl", "_ssl",
+    "typing_extensions", "platform", "secrets", "base64", "argparse", "ssl", "_ssl",
     "sidecar.gate.confirmation", "sidecar.front.confirming", "sidecar.front.eras.relayed",
     "sidecar.front.eras.listen_resources", "sidecar.front.task_methods", "sidecar.front.task_bridge",
     "sidecar.catalog.layouts.cap", "sidecar.catalog.layouts.compact", "sidecar.gate.budget.query",
@@ -111,15 +111,16 @@ def test_the_lazily_imported_names_resolve_from_a_fresh_interpreter() -> None:
     assert out.split() == ["True", "True"]
 
 
-def test_msgspec_loaded_lean_reads_required_and_not_required_keys() -> None:
-    """msgspec without `typing_extensions` (sidecar.lean_msgspec) still reads a TypedDict's
-    required and optional keys and a struct's annotations; `typing_extensions` imports
-    afterwards for whatever asks."""
+def test_msgspec_loaded_lean_reads_types_and_uuid_learns_its_system() -> None:
+    """msgspec without `typing_extensions` and with a stand-in `platform` for `uuid`
+    (sidecar.lean_msgspec) still reads a TypedDict's required and optional keys and a
+    struct's annotations, `uuid` knows the system as `platform` tells it, and both modules
+    import as usual afterwards for whatever asks."""
     out = _fresh("import sys\n"
-                 "from sidecar.lean_msgspec import load_msgspec_without_typing_extensions as lean\n"
-                 "print(lean(), 'typing_extensions' in sys.modules)\n"
+                 "from sidecar.lean_msgspec import load_msgspec_lean as lean\n"
+                 "print(lean(), 'typing_extensions' in sys.modules, 'platform' in sys.modules)\n"
                  "from typing import NotRequired, TypedDict\n"
-                 "import msgspec\n"
+                 "import msgspec, uuid\n"
                  "class Shape(TypedDict):\n"
                  "    a: int\n"
                  "    b: NotRequired[str]\n"
@@ -131,6 +132,8 @@ def test_msgspec_loaded_lean_reads_required_and_not_required_keys() -> None:
                  "    msgspec.json.decode(b'{\"b\": \"x\"}', type=Shape)\n"
                  "except msgspec.ValidationError:\n"
                  "    print('refused')\n"
-                 "import typing_extensions\n"
+                 "import platform, typing_extensions\n"
+                 "print(uuid._LINUX == (platform.system() == 'Linux'), hasattr(platform, 'python_version'), "
+                 "msgspec.json.decode(msgspec.json.encode(uuid.UUID(int=7)), type=uuid.UUID).int)\n"
                  "print(lean())\n")
-    assert out.split("\n")[:4] == ["True False", "{'a': 1} 2", "refused", "False"]
+    assert out.split("\n")[:5] == ["True False False", "{'a': 1} 2", "refused", "True True 7", "False"]
