@@ -1,7 +1,8 @@
-"""msgspec, loaded without `typing_extensions` and `platform` when nothing has loaded them yet.
+"""msgspec, loaded without `typing_extensions`, `platform` and `textwrap` when nothing
+has loaded them yet.
 
-Owns one way of loading. Two modules msgspec brings in do nothing for the sidecar, yet
-sit on the stdio runtime's start path (issue 23; `python -m bench.imports`):
+Owns one way of loading. Three modules msgspec brings in do nothing for the sidecar's
+start, yet sat on the stdio runtime's start path (issue 23; `python -m bench.imports`):
 
 - `typing_extensions` (installed with the HTTP libraries the sidecar depends on): msgspec
   imports it only to read type hints through its `get_type_hints` and its
@@ -14,20 +15,26 @@ sit on the stdio runtime's start path (issue 23; `python -m bench.imports`):
   AIX; `platform` compiles a handful of regexes and builds a named tuple as it loads.
   `uuid` is given a stand-in whose `system()` is `os.uname().sysname`, the value
   `platform.system()` gives on those systems.
+- `textwrap`: msgspec's JSON schema generator imports it (for `dedent`, on a schema's
+  docstrings) and so does `traceback` (for `indent`, printing an exception group); its
+  word-splitting regexes compile as it loads. It is put in `sys.modules` as a stand-in
+  that imports the real module the first time a name of it is read, then reads from it.
 
-Both import as usual afterwards for whatever asks for them: only msgspec keeps the
-standard library's typing names, and `uuid` keeps what it learnt. Does nothing when
-msgspec is loaded already; leaves `typing_extensions`, `platform` or `uuid` alone when
-they are loaded already (the choice was made before us).
+`typing_extensions` and `platform` import as usual afterwards for whatever asks for
+them: only msgspec keeps the standard library's typing names, and `uuid` keeps what it
+learnt. Does nothing when msgspec is loaded already; leaves any of the three alone when
+it is loaded already (the choice was made before us).
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
+import threading
 import types
 
-__all__ = ["load_msgspec_lean"]
+__all__ = ["LoadedOnFirstUse", "load_msgspec_lean"]
 
 
 def load_msgspec_lean() -> bool:
@@ -39,6 +46,8 @@ def load_msgspec_lean() -> bool:
     if kept_out:
         sys.modules["typing_extensions"] = None  # type: ignore[assignment]  # None: "not importable", Python's own marker
     stand_in = _platform_for_uuid()
+    if "textwrap" not in sys.modules:
+        sys.modules["textwrap"] = LoadedOnFirstUse("textwrap")
     try:
         __import__("msgspec")
     finally:
@@ -65,3 +74,23 @@ def _platform_for_uuid() -> types.ModuleType | None:
 
 def _system() -> str:
     return os.uname().sysname
+
+
+_FIRST_USE = threading.Lock()
+
+
+class LoadedOnFirstUse(types.ModuleType):
+    """Stands in `sys.modules` for a module of the standard library until a name of it is
+    first read: then the real module is imported (it takes the stand-in's place in
+    `sys.modules`) and its names are copied here, so a module that bound the stand-in
+    reads the real names from then on. Safe across threads (one import, under a lock)."""
+
+    def __getattr__(self, name: str) -> object:
+        if name.startswith("__") and name.endswith("__"):  # the import system's own look-ups: not a use
+            raise AttributeError(name)
+        with _FIRST_USE:
+            if "__file__" not in self.__dict__:
+                if sys.modules.get(self.__name__) is self:
+                    del sys.modules[self.__name__]
+                self.__dict__.update(vars(importlib.import_module(self.__name__)))
+        return object.__getattribute__(self, name)

@@ -111,29 +111,47 @@ def test_the_lazily_imported_names_resolve_from_a_fresh_interpreter() -> None:
     assert out.split() == ["True", "True"]
 
 
+_LEAN = """
+import sys
+from sidecar.lean_msgspec import load_msgspec_lean as lean
+print(lean(), "typing_extensions" in sys.modules, "platform" in sys.modules, type(sys.modules["textwrap"]).__name__)
+from typing import NotRequired, TypedDict
+import msgspec, uuid
+class Shape(TypedDict):
+    a: int
+    b: NotRequired[str]
+class Point(msgspec.Struct):
+    x: int
+    y: "list[Point] | None" = None
+print(msgspec.json.decode(b'{"a": 1}', type=Shape), msgspec.json.decode(b'{"x": 1, "y": [{"x": 2}]}', type=Point).y[0].x)
+try:
+    msgspec.json.decode(b'{"b": "x"}', type=Shape)
+except msgspec.ValidationError:
+    print("refused")
+import platform, typing_extensions
+print(uuid._LINUX == (platform.system() == "Linux"), hasattr(platform, "python_version"),
+      msgspec.json.decode(msgspec.json.encode(uuid.UUID(int=7)), type=uuid.UUID).int)
+class Doc(msgspec.Struct):
+    '''  First line
+      second line'''
+import traceback
+try:
+    raise ExceptionGroup("both", [ValueError("inner")])
+except ExceptionGroup:
+    printed = traceback.format_exc()
+print(repr(msgspec.json.schema(Doc)["$defs"]["Doc"]["description"]), "inner" in printed,
+      type(sys.modules["textwrap"]).__name__)
+print(lean())
+"""
+
+
 def test_msgspec_loaded_lean_reads_types_and_uuid_learns_its_system() -> None:
-    """msgspec without `typing_extensions` and with a stand-in `platform` for `uuid`
-    (sidecar.lean_msgspec) still reads a TypedDict's required and optional keys and a
-    struct's annotations, `uuid` knows the system as `platform` tells it, and both modules
-    import as usual afterwards for whatever asks."""
-    out = _fresh("import sys\n"
-                 "from sidecar.lean_msgspec import load_msgspec_lean as lean\n"
-                 "print(lean(), 'typing_extensions' in sys.modules, 'platform' in sys.modules)\n"
-                 "from typing import NotRequired, TypedDict\n"
-                 "import msgspec, uuid\n"
-                 "class Shape(TypedDict):\n"
-                 "    a: int\n"
-                 "    b: NotRequired[str]\n"
-                 "class Point(msgspec.Struct):\n"
-                 "    x: int\n"
-                 "    y: 'list[Point] | None' = None\n"
-                 "print(msgspec.json.decode(b'{\"a\": 1}', type=Shape), msgspec.json.decode(b'{\"x\": 1, \"y\": [{\"x\": 2}]}', type=Point).y[0].x)\n"
-                 "try:\n"
-                 "    msgspec.json.decode(b'{\"b\": \"x\"}', type=Shape)\n"
-                 "except msgspec.ValidationError:\n"
-                 "    print('refused')\n"
-                 "import platform, typing_extensions\n"
-                 "print(uuid._LINUX == (platform.system() == 'Linux'), hasattr(platform, 'python_version'), "
-                 "msgspec.json.decode(msgspec.json.encode(uuid.UUID(int=7)), type=uuid.UUID).int)\n"
-                 "print(lean())\n")
-    assert out.split("\n")[:5] == ["True False False", "{'a': 1} 2", "refused", "True True 7", "False"]
+    """msgspec without `typing_extensions`, with a stand-in `platform` for `uuid` and
+    `textwrap` loaded on first use (sidecar.lean_msgspec) still reads a TypedDict's
+    required and optional keys and a struct's annotations; `uuid` knows the system as
+    `platform` tells it; a schema's description is dedented and an exception group
+    printed (the real `textwrap` then in `sys.modules`); the modules kept out import as
+    usual afterwards for whatever asks."""
+    assert _fresh(_LEAN).split("\n")[:6] == [
+        "True False False LoadedOnFirstUse", "{'a': 1} 2", "refused", "True True 7",
+        "'First line\\nsecond line' True module", "False"]
