@@ -21,9 +21,9 @@ from collections.abc import Callable, Coroutine, Sequence
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
-from sidecar.lean_msgspec import load_msgspec_lean
+from sidecar.lean_libraries import load_libraries_lean
 
-load_msgspec_lean()  # first: before anything below imports msgspec (start-up, issue 23)
+load_libraries_lean()  # first: before anything below imports msgspec (start-up, issue 23)
 
 from sidecar.config import SidecarConfig, load_config
 from sidecar.errors import ConfigError

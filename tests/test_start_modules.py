@@ -113,8 +113,9 @@ def test_the_lazily_imported_names_resolve_from_a_fresh_interpreter() -> None:
 
 _LEAN = """
 import sys
-from sidecar.lean_msgspec import load_msgspec_lean as lean
-print(lean(), "typing_extensions" in sys.modules, "platform" in sys.modules, type(sys.modules["textwrap"]).__name__)
+from sidecar.lean_libraries import load_libraries_lean as lean
+print(lean(), "typing_extensions" in sys.modules, "platform" in sys.modules,
+      type(sys.modules["textwrap"]).__name__, type(sys.modules["tokenize"]).__name__)
 from typing import NotRequired, TypedDict
 import msgspec, uuid
 class Shape(TypedDict):
@@ -141,17 +142,20 @@ except ExceptionGroup:
     printed = traceback.format_exc()
 print(repr(msgspec.json.schema(Doc)["$defs"]["Doc"]["description"]), "inner" in printed,
       type(sys.modules["textwrap"]).__name__)
+import inspect
+print(inspect.getsource(lean).startswith("def "), type(sys.modules["tokenize"]).__name__)
 print(lean())
 """
 
 
 def test_msgspec_loaded_lean_reads_types_and_uuid_learns_its_system() -> None:
-    """msgspec without `typing_extensions`, with a stand-in `platform` for `uuid` and
-    `textwrap` loaded on first use (sidecar.lean_msgspec) still reads a TypedDict's
+    """msgspec without `typing_extensions`, with a stand-in `platform` for `uuid`, and
+    `textwrap` and `tokenize` loaded on first use (sidecar.lean_libraries) still reads a TypedDict's
     required and optional keys and a struct's annotations; `uuid` knows the system as
     `platform` tells it; a schema's description is dedented and an exception group
-    printed (the real `textwrap` then in `sys.modules`); the modules kept out import as
+    printed (the real `textwrap` then in `sys.modules`); a function's source is read (the
+    real `tokenize` then); the modules kept out import as
     usual afterwards for whatever asks."""
-    assert _fresh(_LEAN).split("\n")[:6] == [
-        "True False False LoadedOnFirstUse", "{'a': 1} 2", "refused", "True True 7",
-        "'First line\\nsecond line' True module", "False"]
+    assert _fresh(_LEAN).split("\n")[:7] == [
+        "True False False LoadedOnFirstUse LoadedOnFirstUse", "{'a': 1} 2", "refused", "True True 7",
+        "'First line\\nsecond line' True module", "True module", "False"]

@@ -1,8 +1,9 @@
-"""msgspec, loaded without `typing_extensions`, `platform` and `textwrap` when nothing
-has loaded them yet.
+"""The libraries the CLI loads first, loaded lean: msgspec without `typing_extensions`
+or `platform`, and `textwrap` and `tokenize` on first use.
 
-Owns one way of loading. Three modules msgspec brings in do nothing for the sidecar's
-start, yet sat on the stdio runtime's start path (issue 23; `python -m bench.imports`):
+Owns one way of loading, done once, first thing in the CLI (`load_libraries_lean`).
+Four modules that do nothing for a start sat on the stdio runtime's start path (issue
+23; `python -m bench.imports`):
 
 - `typing_extensions` (installed with the HTTP libraries the sidecar depends on): msgspec
   imports it only to read type hints through its `get_type_hints` and its
@@ -15,14 +16,16 @@ start, yet sat on the stdio runtime's start path (issue 23; `python -m bench.imp
   AIX; `platform` compiles a handful of regexes and builds a named tuple as it loads.
   `uuid` is given a stand-in whose `system()` is `os.uname().sysname`, the value
   `platform.system()` gives on those systems.
-- `textwrap`: msgspec's JSON schema generator imports it (for `dedent`, on a schema's
-  docstrings) and so does `traceback` (for `indent`, printing an exception group); its
-  word-splitting regexes compile as it loads. It is put in `sys.modules` as a stand-in
-  that imports the real module the first time a name of it is read, then reads from it.
+- `textwrap` (imported by msgspec's JSON schema generator, for `dedent`, and by
+  `traceback`, for `indent` on an exception group) and `tokenize` (imported by
+  `linecache`, to open a source file for a traceback's lines): nothing reads them at
+  start, and they compile regexes as they load. Each is put in `sys.modules` as a
+  `LoadedOnFirstUse`, which imports the real module the first time a name of it is
+  read, then reads from it.
 
 `typing_extensions` and `platform` import as usual afterwards for whatever asks for
 them: only msgspec keeps the standard library's typing names, and `uuid` keeps what it
-learnt. Does nothing when msgspec is loaded already; leaves any of the three alone when
+learnt. Does nothing when msgspec is loaded already; leaves any of the four alone when
 it is loaded already (the choice was made before us).
 """
 
@@ -34,20 +37,24 @@ import sys
 import threading
 import types
 
-__all__ = ["LoadedOnFirstUse", "load_msgspec_lean"]
+__all__ = ["LoadedOnFirstUse", "load_libraries_lean"]
+
+_ON_FIRST_USE = ("textwrap", "tokenize")
 
 
-def load_msgspec_lean() -> bool:
+def load_libraries_lean() -> bool:
     """Import msgspec while `typing_extensions` is not importable and `uuid` (if it loads
-    now) reads a stand-in `platform`; True when it did."""
+    now) reads a stand-in `platform`, with `textwrap` and `tokenize` loaded on first use;
+    True when it did."""
     if "msgspec" in sys.modules:
         return False
     kept_out = "typing_extensions" not in sys.modules
     if kept_out:
         sys.modules["typing_extensions"] = None  # type: ignore[assignment]  # None: "not importable", Python's own marker
     stand_in = _platform_for_uuid()
-    if "textwrap" not in sys.modules:
-        sys.modules["textwrap"] = LoadedOnFirstUse("textwrap")
+    for name in _ON_FIRST_USE:
+        if name not in sys.modules:
+            sys.modules[name] = LoadedOnFirstUse(name)
     try:
         __import__("msgspec")
     finally:
@@ -66,7 +73,7 @@ def _platform_for_uuid() -> types.ModuleType | None:
     placed) when `uuid` or `platform` is loaded already or the system has no `uname`."""
     if "uuid" in sys.modules or "platform" in sys.modules or not hasattr(os, "uname"):
         return None
-    stand_in = types.ModuleType("platform", "What `uuid` reads of `platform` as it loads (sidecar.lean_msgspec).")
+    stand_in = types.ModuleType("platform", "What `uuid` reads of `platform` as it loads (sidecar.lean_libraries).")
     stand_in.system = _system  # type: ignore[attr-defined]
     sys.modules["platform"] = stand_in
     return stand_in
