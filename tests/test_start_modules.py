@@ -148,14 +148,13 @@ print(lean())
 """
 
 
-def test_msgspec_loaded_lean_reads_types_and_uuid_learns_its_system() -> None:
-    """msgspec without `typing_extensions`, with a stand-in `platform` for `uuid`, and
-    `textwrap` and `tokenize` loaded on first use (sidecar.lean_libraries) still reads a TypedDict's
-    required and optional keys and a struct's annotations; `uuid` knows the system as
-    `platform` tells it; a schema's description is dedented and an exception group
-    printed (the real `textwrap` then in `sys.modules`); a function's source is read (the
-    real `tokenize` then); the modules kept out import as
-    usual afterwards for whatever asks."""
+def test_libraries_loaded_lean_still_do_all_they_did() -> None:
+    """After `sidecar.lean_libraries`: msgspec (without `typing_extensions`) reads a
+    TypedDict's required and optional keys and a struct's annotations; `uuid` (given a
+    stand-in `platform`) knows the system as `platform` tells it; a schema's description
+    is dedented and an exception group printed (the real `textwrap` loads then); a
+    function's source is read (the real `tokenize` loads then); the modules kept out
+    import as usual for whatever asks."""
     assert _fresh(_LEAN).split("\n")[:7] == [
         "True False False LoadedOnFirstUse LoadedOnFirstUse", "{'a': 1} 2", "refused", "True True 7",
         "'First line\\nsecond line' True module", "True module", "False"]
