@@ -11,9 +11,10 @@ own time; the minimum over repeats, as a loaded machine only ever adds).
   runtime_ms       everything the stdio sidecar loads before it serves (`sidecar.app`, asyncio
                    and uvloop loaded as a stdio start over stdio servers loads them: without
                    OpenSSL, `sidecar.loop`)
-  loop_floor_ms    what any stdio runtime on this loop loads: the interpreter, argparse,
-                   msgspec, asyncio and uvloop (without OpenSSL); runtime_ms less this is the
-                   sidecar's own share
+  loop_floor_ms    what the stdio runtime loads that is not the sidecar's: the interpreter,
+                   msgspec, asyncio and uvloop, each loaded as the runtime loads it (lean,
+                   `sidecar.lean_libraries`; without OpenSSL, `sidecar.loop`); runtime_ms
+                   less this is the sidecar's own modules
 
     python -m bench.imports
 """
@@ -39,8 +40,8 @@ SETS = {
                    "sidecar.mounts.plan, sidecar.mounts.reach, sidecar.upstream.spawn, sidecar.wire.hello, "
                    "sidecar.mounts.health, sidecar.upstream.oauth.where, sidecar.collector, sidecar.loop; "
                    "sidecar.loop.loop_libraries_without_openssl(); import sidecar.app, uvloop"),
-    "loop_floor_ms": ("import sidecar.loop; sidecar.loop.loop_libraries_without_openssl(); "
-                      "import argparse, msgspec, uvloop"),
+    "loop_floor_ms": ("import sidecar.lean_libraries, sidecar.loop; sidecar.lean_libraries.load_libraries_lean(); "
+                      "sidecar.loop.loop_libraries_without_openssl(); import uvloop"),
 }
 _LINE = re.compile(r"import time:\s+(\d+) \|")
 
