@@ -8,8 +8,8 @@ upstream that owns them. Each handler takes its params typed (`sidecar.wire.requ
 the dispatcher refused params that do not fit with -32602 naming the field before it runs.
 
 The ways only some calls take (a 2026-07-28 engine's round, asking the person, a
-subscription on a stateless server, the tasks methods) load their modules on first use: a start that
-serves plain calls never imports them (`tests/test_start_modules.py`).
+subscription on a stateless server, the tasks methods) load their modules on first use:
+a start that serves plain calls never imports them (`tests/test_start_modules.py`).
 """
 
 from __future__ import annotations
