@@ -8,7 +8,13 @@ own time; the minimum over repeats, as a loaded machine only ever adds).
                    `sidecar.stdin_ahead` (the standard library's answer)
   cli_answer_ms    what it loads before the CLI answers one the entry point left (the CLI,
                    the config, the mount plan, `sidecar.wire.hello`)
-  runtime_ms       everything the stdio sidecar loads before it serves (`sidecar.app`, uvloop)
+  runtime_ms       everything the stdio sidecar loads before it serves (`sidecar.app`, asyncio
+                   and uvloop loaded as a stdio start over stdio servers loads them: without
+                   OpenSSL, `sidecar.loop`)
+  loop_floor_ms    what the stdio runtime loads that is not the sidecar's: the interpreter,
+                   msgspec, asyncio and uvloop, each loaded as the runtime loads it (lean,
+                   `sidecar.lean_libraries`; without OpenSSL, `sidecar.loop`); runtime_ms
+                   less this is the sidecar's own modules
 
     python -m bench.imports
 """
@@ -20,7 +26,7 @@ import re
 import subprocess
 import sys
 
-from bench.candidates import REPO_ROOT
+from bench.candidates import REPO_ROOT, compile_sidecar
 
 __all__ = ["time_imports"]
 
@@ -32,7 +38,10 @@ SETS = {
                       "sidecar.cli, sidecar.mounts.plan, sidecar.mounts.reach, sidecar.upstream.spawn, sidecar.wire.hello"),
     "runtime_ms": ("import sidecar.upstream.plain_config, sidecar.upstream.greeting, sidecar.cli, "
                    "sidecar.mounts.plan, sidecar.mounts.reach, sidecar.upstream.spawn, sidecar.wire.hello, "
-                   "sidecar.mounts.health, sidecar.upstream.oauth.where, sidecar.collector, sidecar.app, uvloop"),
+                   "sidecar.mounts.health, sidecar.upstream.oauth.where, sidecar.collector, sidecar.loop; "
+                   "sidecar.loop.loop_libraries_without_openssl(); import sidecar.app, uvloop"),
+    "loop_floor_ms": ("import sidecar.lean_libraries, sidecar.loop; sidecar.lean_libraries.load_libraries_lean(); "
+                      "sidecar.loop.loop_libraries_without_openssl(); import uvloop"),
 }
 _LINE = re.compile(r"import time:\s+(\d+) \|")
 
@@ -57,4 +66,5 @@ def _figures(repeats: int) -> dict[str, float | str]:
 
 
 if __name__ == "__main__":
+    compile_sidecar()  # as installed: a stale bytecode cache would time the compiler, not the imports
     print(json.dumps(time_imports(), indent=1))

@@ -21,6 +21,10 @@ from collections.abc import Callable, Coroutine, Sequence
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
+from sidecar.lean_libraries import load_libraries_lean
+
+load_libraries_lean()  # first: before anything below imports msgspec (start-up, issue 23)
+
 from sidecar.config import SidecarConfig, load_config
 from sidecar.errors import ConfigError
 from sidecar.features import installed, log_missing, missing_module_words

@@ -13,16 +13,16 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from dataclasses import dataclass
 from functools import cache
+
+import msgspec
 
 __all__ = ["Feature", "FEATURES", "installed", "listable", "log_missing", "missing_module_words"]
 
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class Feature:
+class Feature(msgspec.Struct, frozen=True):
     name: str
     module: str  # the top-level module the feature imports
     tools: tuple[str, ...]  # the sidecar's own tools it lists

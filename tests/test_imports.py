@@ -27,7 +27,7 @@ HEAVY = ("mcp", "pydantic", "aiohttp", "jmespath", "cryptography", "numpy", "use
 # import each other. A part is a folder or module under `sidecar/` (`sidecar` itself is the
 # package's `__init__`), or a whole sibling package.
 LAYERS: tuple[frozenset[str], ...] = (
-    frozenset({"settings"}),  # the environment, read once (imports nothing of the sidecar)
+    frozenset({"settings", "lean_libraries"}),  # the environment, read once; msgspec loaded lean (neither imports the sidecar)
     frozenset({"sidecar", "errors", "redact", "features", "concurrency", "collector", "private_files", "examples"}),
     frozenset({"config", "logs"}),
     frozenset({"loop"}),  # the event loop's libraries, loaded without OpenSSL when nothing speaks TLS

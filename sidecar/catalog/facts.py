@@ -16,7 +16,6 @@ is the same whatever order the servers were mounted in.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal
 
@@ -25,21 +24,35 @@ from sidecar.redact import Redactor, answer_secrets, url_credentials
 
 __all__ = ["EMPTY_FACTS", "ServerFacts", "facts_for", "server_answer_secrets"]
 
-@dataclass(frozen=True, eq=True)
 class ServerFacts:
     """What the gate knows of the mounted servers, at one moment. Equal snapshots hold
-    the same facts (the redactors are made from the secrets, so they are not compared)."""
+    the same facts (the redactors are made from the secrets, so they are not compared).
+    A plain class (a dataclass would generate and compile its methods at import)."""
 
-    servers: Mapping[str, ServerConfig]
-    default_budget: int
-    smallest_budget: int  # under this, no result is even decoded
-    answer_secrets: tuple[str, ...]
-    log_secrets: tuple[str, ...]
-    pinning: Mapping[str, Literal["hold", "warn", "off"]]  # a `Pinning` of sidecar/trust/pins.py (trust sits above the catalog)
-    consequential: Mapping[str, frozenset[str]]
-    deadlines: Mapping[str, float | None]
-    answers: Redactor = field(compare=False, repr=False)
-    logs: Redactor = field(compare=False, repr=False)
+    __slots__ = ("servers", "default_budget", "smallest_budget", "answer_secrets", "log_secrets", "pinning",
+                 "consequential", "deadlines", "answers", "logs")
+
+    def __init__(self, *, servers: Mapping[str, ServerConfig], default_budget: int, smallest_budget: int,
+                 answer_secrets: tuple[str, ...], log_secrets: tuple[str, ...],
+                 pinning: Mapping[str, Literal["hold", "warn", "off"]], consequential: Mapping[str, frozenset[str]],
+                 deadlines: Mapping[str, float | None], answers: Redactor, logs: Redactor) -> None:
+        self.servers = servers
+        self.default_budget = default_budget
+        self.smallest_budget = smallest_budget  # under this, no result is even decoded
+        self.answer_secrets = answer_secrets
+        self.log_secrets = log_secrets
+        self.pinning = pinning  # a `Pinning` of sidecar/trust/pins.py (trust sits above the catalog)
+        self.consequential = consequential
+        self.deadlines = deadlines
+        self.answers = answers
+        self.logs = logs
+
+    def _compared(self) -> tuple[object, ...]:
+        return (self.servers, self.default_budget, self.smallest_budget, self.answer_secrets, self.log_secrets,
+                self.pinning, self.consequential, self.deadlines)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is ServerFacts and self._compared() == other._compared()
 
     def budget_of(self, alias: str | None) -> int:
         """The result budget of `alias` (its own `resultChars`, else the face's)."""
@@ -51,6 +64,9 @@ class ServerFacts:
 
     def __hash__(self) -> int:  # a snapshot is a value, but its mappings are not hashable
         return hash((self.answer_secrets, self.log_secrets, tuple(sorted(self.servers))))
+
+    def __repr__(self) -> str:  # the secrets and their redactors stay out
+        return f"ServerFacts(servers={sorted(self.servers)}, default_budget={self.default_budget})"
 
 
 def server_answer_secrets(server: ServerConfig) -> list[str]:

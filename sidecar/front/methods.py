@@ -6,6 +6,10 @@ offers, the union of the upstreams' capabilities), the tool listing and the tool
 (through the gate), and resources, prompts and completions routed by name or URI to the
 upstream that owns them. Each handler takes its params typed (`sidecar.wire.requests`):
 the dispatcher refused params that do not fit with -32602 naming the field before it runs.
+
+The ways only some calls take (a 2026-07-28 engine's round, asking the person, a
+subscription on a stateless server, the tasks methods) load their modules on first use:
+a start that serves plain calls never imports them (`tests/test_start_modules.py`).
 """
 
 from __future__ import annotations
@@ -17,11 +21,7 @@ from typing import Any
 import msgspec
 
 from sidecar.catalog.apps import ui_extension
-from sidecar.front.confirming import caller_of, confirmer_for
-from sidecar.front.eras.listen_resources import watched_on_stateless
-from sidecar.front.eras.relayed import relayed_round
 from sidecar.front.handling import Handler, Handling, Result, Starter
-from sidecar.front.task_methods import TASK_METHODS
 from sidecar.gate import ToolCall
 from sidecar.gate.inline import Started
 from sidecar.gate.answer import call_answer
@@ -100,9 +100,14 @@ async def tools_call(d: Handling, req: Request, params: CallParams) -> Result:
         call.task = params.task
     relayed = None
     if session.protocol_version == MODERN_VERSION:  # a 2026-07-28 engine's round (sidecar.front.eras.relayed)
+        from sidecar.front.confirming import caller_of
+        from sidecar.front.eras.relayed import relayed_round
+
         call.relay, relayed, call.answers = relayed_round(d.face, session, caller_of(session), req.params, req.method)
         call.upstream_state = relayed.inner if relayed is not None else None
     if gate.confirms:  # only a policy stage asks the person
+        from sidecar.front.confirming import confirmer_for
+
         call.confirmer = confirmer_for(session, req, relayed)
     await gate.run(call)
     return _answer_of(d, call, meta)
@@ -214,6 +219,8 @@ async def resource_subscription(d: Handling, req: Request, params: UriParams) ->
     """Passed on to a session-era upstream; a 2026-07-28 one hears of it on the sidecar's listen stream.
     The session hears the URI's updates from then on (until it unsubscribes); an unsubscribe
     while another session still asks for the URI stays here."""
+    from sidecar.front.eras.listen_resources import watched_on_stateless
+
     upstream = await d.face.upstream_for_resource(params.uri)
     subscribing = req.method == "resources/subscribe"
     if not subscribing and d.face.watched_by_another(params.uri, d.session):
@@ -257,6 +264,20 @@ def _forget_when_done(conn: Connection, ident: int) -> Callable[[object], None]:
     return lambda _: conn.forget(ident)
 
 
+# The tasks methods (`sidecar.front.task_methods`) load on an engine's first tasks request:
+# a session that makes no task never imports them.
+TASK_METHOD_NAMES = ("tasks/get", "tasks/cancel", "tasks/result", "tasks/list", "tasks/update")
+
+
+def _task_method(name: str) -> Handler:
+    async def handle(d: Handling, req: Request, params: Any) -> Result:
+        from sidecar.front.task_methods import TASK_METHODS
+
+        return await TASK_METHODS[name](d, req, params)
+
+    return handle
+
+
 METHODS: dict[str, Handler] = {
     "initialize": initialize,
     "tools/list": tools_list,
@@ -270,7 +291,7 @@ METHODS: dict[str, Handler] = {
     "prompts/get": prompts_get,
     "completion/complete": completion_complete,
     "logging/setLevel": logging_set_level,
-    **TASK_METHODS,
+    **{name: _task_method(name) for name in TASK_METHOD_NAMES},
 }
 
 # Methods with a way that needs no task of its own when it is plain (`Starter`).

@@ -33,7 +33,7 @@ from sidecar.gate.grants import Grant
 from sidecar.gate.budget.held import HeldStore
 from sidecar.gate.parts import GateParts, SharedState
 from sidecar.gate.policy import PolicyEngine
-from sidecar.gate.budget.query import QueryLimits
+from sidecar.gate.budget.query_meter import QueryLimits
 from sidecar.gate.observers.record import Observer, Recorder
 from sidecar.gate.stages.base import Current, Next, Stage
 from sidecar.gate.budget.stage import LARGE_RESULT, ChargeResult

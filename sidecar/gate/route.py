@@ -27,7 +27,7 @@ from sidecar.errors import EngineInputError, SidecarError, UpstreamError, Upstre
 from sidecar.gate.budget.charge import text_result
 from sidecar.gate.call import ToolCall
 from sidecar.gate.budget.held import HeldStore
-from sidecar.gate.budget.query import QueryLimits, answer_query
+from sidecar.gate.budget.query_meter import QueryLimits
 from sidecar.gate.budget.store import SharedHeldStore
 from sidecar.redact import Redactor
 from sidecar.upstream import Connection, Pool
@@ -196,6 +196,8 @@ async def _query(call: ToolCall, held: HeldStore | SharedHeldStore, limits: Quer
     if found is None:
         return tool_error(f"no held result has the handle {str(handle)[:64]!r} (results are held for this session only, oldest dropped first)")
     call.held_under = found.upstream
+    from sidecar.gate.budget.query import answer_query  # the first query loads it: off the start path
+
     async with _query_slot():
         return msgspec.Raw(await asyncio.to_thread(answer_query, found.payload, expression, limits))
 

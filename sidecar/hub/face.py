@@ -36,7 +36,6 @@ from sidecar.features import listable
 from sidecar.gate import QUERY_RESULT_TOOL, Gate
 from sidecar.gate.route import scrub_answer
 from sidecar.hub.notices import UPDATED, NoticeFaults, cancel_relayed, decoded, subscribers, updated_uri
-from sidecar.hub.question_links import linked_session
 from sidecar.hub.session import CAPABILITY_OF_REQUEST, EngineSession
 from sidecar.hub.tasks import RELATED_TASK, TaskTable
 from sidecar.hub.url_elicitations import COMPLETE, UrlElicitations, url_mode
@@ -358,6 +357,8 @@ class Face(ReadsLive):
         if capability is None:
             conn.respond_error(frame.id, METHOD_NOT_FOUND, f"the sidecar does not relay {frame.method}")
             return
+        from sidecar.hub.question_links import linked_session  # an upstream's first question loads it
+
         session = linked_session(conn, frame.params, self.sessions, capability) or self._asker_for(conn, capability)
         if session is None:
             conn.respond_error(frame.id, METHOD_NOT_FOUND, f"the client did not declare the {capability} capability")

@@ -46,7 +46,6 @@ from sidecar.wire import (
     encode_result,
 )
 from sidecar.wire.depth import too_deep
-from sidecar.wire.repair import repair_frame
 from sidecar.wire.requests import PROGRESS_TOKEN, progress_token
 from sidecar.wire.salvage import EDGE_BYTES, DroppedFrame, salvage
 
@@ -280,6 +279,8 @@ class Connection:
 
     def _repaired(self, line: bytes) -> UpstreamFrame | None:
         """The slow path for a frame msgspec refused: its bad values replaced, the rest kept."""
+        from sidecar.wire.repair import repair_frame  # loaded by the first frame refused, not at start
+
         repair = repair_frame(line) if line.lstrip()[:1] == b"{" else None
         frame = decode_upstream_frame(repair.frame) if repair is not None else None
         if frame is None or repair is None or frame.jsonrpc != "2.0":

@@ -21,7 +21,6 @@ from sidecar.upstream.connection import Connection, result_of
 from sidecar.upstream.greeting import CLIENT_CAPABILITIES, CLIENT_INFO  # what the early greeting sends too
 from sidecar.wire import decode_upstream_frame
 from sidecar.wire.depth import too_deep
-from sidecar.wire.repair import repair_frame
 from sidecar.wire.versions import HANDSHAKE_VERSIONS, MODERN_VERSION
 
 __all__ = [
@@ -229,6 +228,8 @@ def _decode_page(conn: Connection, method: str, raw: msgspec.Raw) -> Any:
     try:
         return msgspec.json.decode(raw)
     except msgspec.DecodeError:
+        from sidecar.wire.repair import repair_frame  # loaded by the first page refused, not at start
+
         repair = repair_frame(bytes(raw))
     if repair is None:
         raise UpstreamError(f"the upstream's {method} answer is not valid JSON")

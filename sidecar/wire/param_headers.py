@@ -11,7 +11,6 @@ its calls carry no `Mcp-Param-*` header.
 
 from __future__ import annotations
 
-import base64
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -36,6 +35,8 @@ def header_value(value: str) -> str:
     would read as the sentinel)."""
     if _PLAIN.match(value) and value == value.strip() and not value.startswith(_SENTINEL):
         return value
+    import base64  # only a value that is not plain: off the start path
+
     return f"{_SENTINEL}{base64.b64encode(value.encode()).decode()}?="
 
 

@@ -19,9 +19,7 @@ import msgspec
 
 from sidecar.catalog.apps import model_catalog
 from sidecar.catalog.layouts.bridged import FIND_TOOL, USE_TOOL, bridge_part
-from sidecar.catalog.layouts.cap import cap_warnings, fit_to_cap
 from sidecar.catalog.layouts.choose import LayoutPlan
-from sidecar.catalog.layouts.compact import compact_spec
 from sidecar.catalog.layouts.full import Listing, UpstreamTraits
 from sidecar.catalog.layouts.parts import Part, whole_part
 from sidecar.catalog.layouts.trio import SHARED_TRIO, TrioNames, is_big, trio_part
@@ -107,6 +105,8 @@ def build_listing(
         meta = {k: v for p in parts for k, v in p.meta.items()}
         listing = Listing(tools, plan.name, meta, direct_only, tuple(part_notes))
     else:
+        from sidecar.catalog.layouts.cap import cap_warnings, fit_to_cap  # only a plan with a cap: off the start path
+
         packed = fit_to_cap(parts, face_tools, plan.cap, SHARED_TRIO)
         notes = (*part_notes, *packed.notes, *cap_warnings(catalog.sizes, plan.cap))
         listing = Listing(packed.tools, plan.name, packed.meta, direct_only, notes)
@@ -116,6 +116,8 @@ def build_listing(
 def _compacted(listing: Listing, catalog: Catalog) -> Listing:
     """Every catalog tool the listing shows whole, by description and signature instead
     (the face's own tools and the meta-tools stay as they are)."""
+    from sidecar.catalog.layouts.compact import compact_spec  # only a compact plan: off the start path
+
     catalog_specs = {id(e.spec): e.exposed for e in catalog.tools}
     tools = tuple(compact_spec(t) if id(t) in catalog_specs else t for t in listing.tools)
     compact = frozenset(catalog_specs[id(t)] for t in listing.tools if id(t) in catalog_specs)

@@ -13,13 +13,14 @@ refused with its words.
 from __future__ import annotations
 
 import asyncio
-import secrets
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-from sidecar.gate.asked import EngineAsker, InputRefused
 from sidecar.hub.session import CAPABILITY_OF_REQUEST, EngineSession
 from sidecar.wire import Relayed
 from sidecar.wire.versions import MODERN_VERSION
+
+if TYPE_CHECKING:
+    from sidecar.gate.asked import EngineAsker
 
 __all__ = ["EngineAnswer", "engine_asker", "missing_capability"]
 
@@ -62,11 +63,15 @@ def for_the_engine(session: EngineSession, method: str, params: dict[str, Any]) 
         return params
     if session.protocol_version == MODERN_VERSION:
         return params
+    import secrets  # only a URL-mode question to a session-era engine: off the start path
+
     return {**params, "elicitationId": "omb-" + secrets.token_hex(8)}
 
 
 def engine_asker(session: EngineSession, seconds: float) -> EngineAsker:
     async def ask(method: str, params: dict[str, Any]) -> dict[str, Any]:
+        from sidecar.gate.asked import InputRefused  # a server's first question loads it: off the start path
+
         missing = missing_capability(session, method, params)
         if missing is not None:
             raise InputRefused(missing)

@@ -10,7 +10,6 @@ The whole interface is `hold` (put), `get` and `drop_session` (evict), by scope 
 
 from __future__ import annotations
 
-import secrets
 from collections import OrderedDict
 
 import msgspec
@@ -52,6 +51,8 @@ class HeldStore:
         while held and self._bytes.get(upstream, 0) + len(payload) > self.cap:
             _, oldest = held.popitem(last=False)
             self._bytes[upstream] -= len(oldest.payload)
+        import secrets  # only a result over budget is held: off the start path
+
         handle = "h_" + secrets.token_urlsafe(16)
         held[handle] = HeldResult(handle, session, upstream, tool, payload)
         self._bytes[upstream] = self._bytes.get(upstream, 0) + len(payload)

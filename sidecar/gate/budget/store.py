@@ -22,7 +22,6 @@ and the store forgets it at its TTL.
 from __future__ import annotations
 
 import hashlib
-import secrets
 from typing import Protocol
 
 from sidecar.config import Store
@@ -70,6 +69,8 @@ class SharedHeldStore:
             return self.local.hold(session, upstream, tool, payload)
         if len(payload) > self.cap:
             raise TooBigToHold(len(payload), self.cap)
+        import secrets  # only a result over budget is held: off the start path
+
         handle = "h_" + secrets.token_urlsafe(16)
         self._pending[handle] = (self._owner(session), HeldResult(handle, None, upstream, tool, payload))
         return handle

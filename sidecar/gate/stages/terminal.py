@@ -14,7 +14,7 @@ from collections.abc import Awaitable
 from sidecar.errors import SidecarError
 from sidecar.gate.call import ToolCall
 from sidecar.gate.grants import Grant
-from sidecar.gate.budget.query import QueryLimits
+from sidecar.gate.budget.query_meter import QueryLimits
 from sidecar.gate.route import answer_locally, route_upstream
 from sidecar.gate.stages.base import Current, Next
 from sidecar.upstream import Pool
