@@ -1,0 +1,99 @@
+"""Alternating blocks: candidates that are all open at once, measured in the same minute.
+
+Owns the method behind a paired "added" figure. A lane is one open connection to one
+server with its calls ready to go: given n, it makes n sequential calls and returns each
+round trip in seconds. `alternate` warms every lane, then runs `blocks` blocks; in each
+block every lane makes `size` calls in turn, the order rotated by one lane per block (so
+no lane always follows the same neighbour), and each block of each lane leaves the
+median of its round trips and the CPU its server processes spent in it. A slow stretch
+of the machine then lands on every lane within the same few milliseconds, and the
+difference of two lanes taken block by block (`paired`) cancels most of it; the median
+of those differences over many short blocks is the figure (`Spread` keeps its quartiles
+too, so a reader sees how far the blocks disagreed).
+
+Nothing here knows MCP or HTTP: `bench.http_calls` builds lanes over stdio and HTTP.
+Refuses to judge: no targets here.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from bench.probes import cpu_seconds
+
+__all__ = ["Lane", "LaneRecord", "Spread", "alternate", "paired"]
+
+Lane = Callable[[int], list[float]]  # n sequential calls -> their round trips (seconds)
+
+
+@dataclass
+class LaneRecord:
+    """What one lane read over every block."""
+
+    times: list[float] = field(default_factory=list)  # every call's round trip, seconds
+    block_medians: list[float] = field(default_factory=list)  # one per block, seconds
+    cpu_s: float = 0.0  # its server processes' CPU over its blocks (None-free pids only)
+    cpu_known: bool = True
+
+    def cpu_per_call_us(self) -> float | None:
+        return self.cpu_s / len(self.times) * 1e6 if self.cpu_known and self.times else None
+
+
+@dataclass(frozen=True)
+class Spread:
+    """The median of per-block values and their quartiles (microseconds)."""
+
+    median: float
+    q1: float
+    q3: float
+
+    @classmethod
+    def of(cls, values: Sequence[float]) -> Spread:
+        if len(values) < 2:
+            value = values[0] if values else float("nan")
+            return cls(value, value, value)
+        q1, median, q3 = statistics.quantiles(values, n=4, method="inclusive")
+        return cls(median, q1, q3)
+
+
+def _cpu(pids: Sequence[int]) -> float | None:
+    total = 0.0
+    for pid in pids:
+        seconds = cpu_seconds(pid)
+        if seconds is None:
+            return None
+        total += seconds
+    return total
+
+
+def alternate(lanes: Mapping[str, Lane], pids: Mapping[str, Sequence[int]], blocks: int, size: int,
+              warmup: int = 0) -> dict[str, LaneRecord]:
+    """`blocks` rotations of `size` calls on every lane (after `warmup` calls each, not kept);
+    `pids[name]`: the processes whose CPU a lane's blocks are charged (none: not measured)."""
+    names = list(lanes)
+    records = {name: LaneRecord(cpu_known=bool(pids.get(name))) for name in names}
+    for name in names:
+        if warmup:
+            lanes[name](warmup)
+    for block in range(blocks):
+        turn = block % len(names)
+        for name in names[turn:] + names[:turn]:
+            record, watched = records[name], pids.get(name, ())
+            before = _cpu(watched) if record.cpu_known else None
+            times = lanes[name](size)
+            after = _cpu(watched) if record.cpu_known else None
+            if before is None or after is None:
+                record.cpu_known = False
+            else:
+                record.cpu_s += after - before
+            record.times += times
+            record.block_medians.append(statistics.median(times))
+    return records
+
+
+def paired(records: Mapping[str, LaneRecord], lane: str, base: str) -> list[float]:
+    """`lane`'s block medians minus `base`'s, block by block, in microseconds."""
+    return [(mine - theirs) * 1e6
+            for mine, theirs in zip(records[lane].block_medians, records[base].block_medians, strict=True)]
