@@ -3,8 +3,9 @@
 Owns the method behind a paired "added" figure. A lane is one open connection to one
 server with its calls ready to go: given n, it makes n sequential calls and returns each
 round trip in seconds. `alternate` warms every lane, then runs `blocks` blocks; in each
-block every lane makes `size` calls in turn, the order rotated by one lane per block (so
-no lane always follows the same neighbour), and each block of each lane leaves the
+block every lane makes `size` calls in turn, in an order shuffled anew for each block (a
+plain rotation keeps each lane behind the same neighbour, and an A/A run of two equal
+sidecars read 5 % apart that way), and each block of each lane leaves the
 median of its round trips and the CPU its server processes spent in it. A slow stretch
 of the machine then lands on every lane within the same few milliseconds, and the
 difference of two lanes taken block by block (`paired`) cancels most of it; the median
@@ -17,13 +18,14 @@ Refuses to judge: no targets here.
 
 from __future__ import annotations
 
+import random
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from bench.probes import cpu_seconds
 
-__all__ = ["Lane", "LaneRecord", "Spread", "alternate", "paired"]
+__all__ = ["Lane", "LaneRecord", "Spread", "alternate", "cpu_ratios", "paired"]
 
 Lane = Callable[[int], list[float]]  # n sequential calls -> their round trips (seconds)
 
@@ -34,8 +36,12 @@ class LaneRecord:
 
     times: list[float] = field(default_factory=list)  # every call's round trip, seconds
     block_medians: list[float] = field(default_factory=list)  # one per block, seconds
-    cpu_s: float = 0.0  # its server processes' CPU over its blocks (None-free pids only)
+    block_cpu_s: list[float] = field(default_factory=list)  # its server processes' CPU, one per block
     cpu_known: bool = True
+
+    @property
+    def cpu_s(self) -> float:
+        return sum(self.block_cpu_s)
 
     def cpu_per_call_us(self) -> float | None:
         return self.cpu_s / len(self.times) * 1e6 if self.cpu_known and self.times else None
@@ -69,17 +75,18 @@ def _cpu(pids: Sequence[int]) -> float | None:
 
 
 def alternate(lanes: Mapping[str, Lane], pids: Mapping[str, Sequence[int]], blocks: int, size: int,
-              warmup: int = 0) -> dict[str, LaneRecord]:
-    """`blocks` rotations of `size` calls on every lane (after `warmup` calls each, not kept);
-    `pids[name]`: the processes whose CPU a lane's blocks are charged (none: not measured)."""
+              warmup: int = 0, seed: int = 35) -> dict[str, LaneRecord]:
+    """`blocks` blocks of `size` calls on every lane, each block in its own shuffled order
+    (seeded: a run is repeatable), after `warmup` calls each, not kept; `pids[name]`: the
+    processes whose CPU a lane's blocks are charged (none: not measured)."""
     names = list(lanes)
     records = {name: LaneRecord(cpu_known=bool(pids.get(name))) for name in names}
     for name in names:
         if warmup:
             lanes[name](warmup)
-    for block in range(blocks):
-        turn = block % len(names)
-        for name in names[turn:] + names[:turn]:
+    shuffler = random.Random(seed)
+    for _ in range(blocks):
+        for name in shuffler.sample(names, len(names)):
             record, watched = records[name], pids.get(name, ())
             before = _cpu(watched) if record.cpu_known else None
             times = lanes[name](size)
@@ -87,7 +94,7 @@ def alternate(lanes: Mapping[str, Lane], pids: Mapping[str, Sequence[int]], bloc
             if before is None or after is None:
                 record.cpu_known = False
             else:
-                record.cpu_s += after - before
+                record.block_cpu_s.append(after - before)
             record.times += times
             record.block_medians.append(statistics.median(times))
     return records
@@ -97,3 +104,11 @@ def paired(records: Mapping[str, LaneRecord], lane: str, base: str) -> list[floa
     """`lane`'s block medians minus `base`'s, block by block, in microseconds."""
     return [(mine - theirs) * 1e6
             for mine, theirs in zip(records[lane].block_medians, records[base].block_medians, strict=True)]
+
+
+def cpu_ratios(records: Mapping[str, LaneRecord], lane: str, base: str) -> list[float]:
+    """`lane`'s CPU over `base`'s, block by block (both measured, the base's not zero)."""
+    mine, theirs = records[lane], records[base]
+    if not (mine.cpu_known and theirs.cpu_known):
+        return []
+    return [a / b for a, b in zip(mine.block_cpu_s, theirs.block_cpu_s, strict=True) if b > 0]

@@ -41,6 +41,7 @@ from bench.cases import Settings, percentile
 from bench.catalogs import TINY, CatalogSpec
 from bench.client import Connection, ConnectionFailed, echo_request
 from bench.http_client import HttpConnection, free_port, wait_port
+from bench.probes import load_average
 
 __all__ = ["HTTP_CANDIDATES", "measure_blocked", "measure_http"]
 
@@ -168,9 +169,11 @@ class Lanes:
         conn.request(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": _HANDSHAKE}).encode())
         self._http("direct_http", conn, child.pid, _echo_body("echo"), {})
 
-    def add_sidecar(self, label: str, tree: Path) -> None:
-        """The sidecar of `tree` (its own checkout as the working directory) both ways."""
-        self._stdio(f"{label}.stdio", [PYTHON, "-m", "sidecar", "--config", str(self.config)], tree, "fast__echo")
+    def add_sidecar(self, label: str, tree: Path, stdio: bool = True) -> None:
+        """The sidecar of `tree` (its own checkout as the working directory) both ways, or
+        over HTTP alone."""
+        if stdio:
+            self._stdio(f"{label}.stdio", [PYTHON, "-m", "sidecar", "--config", str(self.config)], tree, "fast__echo")
         port = free_port()
         argv = [PYTHON, "-m", "sidecar", "--config", str(self.config),
                 "--http", f"127.0.0.1:{port}", "--token-env", "OMB_BENCH_HTTP_TOKEN"]
@@ -239,9 +242,17 @@ SHOWN = ("http_stdio_added_p50_us", "http_session_added_p50_us", "http_stateless
          "http_stateless_cpu_us")
 
 
+def _one_minute_load() -> float:
+    return (load_average() or [float("nan")])[0]
+
+
 def print_runs(runs: list[Figures]) -> None:
-    """Each run's figures in a column, the added ones with their block quartiles."""
+    """Each run's figures in a column, the added ones with their block quartiles; the load
+    average before and after each run heads its column (a loaded machine spreads them)."""
     print(f"{'':32}" + "".join(f"{'run ' + str(i + 1):>22}" for i in range(len(runs))))
+    print(f"{'load average (1 min) before/after':32}"
+          + "".join(f"{run.get('load_before', float('nan')):.2f}/{run.get('load_after', float('nan')):.2f}".rjust(22)
+                    for run in runs))
     for key in SHOWN:
         cells = []
         for run in runs:
@@ -268,7 +279,12 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     print(f"{args.runs} runs, each {args.calls} calls per lane in blocks of {args.block}; "
           "added: median over blocks [quartiles], us")
-    print_runs([measure_blocked(s, [REPO_ROOT], args.block)[REPO_ROOT] for _ in range(args.runs)])
+    runs = []
+    for _ in range(args.runs):
+        before = _one_minute_load()
+        figures = measure_blocked(s, [REPO_ROOT], args.block)[REPO_ROOT]
+        runs.append(figures | {"load_before": before, "load_after": _one_minute_load()})
+    print_runs(runs)
     return 0
 
 
