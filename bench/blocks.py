@@ -43,6 +43,11 @@ class LaneRecord:
     def cpu_s(self) -> float:
         return sum(self.block_cpu_s)
 
+    def joined(self, other: LaneRecord) -> LaneRecord:
+        """This lane's blocks followed by `other`'s (the same lane, another set of processes)."""
+        return LaneRecord(self.times + other.times, self.block_medians + other.block_medians,
+                          self.block_cpu_s + other.block_cpu_s, self.cpu_known and other.cpu_known)
+
     def cpu_per_call_us(self) -> float | None:
         return self.cpu_s / len(self.times) * 1e6 if self.cpu_known and self.times else None
 

@@ -17,7 +17,7 @@ denominator alike. Each lane also records its server process's own CPU per call.
 Refuses to judge, like `cases`. Standalone, it prints each run's figures and never
 writes the docs; `--parts` runs the decomposition of `bench.http_parts`:
 
-    python -m bench.http_calls [--runs 3] [--calls 3000] [--block 25]
+    python -m bench.http_calls [--runs 3] [--calls 3000] [--block 25] [--sets 3]
     python -m bench.http_calls --parts --runs 5 [--tree /work/main --tree .]
 """
 
@@ -214,17 +214,25 @@ def blocked_figures(records: dict[str, LaneRecord], label: str) -> Figures:
     return figures
 
 
-def measure_blocked(s: Settings, trees: list[Path], block: int = BLOCK_CALLS) -> dict[Path, Figures]:
-    """One blocked run: every lane open at once, `s.seq_calls` calls per lane in blocks of
-    `block`, after `s.warmup_calls` each; per tree, `blocked_figures`."""
-    with ExitStack() as stack:
-        lanes = Lanes(stack, Path(tempfile.mkdtemp(prefix="omb-http-")), s)
-        lanes.add_direct()
-        labels = {tree: f"t{i}" for i, tree in enumerate(trees)}
-        for tree, label in labels.items():
-            lanes.add_sidecar(label, tree)
-        records = alternate(lanes.lanes, lanes.pids, max(4, s.seq_calls // block), block, s.warmup_calls)
-    return {tree: blocked_figures(records, label) for tree, label in labels.items()}
+def measure_blocked(s: Settings, trees: list[Path], block: int = BLOCK_CALLS, sets: int = 1) -> dict[Path, Figures]:
+    """One blocked run: `sets` times over, every lane opened anew and all at once, then
+    driven in blocks of `block` calls after `s.warmup_calls` each; `s.seq_calls` calls per
+    lane in all, shared among the sets, whose blocks are pooled (two processes of the same
+    code can differ by several percent: fresh ones per set average that out). Per tree,
+    `blocked_figures`."""
+    labels = {tree: f"t{i}" for i, tree in enumerate(trees)}
+    pooled: dict[str, LaneRecord] = {}
+    for _ in range(sets):
+        with ExitStack() as stack:
+            lanes = Lanes(stack, Path(tempfile.mkdtemp(prefix="omb-http-")), s)
+            lanes.add_direct()
+            for tree, label in labels.items():
+                lanes.add_sidecar(label, tree)
+            blocks = max(4, s.seq_calls // (block * sets))
+            records = alternate(lanes.lanes, lanes.pids, blocks, block, s.warmup_calls)
+        for name, record in records.items():
+            pooled[name] = pooled[name].joined(record) if name in pooled else record
+    return {tree: blocked_figures(pooled, label) for tree, label in labels.items()}
 
 
 def measure_http(candidate: Candidate, s: Settings, workdir: Path, log: Path) -> Figures:
@@ -268,6 +276,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=3, help="consecutive blocked runs, each shown")
     parser.add_argument("--calls", type=int, default=Settings.seq_calls, help="calls per lane per run")
     parser.add_argument("--block", type=int, default=BLOCK_CALLS, help="calls per lane per block")
+    parser.add_argument("--sets", type=int, default=3, help="fresh sets of processes per run, their blocks pooled")
     parser.add_argument("--parts", action="store_true", help="the decomposition: HTTP and stdio, sidecar and direct")
     parser.add_argument("--tree", type=Path, action="append", help="a checkout whose sidecar runs (--parts)")
     args = parser.parse_args(argv)
@@ -275,14 +284,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.parts:
         from bench.http_parts import measure_parts, print_parts
 
-        print_parts(measure_parts(s, args.runs, [t.resolve() for t in args.tree or [REPO_ROOT]], args.block))
+        print_parts(measure_parts(s, args.runs, [t.resolve() for t in args.tree or [REPO_ROOT]], args.block, args.sets))
         return 0
-    print(f"{args.runs} runs, each {args.calls} calls per lane in blocks of {args.block}; "
-          "added: median over blocks [quartiles], us")
+    print(f"{args.runs} runs, each {args.calls} calls per lane in blocks of {args.block}, over {args.sets} "
+          "fresh sets of processes; added: median over blocks [quartiles], us")
     runs = []
     for _ in range(args.runs):
         before = _one_minute_load()
-        figures = measure_blocked(s, [REPO_ROOT], args.block)[REPO_ROOT]
+        figures = measure_blocked(s, [REPO_ROOT], args.block, args.sets)[REPO_ROOT]
         runs.append(figures | {"load_before": before, "load_after": _one_minute_load()})
     print_runs(runs)
     return 0

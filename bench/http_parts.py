@@ -30,11 +30,12 @@ __all__ = ["measure_parts", "print_parts"]
 Figures = dict[str, float]
 
 
-def measure_parts(s: Settings, runs: int, trees: list[Path], block: int = BLOCK_CALLS) -> dict[Path, list[Figures]]:
+def measure_parts(s: Settings, runs: int, trees: list[Path], block: int = BLOCK_CALLS,
+                  sets: int = 1) -> dict[Path, list[Figures]]:
     """`runs` blocked runs, every tree's sidecar in each, beside the same direct servers."""
     seen: dict[Path, list[Figures]] = {tree: [] for tree in trees}
     for _ in range(runs):
-        for tree, figures in measure_blocked(s, trees, block).items():
+        for tree, figures in measure_blocked(s, trees, block, sets).items():
             seen[tree].append(figures)
     return seen
 
