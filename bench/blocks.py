@@ -12,20 +12,28 @@ difference of two lanes taken block by block (`paired`) cancels most of it; the 
 of those differences over many short blocks is the figure (`Spread` keeps its quartiles
 too, so a reader sees how far the blocks disagreed).
 
+While the blocks run (`pinned`), this client runs on one core and every thread of every
+server process, and of the processes they started, on another: left to the scheduler, a
+call's processes land on one core or on two by chance, and its round trip moves with that
+choice more than a proxy adds; pinned, every lane's calls cross between the same two cores.
+(`bench.paired_calls`, the stdio rows' own measurement, places its processes the same way.)
+
 Nothing here knows MCP or HTTP: `bench.http_calls` builds lanes over stdio and HTTP.
 Refuses to judge: no targets here.
 """
 
 from __future__ import annotations
 
+import os
 import random
 import statistics
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from bench.probes import cpu_seconds
 
-__all__ = ["Lane", "LaneRecord", "Spread", "alternate", "cpu_ratios", "paired"]
+__all__ = ["Lane", "LaneRecord", "Spread", "alternate", "cpu_ratios", "paired", "pinned"]
 
 Lane = Callable[[int], list[float]]  # n sequential calls -> their round trips (seconds)
 
@@ -117,3 +125,50 @@ def cpu_ratios(records: Mapping[str, LaneRecord], lane: str, base: str) -> list[
     if not (mine.cpu_known and theirs.cpu_known):
         return []
     return [a / b for a, b in zip(mine.block_cpu_s, theirs.block_cpu_s, strict=True) if b > 0]
+
+
+def _threads_below(pid: int) -> list[int]:
+    """Every thread of `pid` and of every process below it."""
+    found: list[int] = []
+    pending = [pid]
+    while pending:
+        proc = pending.pop()
+        try:
+            tids = [int(tid) for tid in os.listdir(f"/proc/{proc}/task")]
+        except OSError:
+            continue
+        found += tids
+        for tid in tids:
+            try:
+                with open(f"/proc/{proc}/task/{tid}/children") as children:
+                    pending += [int(child) for child in children.read().split()]
+            except OSError:
+                pass
+    return found
+
+
+def _place(pids: Iterable[int], client: set[int], servers: set[int]) -> None:
+    os.sched_setaffinity(0, client)
+    for pid in pids:
+        for tid in _threads_below(pid):
+            try:
+                os.sched_setaffinity(tid, servers)
+            except OSError:
+                pass  # a thread that ended meanwhile
+
+
+@contextmanager
+def pinned(pids: Iterable[int]) -> Iterator[bool]:
+    """This client on the first core it may use, every thread of `pids` and of their
+    children on the second, until the block ends (then every core again); True when
+    pinned, False on a machine with one core."""
+    every = sorted(os.sched_getaffinity(0))
+    if len(every) < 2:
+        yield False
+        return
+    servers = list(pids)
+    _place(servers, {every[0]}, {every[1]})
+    try:
+        yield True
+    finally:
+        _place(servers, set(every), set(every))

@@ -9,7 +9,7 @@ driven inside an `Mcp-Session-Id` session and as stateless 2026-07-28 requests (
 envelope in `params._meta`, the `Mcp-*` headers) on one kept-alive connection.
 
 All five lanes are open at once and measured in alternating blocks of sequential
-`tools/call`s of `echo` (`bench.blocks`): each added p50 is the median over blocks of
+`tools/call`s of `echo` (`bench.blocks`; this client on one core, the servers on the other): each added p50 is the median over blocks of
 the sidecar's block median minus its baseline's in the same block, and the HTTP ones
 are set over the stdio one of the same run, so a loaded minute lands on numerator and
 denominator alike. Each lane also records its server process's own CPU per call.
@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
-from bench.blocks import Lane, LaneRecord, Spread, alternate, paired
+from bench.blocks import Lane, LaneRecord, Spread, alternate, paired, pinned
 from bench.candidates import BENCH_DIR, PYTHON, REPO_ROOT, Candidate, upstream_argv
 from bench.cases import Settings, percentile
 from bench.catalogs import TINY, CatalogSpec
@@ -229,7 +229,8 @@ def measure_blocked(s: Settings, trees: list[Path], block: int = BLOCK_CALLS, se
             for tree, label in labels.items():
                 lanes.add_sidecar(label, tree)
             blocks = max(4, s.seq_calls // (block * sets))
-            records = alternate(lanes.lanes, lanes.pids, blocks, block, s.warmup_calls)
+            with pinned({pid for pids in lanes.pids.values() for pid in pids}):
+                records = alternate(lanes.lanes, lanes.pids, blocks, block, s.warmup_calls)
         for name, record in records.items():
             pooled[name] = pooled[name].joined(record) if name in pooled else record
     return {tree: blocked_figures(pooled, label) for tree, label in labels.items()}

@@ -39,7 +39,7 @@ from pathlib import Path
 from bench.candidates import PYTHON, REPO_ROOT
 from bench.profile_calls import OPCODE_TRACER
 from bench.catalogs import TINY
-from bench.blocks import Spread, alternate, cpu_ratios
+from bench.blocks import Spread, alternate, cpu_ratios, pinned
 from bench.cases import Settings
 from bench.http_calls import BLOCK_CALLS, MODERN, TOKEN, Lanes, _echo_body, _open_session, _server, _sidecar_config
 from bench.http_client import HttpConnection, free_port
@@ -221,7 +221,8 @@ def compare_cpu(trees: list[Path], calls: int, warmup: int, rounds: int, block: 
             lanes = Lanes(stack, Path(tempfile.mkdtemp(prefix="omb-http-cpu-")), s)
             for i, tree in enumerate(trees):
                 lanes.add_sidecar(f"t{i}", tree, stdio=False)
-            records = alternate(lanes.lanes, lanes.pids, max(4, calls // block), block, warmup)
+            with pinned({pid for pids in lanes.pids.values() for pid in pids}):
+                records = alternate(lanes.lanes, lanes.pids, max(4, calls // block), block, warmup)
         for i, tree in enumerate(trees):
             for phase in ("session", "stateless"):
                 mine = records[f"t{i}.{phase}"]
