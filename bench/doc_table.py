@@ -37,7 +37,8 @@ WANTED = {
              "http_session_added_vs_stdio", "http_stateless_p50_us", "http_stateless_p90_us",
              "http_stateless_p99_us", "http_stateless_added_p50_us", "http_stateless_added_vs_stdio",
              "http_call_cpu_us", "http_session_cpu_us", "http_stateless_cpu_us",
-             "http_session_cpu_vs_stdio", "http_stateless_cpu_vs_stdio"),
+             "http_session_cpu_vs_stdio", "http_stateless_cpu_vs_stdio", "http_stdio_added_p50_us",
+             "http_stdio_cpu_us", "http_stdio_p50_us", "http_stdio_p90_us", "http_stdio_p99_us"),
 }
 IN_MEMORY = {
     "layout_build": ("merge_3x425_ms", "list_3x425_ms"),
@@ -135,18 +136,28 @@ def _main_table(figures: dict[str, Any]) -> list[str]:
 def _http_table(figures: dict[str, Any]) -> list[str]:
     if not figures["medians"].get("http", {}).get("sidecar"):
         return ["Over Streamable HTTP: not measured in this run."]
-    stdio = _get(figures, "session", "sidecar", "added_p50_us")
-    stdio_cpu = _get(figures, "session", "sidecar", "cpu_us_per_call")
-    direct_cpu = _get(figures, "http", "direct", "http_call_cpu_us")
+    paired = _get(figures, "http", "sidecar", "http_stdio_added_p50_us") is not None
+    if paired:  # every figure of the table from the same alternating blocks (bench.http_calls)
+        stdio = _get(figures, "http", "sidecar", "http_stdio_added_p50_us")
+        stdio_cpu = _get(figures, "http", "sidecar", "http_stdio_cpu_us")
+        baseline, digits = "sidecar", 2
+    else:  # a run from before the blocks: the baseline its own candidate, stdio the session case's
+        stdio = _get(figures, "session", "sidecar", "added_p50_us")
+        stdio_cpu = _get(figures, "session", "sidecar", "cpu_us_per_call")
+        baseline, digits = "direct", 1
+    direct_cpu = _get(figures, "http", baseline, "http_call_cpu_us")
     lines = ["| tools/call over HTTP | p50 / p90 / p99 (us) | added p50 (us) | beside stdio's added p50 "
              "| server CPU per call (us) |",
              "|---|---|---|---|---|",
-             f"| fast upstream serving HTTP itself | {_cells(figures, 'direct', 'http_call_p50_us', 'http_call_p90_us', 'http_call_p99_us', case='http')} | 0 | - | {_num(direct_cpu)} |"]
+             f"| fast upstream serving HTTP itself | {_cells(figures, baseline, 'http_call_p50_us', 'http_call_p90_us', 'http_call_p99_us', case='http')} | 0 | - | {_num(direct_cpu)} |"]
+    if paired:
+        lines.append(f"| sidecar on stdio, in the same blocks | {_cells(figures, 'sidecar', 'http_stdio_p50_us', 'http_stdio_p90_us', 'http_stdio_p99_us', case='http')} "
+                     f"| {_num(stdio)} (over the fast upstream on stdio) | 1 x | {_num(stdio_cpu)} |")
     for mode, title in (("session", "sidecar, `Mcp-Session-Id` session"), ("stateless", "sidecar, stateless 2026-07-28")):
         trio = _cells(figures, "sidecar", *(f"http_{mode}_p{q}_us" for q in (50, 90, 99)), case="http")
         added = _get(figures, "http", "sidecar", f"http_{mode}_added_p50_us")
         ratio = _get(figures, "http", "sidecar", f"http_{mode}_added_vs_stdio")
-        beside = f"{ratio:.1f} x (stdio: {_num(stdio)})" if ratio is not None else "-"
+        beside = f"{ratio:.{digits}f} x (stdio: {_num(stdio)})" if ratio is not None else "-"
         cpu, cpu_ratio = (_get(figures, "http", "sidecar", f"http_{mode}_{k}") for k in ("cpu_us", "cpu_vs_stdio"))
         cpu_cell = f"{_num(cpu)} ({cpu_ratio:.1f} x stdio's {_num(stdio_cpu)})" if cpu_ratio is not None else _num(cpu)
         lines.append(f"| {title} | {trio} | {_num(added)} | {beside} | {cpu_cell} |")

@@ -15,11 +15,12 @@ the rest of the sidecar) and, with two trees, compared. A count is exact on a sh
 machine where a time is not; it does not see C code (aiohttp's parser, multidict,
 uvloop), which `--plain` does.
 
-`--plain` runs without the trace and prints, per tree and interleaved over `--rounds`,
-the sidecar's own CPU per call of each phase (from /proc).
+`--plain` runs without the trace: every tree's sidecar open at once, driven in
+alternating blocks (`bench.blocks`), and prints per run and tree the sidecar's own CPU
+per call of each phase (from /proc) and its ratio to the first tree's, block by block.
 
     python -m bench.profile_calls --http --opcodes --calls 300 --tree /work/main --tree .
-    python -m bench.profile_calls --http --plain --rounds 7 --calls 3000 --tree /work/main --tree .
+    python -m bench.profile_calls --http --plain --rounds 3 --calls 3000 --tree /work/main --tree .
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ import json
 import os
 import re
 import signal
-import statistics
 import sys
 import tempfile
 import time
@@ -39,7 +39,9 @@ from pathlib import Path
 from bench.candidates import PYTHON, REPO_ROOT
 from bench.profile_calls import OPCODE_TRACER
 from bench.catalogs import TINY
-from bench.http_calls import MODERN, TOKEN, _echo_body, _open_session, _server, _sidecar_config
+from bench.blocks import Spread, alternate, cpu_ratios, pinned
+from bench.cases import Settings
+from bench.http_calls import BLOCK_CALLS, MODERN, TOKEN, Lanes, _echo_body, _open_session, _server, _sidecar_config
 from bench.http_client import HttpConnection, free_port
 from bench.probes import cpu_seconds
 
@@ -207,20 +209,26 @@ def plain_cpu(tree: Path, calls: int, warmup: int) -> dict[str, float]:
     return found
 
 
-def compare_cpu(trees: list[Path], calls: int, warmup: int, rounds: int) -> None:
-    """Interleaved plain runs, A B A B ...; each round's ratio to the first tree's."""
-    seen: dict[Path, list[dict[str, float]]] = {tree: [] for tree in trees}
-    for _ in range(rounds):
-        for tree in trees:
-            seen[tree].append(plain_cpu(tree, calls, warmup))
-    first = seen[trees[0]]
-    for tree, runs in seen.items():
-        for phase in runs[0]:
-            cpus = sorted(r[phase] for r in runs)
-            paired = sorted(r[phase] / base[phase] for r, base in zip(runs, first))
-            print(f"{tree} {phase}: CPU us/call {cpus[0]:.1f}-{cpus[-1]:.1f} (median {statistics.median(cpus):.1f}); "
-                  f"against the first tree, round by round {paired[0]:.3f}-{paired[-1]:.3f} "
-                  f"(median {statistics.median(paired):.3f})")
+def compare_cpu(trees: list[Path], calls: int, warmup: int, rounds: int, block: int = BLOCK_CALLS) -> None:
+    """Every tree's sidecar open at once, its session and stateless lanes driven in
+    alternating blocks (`bench.blocks`), `rounds` times over; per phase, each tree's CPU per
+    call and its CPU over the first tree's, block by block (median and quartiles)."""
+    from contextlib import ExitStack
+
+    s = Settings(seq_calls=calls, warmup_calls=warmup)
+    for run in range(rounds):
+        with ExitStack() as stack:
+            lanes = Lanes(stack, Path(tempfile.mkdtemp(prefix="omb-http-cpu-")), s)
+            for i, tree in enumerate(trees):
+                lanes.add_sidecar(f"t{i}", tree, stdio=False)
+            with pinned({pid for pids in lanes.pids.values() for pid in pids}):
+                records = alternate(lanes.lanes, lanes.pids, max(4, calls // block), block, warmup)
+        for i, tree in enumerate(trees):
+            for phase in ("session", "stateless"):
+                mine = records[f"t{i}.{phase}"]
+                ratio = Spread.of(cpu_ratios(records, f"t{i}.{phase}", f"t0.{phase}"))
+                print(f"run {run + 1} {tree} {phase}: CPU us/call {mine.cpu_per_call_us() or float('nan'):.1f}; "
+                      f"against the first tree, block by block {ratio.median:.3f} [{ratio.q1:.3f}, {ratio.q3:.3f}]")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -90,26 +90,6 @@ def _added_latency(results: Results) -> None:
                 entry["median"][key] = value
 
 
-def _http_added(results: Results) -> None:
-    """Adds the HTTP added latency (sidecar minus the fast upstream's own HTTP) to the
-    sidecar's `http` medians, and its ratio to the sidecar's stdio added, in place."""
-    direct = _median(results, "http", "direct", "http_call_p50_us")
-    sidecar = results["cases"].get("http", {}).get("results", {}).get("sidecar", {}).get("median")
-    if direct is None or not sidecar:
-        return
-    stdio = _median(results, "session", "sidecar", "added_p50_us")
-    for mode in ("session", "stateless"):
-        p50 = sidecar.get(f"http_{mode}_p50_us")
-        if p50 is None:
-            continue
-        sidecar[f"http_{mode}_added_p50_us"] = p50 - direct
-        if (ratio := _ratio(p50 - direct, stdio)) is not None:
-            sidecar[f"http_{mode}_added_vs_stdio"] = ratio
-        cpu = _ratio(sidecar.get(f"http_{mode}_cpu_us"), _median(results, "session", "sidecar", "cpu_us_per_call"))
-        if cpu is not None:  # the sidecar's own CPU per HTTP call over its CPU per stdio call
-            sidecar[f"http_{mode}_cpu_vs_stdio"] = cpu
-
-
 def _ratios(results: Results) -> dict[str, Any]:
     table: dict[str, Any] = {}
     for metric in METRICS:
@@ -222,8 +202,7 @@ def _judge(target: Target, results: Results) -> dict[str, Any]:
 
 def derive(results: Results) -> Results:
     """Adds added latency, ratio tables and target verdicts to `results` (in place)."""
-    _added_latency(results)
-    _http_added(results)
+    _added_latency(results)  # the http case pairs its own (bench.http_calls)
     results["ratios"] = _ratios(results)
     results["targets"] = [_judge(target, results) for target in TARGETS]
     return results
@@ -317,23 +296,25 @@ def _floor(results: Results) -> list[str]:
 
 
 def _http(results: Results) -> list[str]:
-    """The HTTP case: each figure beside the stdio ones it compares with."""
-    case = results["cases"].get("http", {}).get("results", {})
-    direct, sidecar = case.get("direct", {}).get("median"), case.get("sidecar", {}).get("median")
-    if not direct or not sidecar:
-        return ["", "tools/call over HTTP: not measured (direct or sidecar missing in this run)"]
+    """The HTTP case: each figure beside the stdio ones it compares with, all from the
+    same alternating blocks (`bench.http_calls`)."""
+    sidecar = results["cases"].get("http", {}).get("results", {}).get("sidecar", {}).get("median")
+    if not sidecar:
+        return ["", "tools/call over HTTP: not measured (the sidecar missing in this run)"]
 
-    def trio(figures: dict[str, Any], prefix: str) -> str:
-        return " / ".join(f"{figures.get(f'{prefix}_p{q}_us', float('nan')):,.0f}" for q in (50, 90, 99))
+    def trio(prefix: str) -> str:
+        return " / ".join(f"{sidecar.get(f'{prefix}_p{q}_us', float('nan')):,.0f}" for q in (50, 90, 99))
 
-    stdio = results["cases"]["session"]["results"].get("sidecar", {}).get("median", {})
-    lines = ["", "tools/call over Streamable HTTP (sequential echo, one kept-alive connection; us p50 / p90 / p99):",
-             f"  fast upstream serving HTTP itself (aiohttp): {trio(direct, 'http_call')}"]
+    stdio = sidecar.get("http_stdio_added_p50_us", float("nan"))
+    lines = ["", "tools/call over Streamable HTTP (sequential echo, one kept-alive connection, in alternating "
+             "blocks with stdio; us p50 / p90 / p99):",
+             f"  fast upstream serving HTTP itself (aiohttp): {trio('http_call')}",
+             f"  sidecar on stdio, same blocks: {trio('http_stdio')}; added p50 {stdio:,.1f}"]
     for mode, title in (("session", "sidecar, Mcp-Session-Id session"), ("stateless", "sidecar, stateless 2026-07-28")):
         added, ratio = sidecar.get(f"http_{mode}_added_p50_us"), sidecar.get(f"http_{mode}_added_vs_stdio")
         said = f"; added p50 {added:,.1f}" if added is not None else ""
-        said += f" ({ratio:.2f}x the sidecar's stdio added, {stdio['added_p50_us']:,.1f})" if ratio is not None else ""
-        lines.append(f"  {title}: {trio(sidecar, f'http_{mode}')}{said}")
+        said += f" ({ratio:.2f}x the sidecar's stdio added, {stdio:,.1f})" if ratio is not None else ""
+        lines.append(f"  {title}: {trio(f'http_{mode}')}{said}")
     return lines
 
 

@@ -80,6 +80,16 @@ class Jobs:
         if left:
             await asyncio.wait(left)
 
+    def close_idle(self) -> bool:
+        """Close at once when nothing it started still runs (no task to await: a held
+        call that ended with its answer); False, and still open, when `aclose` is needed."""
+        if self.running():
+            return False
+        self._closed = True
+        self._sweep_at = 0
+        self._running.clear()
+        return True
+
     async def settle(self, seconds: float, interrupt: asyncio.Future[Any]) -> None:
         """Let what still runs finish on its own, for at most `seconds` or until
         `interrupt` is done; cancels nothing (`aclose` does that afterwards)."""

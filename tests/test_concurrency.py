@@ -89,3 +89,25 @@ async def test_held_futures_are_swept_settled_and_cancelled_as_tasks_are() -> No
     late = loop.create_future()
     jobs.hold(late)  # closed: cancelled at once
     assert late.cancelled()
+
+
+async def test_an_owner_with_nothing_running_closes_at_once_and_one_still_running_does_not() -> None:
+    jobs = Jobs()
+    done = asyncio.get_running_loop().create_future()
+    done.set_result(None)
+    jobs.hold(done)
+    assert jobs.close_idle()  # what it held is over: closed, with no task to await
+    late = asyncio.get_running_loop().create_future()
+    jobs.hold(late)
+    assert late.cancelled()  # closed: held work is cancelled at once
+    started = asyncio.Event()
+
+    async def job() -> None:
+        started.set()
+        await asyncio.sleep(60)
+
+    busy = Jobs()
+    busy.spawn(job())
+    await started.wait()
+    assert not busy.close_idle()  # something still runs: `aclose` is the way
+    await busy.aclose()

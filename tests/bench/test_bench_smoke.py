@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -122,40 +123,68 @@ def test_catalog_benchmark_runs(name: str, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("name", HTTP_CANDIDATES)
 def test_http_benchmark_runs(name: str, tmp_path: Path) -> None:
-    """Over HTTP: the fast upstream's own figures, or the sidecar's in a session and stateless."""
+    """Over HTTP and stdio in alternating blocks: every lane's figures, and the added p50s
+    paired block by block, the HTTP ones over the stdio one of the same blocks."""
     candidate = _available(name)
     figures = measure_http(candidate, TINY, tmp_path, tmp_path / "stderr")
-    modes = ("call",) if name == "direct" else ("session", "stateless")
-    for mode in modes:
-        assert figures[f"http_{mode}_p50_us"] > 0 and figures[f"http_{mode}_p99_us"] > 0, mode
-        assert figures[f"http_{mode}_calls"] >= TINY.min_calls, mode
-        assert figures[f"http_{mode}_cpu_us"] > 0, mode  # the server process's own CPU per call
+    for lane in ("call", "direct_stdio", "stdio", "session", "stateless"):
+        assert figures[f"http_{lane}_p50_us"] > 0 and figures[f"http_{lane}_p99_us"] > 0, lane
+        assert figures[f"http_{lane}_calls"] >= TINY.seq_calls, lane
+        assert figures[f"http_{lane}_cpu_us"] > 0, lane  # the server process's own CPU per call
+    for mode in ("stdio", "session", "stateless"):
+        low, mid, high = (figures[f"http_{mode}_added_{q}_us"] for q in ("q1", "p50", "q3"))
+        assert low <= mid <= high, mode
+    if figures["http_stdio_added_p50_us"] > 0:
+        ratio = figures["http_session_added_p50_us"] / figures["http_stdio_added_p50_us"]
+        assert figures["http_session_added_vs_stdio"] == pytest.approx(ratio)
 
 
-def test_http_added_latency_is_derived_and_rendered() -> None:
-    """The sidecar's HTTP added p50 is its figure minus the fast upstream's, beside stdio's added."""
+def test_blocks_alternate_lanes_and_pair_them_block_by_block() -> None:
+    from bench.blocks import Spread, alternate, paired
+
+    order: list[str] = []
+
+    def lane(name: str, seconds: float) -> Callable[[int], list[float]]:
+        def run(n: int) -> list[float]:
+            order.append(name)
+            return [seconds] * n
+        return run
+
+    records = alternate({"a": lane("a", 1e-4), "b": lane("b", 3e-4), "c": lane("c", 2e-4)}, {}, 3, 2)
+    assert sorted(order) == ["a"] * 3 + ["b"] * 3 + ["c"] * 3  # every lane once a block
+    assert all(sorted(order[k:k + 3]) == ["a", "b", "c"] for k in (0, 3, 6))
+    first = list(order)
+    order.clear()
+    alternate({"a": lane("a", 1e-4), "b": lane("b", 3e-4), "c": lane("c", 2e-4)}, {}, 3, 2)
+    assert order == first  # the shuffle is seeded: a run is repeatable
+    assert paired(records, "b", "a") == pytest.approx([200.0] * 3)
+    assert len(records["a"].times) == 6 and records["a"].cpu_per_call_us() is None  # no pid: no CPU
+    assert Spread.of([1.0, 2.0, 3.0, 4.0, 100.0]).median == 3.0
+
+
+def test_http_added_latency_is_rendered_from_the_paired_figures() -> None:
+    """The HTTP rows come from the sidecar's own paired measurement; the report renders them."""
     def case(**by_name: dict[str, float]) -> dict[str, object]:
         return {"results": {n: {"status": "ok", "median": m, "rounds": [m]} for n, m in by_name.items()}}
 
+    paired = {**{f"http_{m}_p{q}_us": v for m, v in (("call", 300.0), ("stdio", 140.0), ("session", 450.0),
+                                                       ("stateless", 500.0)) for q in (50, 90, 99)},
+              "http_stdio_added_p50_us": 100.0, "http_session_added_p50_us": 150.0,
+              "http_stateless_added_p50_us": 200.0, "http_session_added_vs_stdio": 1.5,
+              "http_stateless_added_vs_stdio": 2.0}
     results = {
         "candidates": ["direct", "relay", "py-floor", "sidecar"],
         "cases": {
             "session": case(direct={"call_p50_us": 40.0}, sidecar={"call_p50_us": 140.0, "cpu_us_per_call": 20.0},
                             relay={"call_p50_us": 60.0, "calls_per_s_64": 40_000.0},
                             **{"py-floor": {"call_p50_us": 100.0, "calls_per_s_64": 20_000.0}}),
-            "http": case(direct={"http_call_p50_us": 300.0, "http_call_p90_us": 350.0, "http_call_p99_us": 400.0},
-                         sidecar={**{f"http_{m}_p{q}_us": v for m, v in (("session", 450.0), ("stateless", 500.0))
-                                     for q in (50, 90, 99)}, "http_session_cpu_us": 50.0}),
+            "http": case(sidecar=paired),
             "many": case(), "three": case(),
         },
         "machine": {"cpu": "x", "cores": 2, "implementation": "CPython", "python": "3.11", "kernel": "6"},
         "settings": {"rounds": 1, "seq_calls": 1, "pipe_calls": 1, "phase_cap_s": 1.0}, "duration_s": 1.0,
     }
     derive(results)
-    sidecar = results["cases"]["http"]["results"]["sidecar"]["median"]  # type: ignore[index]
-    assert sidecar["http_session_added_p50_us"] == 150.0 and sidecar["http_stateless_added_p50_us"] == 200.0
-    assert sidecar["http_session_added_vs_stdio"] == 1.5
-    assert sidecar["http_session_cpu_vs_stdio"] == 2.5  # 50 us of CPU per HTTP call against 20 on stdio
     targets = results["targets"]
     assert isinstance(targets, list)
     verdicts = {v["target"]: v for v in targets}
@@ -163,6 +192,7 @@ def test_http_added_latency_is_derived_and_rendered() -> None:
     assert verdicts["HTTP stateless added p50 <= 1.5x stdio's added"]["status"] == "miss"  # 200 / 100
     assert verdicts["added p50 <= 1.3x py-floor's added"]["status"] == "miss"  # 100 / 60
     text = "\n".join(render(results))
+    assert "fast upstream serving HTTP itself (aiohttp): 300 / 300 / 300" in text
     assert "sidecar, Mcp-Session-Id session: 450 / 450 / 450; added p50 150.0 (1.50x" in text
     assert "sidecar, stateless 2026-07-28: 500 / 500 / 500; added p50 200.0" in text
     assert "py-floor, the least a Python asyncio proxy does: added p50 3.00x the relay's added, " \
@@ -190,12 +220,12 @@ def test_runner_report_and_json(tmp_path: Path) -> None:
     lines: list[str] = []
     picked = [CANDIDATES["direct"], CANDIDATES["relay"]]
     results = derive(run(TINY, picked, progress=lines.append))
-    # + direct over HTTP, + direct with a fresh data folder
-    assert len(lines) == 3 * len(picked) + 2 and all(line.endswith("ok") for line in lines)
+    # + direct with a fresh data folder (over HTTP only the sidecar runs: its baselines are inside)
+    assert len(lines) == 3 * len(picked) + 1 and all(line.endswith("ok") for line in lines)
     for case in ("session", "many", "three"):
         for name in ("direct", "relay"):
             assert results["cases"][case]["results"][name]["status"] == "ok"
-    assert results["cases"]["http"]["results"]["direct"]["status"] == "ok"
+    assert results["cases"]["http"]["results"]["direct"]["reason"] == "not measured in this case"
     assert results["cases"]["http"]["results"]["relay"]["reason"] == "not measured in this case"
     relay = results["cases"]["session"]["results"]["relay"]["median"]
     assert "added_p50_us" in relay and results["ratios"]["session.call_p50_us"]["relay"]["x_relay"] == 1.0

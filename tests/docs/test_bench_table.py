@@ -71,3 +71,15 @@ def test_the_bench_command_writes_the_docs_tables_where_told(tmp_path: Path) -> 
     figures = json.loads((docs / doc_table.FIGURES_FILE).read_text())
     assert figures["candidates"] == ["direct", "relay"] and figures["command"].startswith("python -m bench --quick")
     assert (docs / doc_table.TABLE_FILE).read_text() == doc_table.render_markdown(figures)
+
+
+def test_the_http_table_of_a_paired_run_reads_every_row_from_the_same_blocks() -> None:
+    paired = {**{f"http_{m}_p{q}_us": v for m, v in (("call", 100.0), ("stdio", 90.0), ("session", 160.0),
+                                                       ("stateless", 170.0)) for q in (50, 90, 99)},
+              "http_call_cpu_us": 110.0, "http_stdio_cpu_us": 50.0, "http_session_cpu_us": 150.0,
+              "http_stdio_added_p50_us": 40.0, "http_session_added_p50_us": 60.0, "http_session_added_vs_stdio": 1.5,
+              "http_session_cpu_vs_stdio": 3.0}
+    rows = doc_table._http_table({"medians": {"http": {"sidecar": paired}}})
+    assert rows[2] == "| fast upstream serving HTTP itself | 100 / 100 / 100 | 0 | - | 110 |"
+    assert rows[3].startswith("| sidecar on stdio, in the same blocks | 90 / 90 / 90 | 40 ")
+    assert "| 60 | 1.50 x (stdio: 40) | 150 (3.0 x stdio's 50) |" in rows[4]

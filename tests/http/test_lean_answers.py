@@ -83,6 +83,26 @@ async def test_a_stateless_call_with_more_than_its_envelope_takes_a_task(meta: d
     assert await _stateless_way(meta) == (1, 0)
 
 
+async def test_a_stateless_call_whose_engine_declares_questions_is_held_with_no_task() -> None:
+    """An engine that declares elicitation and roots: its call is held (a question could
+    come), and its plain call still goes upstream with no task; the held call leaves
+    nothing running once answered."""
+    asking = {**ENVELOPE, "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}, "roots": {}}}
+    async with _front() as (server, front, url), aiohttp.ClientSession() as http:
+        posted = asyncio.ensure_future(http.post(url, json=_call(9, asking), headers=modern_headers(TOKEN, "f__echo")))
+        call = await server.expect_call("echo")
+        assert not front.table.passing  # not a transient session: a held call
+        (held,) = front.held.running
+        running = [job for job in held.jobs._running if not job.done()]
+        assert len(running) == 1 and not isinstance(running[0], asyncio.Task)
+        call.answer("echoed")
+        async with await posted as answer:
+            body = await answer.json()
+        assert answer.status == 200 and body["result"]["content"][0]["text"] == "echoed"
+        assert body["result"]["resultType"] == "complete"
+        assert not front.held.running and held.over and held.jobs._closed  # closed at once, no task left
+
+
 async def test_a_session_call_runs_with_no_task() -> None:
     async with _front() as (server, front, url), aiohttp.ClientSession() as http:
         hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {

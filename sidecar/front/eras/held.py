@@ -89,7 +89,10 @@ class HeldCall:
         self.engine.held_scope = CallerScope(caller)
         self.engine.announced = True
         self.jobs = Jobs()
-        self.dispatcher = Dispatcher(face, self.engine, self.jobs.spawn, redactor)
+        # `hold`: a plain call goes upstream with no task of its own, as in a session; a
+        # question its upstream asks reaches `_event` all the same (the face finds the call
+        # by where it went), and an answer that must wait takes a task then.
+        self.dispatcher = Dispatcher(face, self.engine, self.jobs.spawn, redactor, hold=self.jobs.hold)
         self.round: Round | None = None
         self.questions: deque[Relayed] = deque()
         self.asked: Relayed | None = None  # put to the engine, its answer awaited

@@ -140,6 +140,8 @@ class HeldCalls:
         self.running.discard(call)
         for ident in call.state_ids:
             self.by_state.pop(ident, None)
+        if call.jobs.close_idle():  # the usual end: its answer came, nothing of it still runs
+            return
         if self._jobs is None:
             self._jobs = Jobs()
         self._jobs.spawn(call.aclose())
