@@ -14,7 +14,7 @@ import msgspec
 __all__ = ["Finding", "RULES_VERSION"]
 
 # Change with any rule of `sidecar.trust.scan_rules`, so scan results kept with pins are redone.
-RULES_VERSION = "2"  # 2: every key and string of a definition read, look-alike letters folded
+RULES_VERSION = "3"  # 2: every key and string of a definition read, look-alike letters folded; 3: anchors every spelling a pattern takes
 
 
 class Finding(msgspec.Struct, frozen=True):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import sys
+import unicodedata
 from collections.abc import Iterator
 
 from sidecar.trust.findings import RULES_VERSION
@@ -67,11 +68,19 @@ class Rule:
 _NOT_SENTENCE_END = r"(?:[^.]|\.(?=\S))"  # `[^.]` in a pattern: a dot inside `.env` or `a.b` ends nothing
 
 
+def _written_forms(anchor: str) -> tuple[str, ...]:
+    """`anchor` and the same word without its accents ("règles", "regles"): a pattern that
+    allows either spelling (`r[èe]gles`) must be tried on text holding either."""
+    bare = "".join(c for c in unicodedata.normalize("NFD", anchor) if not unicodedata.combining(c))
+    return (anchor,) if bare == anchor or not bare else (anchor, unicodedata.normalize("NFC", bare))
+
+
 def _p(anchors: str, pattern: str, needs: str | None = None) -> Anchored:
     """A pattern, run only on text that holds an anchor of every group (groups split by
     `;`, alternatives by `|`: words the pattern cannot match without); `needs`: a contiguous
     piece of `pattern` (a leading `\\b` may be left out), searched first in each window."""
-    groups = tuple(tuple(group.split("|")) for group in anchors.split(";"))
+    groups = tuple(tuple(dict.fromkeys(form for anchor in group.split("|") for form in _written_forms(anchor)))
+                   for group in anchors.split(";"))
     first = LazyPattern(needs.replace("[^.]", _NOT_SENTENCE_END)) if needs is not None else None
     return groups, LazyPattern(pattern.replace("[^.]", _NOT_SENTENCE_END), first)
 
@@ -84,10 +93,12 @@ _SECRET_EN = (r"(?:contents?|conversation|chat|history|previous\s+messages|syste
 _SENSITIVE = (r"(?:contents?\s+of|conversation|chat\s+history|previous\s+messages|system\s+prompt|credentials?|"
               r"secrets?|passwords?|passphrases?|api[\s_-]?keys?|private[\s_-]?keys?|(?:access|auth|api|bearer|session|"
               r"refresh)[\s_-]?tokens?|ssh|id_rsa|\.env|env(?:ironment)?\s+var(?:iable)?s?|cookies?)")
+# `[\s_-]?` between two words: each joined by a space, "_", "-" or nothing
+_JOINED = tuple(f"{first}{joint}{second}" for first, second in (
+    ("api", "key"), ("private", "key"), *((kind, "token") for kind in ("access", "auth", "api", "bearer", "session", "refresh")))
+    for joint in (" ", "_", "-", ""))
 _SENSITIVE_ANCHORS = ("contents of", "content of", "conversation", "chat history", "previous messages", "system prompt",
-                      "credential", "secret", "password", "passphrase", "api key", "api_key", "apikey", "private key",
-                      "private_key", "access token", "auth token", "api token", "bearer token", "session token",
-                      "refresh token", "access_token", "auth_token", "api_token", "ssh", "id_rsa", ".env",
+                      "credential", "secret", "password", "passphrase", *_JOINED, "ssh", "id_rsa", ".env",
                       "environment var", "env var", "cookie")
 _PARAM = r"(?:parameter|argument|field|param|arg|property|input)"
 _ADDRESS = r"(?:https?://|[\w.+-]+@[\w-]+\.[\w.]+|\d{1,3}(?:\.\d{1,3}){3})"
@@ -108,8 +119,7 @@ RULES: tuple[Rule, ...] = (
            rf"this\s+)?to)\s+{_USER_EN}\b"),
         _p("without;knowing|knowledge|noticing|seeing",
            rf"\bwithout\s+{_USER_EN}(?:'s)?\s+(?:knowing|knowledge|noticing|seeing)\b"),
-        _p("not know|n't know|never know|not see|n't see|never see|be told|find out|not notice|n't notice|"
-           "not learn|n't learn|be informed|be aware", rf"\b{_USER_EN}\s+(?:must|should|need|needs|is)\s*(?:not|n't|never)\s+(?:to\s+)?"
+        _p("not|n't|never;know|see|be told|find out|notice|learn|be informed|be aware", rf"\b{_USER_EN}\s+(?:must|should|need|needs|is)\s*(?:not|n't|never)\s+(?:to\s+)?"
            rf"(?:know|see|be\s+told|find\s+out|notice|learn|be\s+informed|be\s+aware)\b",
            needs=r"(?:must|should|need|needs|is)\s*(?:not|n't|never)\s+"),
         _p("secret|hidden|private|confidential", r"\b(?:keep|hide)\s+(?:this|these|it|that)(?:\s+\w+)?\s+(?:secret|"
@@ -165,7 +175,7 @@ RULES: tuple[Rule, ...] = (
            r"(?:that\s+)?(?:came\s+)?(?:before|above))"),
         _p("instruction", r"\b(?:new|updated|real|actual|true|hidden|secret)\s+(?:system\s+)?instructions?\s*:"),
         _p("you are now", r"\byou\s+are\s+now\s+(?:a|an|in|the|my|no\s+longer)\b"),
-        _p("important|system|instruction|admin|secret|hidden|im_start|sys>",
+        _p("important|system|instruction|admin|secret|hidden|im_start|sys",
            r"<\s*/?\s*(?:important|system|instructions?|admin|secret|hidden|im_start|sys)\s*>"),
         _p("precedence|priority", r"\b(?:takes?|has|have)\s+(?:absolute\s+)?(?:precedence|priority)\s+over\s+"
            r"(?:all\s+|any\s+)?(?:other|previous|prior|user|system|the\s+user)"),
@@ -204,7 +214,7 @@ RULES: tuple[Rule, ...] = (
            rf"\b(?:as|in|into|inside|within|to)\s+(?:the\s+|a\s+)?[`'\"]?[\w.-]+[`'\"]?\s+{_PARAM}\b[^.]{{0,30}}?,?\s*"
            rf"(?:include|put|pass|add|append|embed|insert|paste|copy)\b[^.]{{0,60}}?\b{_SENSITIVE}\b",
            needs=rf"{_PARAM}\b[^.]{{0,30}}?,?\s*(?:include|put|pass|add|append|embed|insert|paste|copy)\b"),
-        _p("conversation|chat|history|context|system prompt;full|entire|whole|complete", r"\b(?:pass|put|include|insert|embed|add|append|paste|copy)\b[^.]{0,40}?"
+        _p("conversation|chat|history|context|system prompt|file;full|entire|whole|complete", r"\b(?:pass|put|include|insert|embed|add|append|paste|copy)\b[^.]{0,40}?"
            r"\b(?:full|entire|whole|complete)\s+(?:conversation|chat|history|context|system\s+prompt|file)\b"),
         _p("parámetro|parametro|argumento|campo", r"\b(?:pasa|incluye|pon|a[ñn]ade|mete|copia)\b[^.]{0,80}"
            r"\b(?:contenido|clave|claves|credenciales|token|contrase[ñn]a|conversaci[óo]n|historial)\b[^.]{0,60}"
