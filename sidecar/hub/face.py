@@ -95,6 +95,7 @@ class Face(ReadsLive):
         self.tasks = TaskTable()  # the tasks engine sessions made, by the upstream that owns each
         self.url_elicitations = UrlElicitations()  # who was asked each URL-mode question, for its completion
         self.notice_faults = NoticeFaults()  # upstream notifications that could not be handled, by upstream
+        self.first_page_seen: Callable[[bytes], None] | None = None  # told the first page one listed (once)
         self._started = time.monotonic()
         self.rebuild()
 
@@ -229,6 +230,9 @@ class Face(ReadsLive):
             page = msgspec.json.encode(result)
             if len(page) <= KEPT_PAGE_BYTES:
                 self._pages[key] = page
+        if offset == 0 and self.first_page_seen is not None:
+            seen, self.first_page_seen = self.first_page_seen, None
+            seen(page)
         return page
 
     def missing_upstreams(self) -> list[tuple[str, str]]:

@@ -26,7 +26,8 @@ if TYPE_CHECKING:
     from sidecar.config import ServerConfig
     from sidecar.upstream.greeting import Greeting
 
-__all__ = ["INHERITED_VARIABLES", "Launch", "child_environment", "discard_early", "keep_early", "start_early",
+__all__ = ["INHERITED_VARIABLES", "Launch", "child_environment", "discard_early", "early_greetings", "keep_early",
+           "start_early",
            "start_early_launch", "start_launch", "start_process", "stop_process", "started_early", "take_early"]
 
 INHERITED_VARIABLES = (
@@ -165,6 +166,11 @@ def start_early_launch(alias: str, launch: Launch, start_seconds: float) -> bool
         greeting = None
     _early[alias] = (launch, popen, greeting)
     return True
+
+
+def early_greetings() -> list[tuple[str, Greeting | None]]:
+    """Each early process's alias and greeting (None: it greets nothing), in start order."""
+    return [(alias, greeting) for alias, (_, _, greeting) in _early.items()]
 
 
 def keep_early(servers: Iterable[ServerConfig]) -> None:

@@ -1,0 +1,79 @@
+"""The stdio front's side of the listing snapshot (`sidecar.listing_snapshot`): what this
+start's first listing was, kept for the next start, and the engine told when the one the
+entry point sent from the snapshot was not the runtime's.
+
+Owns `keep_first_listing`, set up for a stdio session whose start could be keyed (a plain
+`--config PATH` start whose every server started early, `sidecar.wire.plain_hello.Ahead`):
+
+- the entry point answered the engine's first `tools/list` from the snapshot: once the
+  first start settled, the face's page one is compared with what was sent; when they
+  differ the engine gets `notifications/tools/list_changed` (it lists again, from the
+  runtime) and the snapshot is replaced by the runtime's page;
+- it did not: the page one the face lists first is kept under this start's key.
+
+A page is kept only when every server of the key is mounted and ready at that moment (a
+listing made while one was still starting or had failed is no function of the key), once
+the engine's answer is written (see `_keep` for why on the loop's thread).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Coroutine
+from typing import Any
+
+from sidecar.hub import EngineSession, Face
+from sidecar.listing_snapshot import write_snapshot
+from sidecar.upstream import lifecycle
+from sidecar.wire.plain_hello import ListedAhead
+
+__all__ = ["keep_first_listing"]
+
+log = logging.getLogger(__name__)
+
+
+def keep_first_listing(face: Face, session: EngineSession, listed: ListedAhead) -> Coroutine[Any, Any, None] | None:
+    """Set the session up to keep its first listing (see above); the task to run when the
+    entry point sent one from the snapshot (it compares), else None (the face tells)."""
+    if listed.sent is not None:
+        return _compare(face, session, listed, listed.sent)
+
+    def first_page(page: bytes) -> None:
+        if _all_ready(face, listed):  # now, as the page is made: a later state is another listing
+            asyncio.get_running_loop().call_soon(_keep, listed, page)  # after the answer is written
+        else:
+            log.debug("the first listing is not kept: %s", [(u.alias, u.state) for u in face.pool])
+
+    face.first_page_seen = first_page
+    return None
+
+
+async def _compare(face: Face, session: EngineSession, listed: ListedAhead, sent: bytes) -> None:
+    await face.wait_for_first_start()
+    if not _all_ready(face, listed):  # stopping, say: no listing to judge by
+        return
+    page = face.tools_page(0)
+    if page == sent:
+        return
+    log.info("the listing sent from the snapshot is not the runtime's: the engine is told to list again")
+    session.notify("notifications/tools/list_changed")
+    _keep(listed, page)
+
+
+def _all_ready(face: Face, listed: ListedAhead) -> bool:
+    """Whether the face's servers are exactly the key's, each ready now, and the face's
+    listing made since (not stopping: a stopping face rebuilds no more)."""
+    upstreams = list(face.pool)
+    return (not face.closing and sorted(u.alias for u in upstreams) == sorted(listed.inputs.aliases)
+            and all(lifecycle.is_ready(u.state) for u in upstreams))
+
+
+def _keep(listed: ListedAhead, page: bytes) -> None:
+    """Keep `page` under this start's key, on the loop's thread: a few ms once per start
+    that lists anew (a digest of the listings, one write, no fsync). Not in a thread: uvloop
+    closes a pipe's descriptor twice when its transport closes, and a file a thread has
+    open meanwhile can lose its descriptor to that second close."""
+    key = listed.inputs.key()  # the greetings are in by now: the answers the supervisors took
+    if key is not None and write_snapshot(listed.inputs.folder, key, page):
+        log.debug("listing snapshot kept (%d bytes)", len(page))
