@@ -21,12 +21,15 @@ from __future__ import annotations
 import json
 import os
 import select
-import subprocess
 import threading
 import time
+from typing import TYPE_CHECKING
 
 from sidecar import __version__
 from sidecar.wire.versions import HANDSHAKE_VERSIONS
+
+if TYPE_CHECKING:
+    from sidecar.upstream.spawn import Process
 
 __all__ = ["CLIENT_CAPABILITIES", "CLIENT_INFO", "Greeting"]
 
@@ -46,7 +49,7 @@ class Greeting:
     None), `replay` (every other whole line, in order), `tail` (a partial last line), `usable`,
     `timed_out` and `handed_over` (stopped at a question from the server)."""
 
-    def __init__(self, popen: subprocess.Popen[bytes], seconds: float) -> None:
+    def __init__(self, popen: Process, seconds: float) -> None:
         """Greet `popen` now, in a thread that stops reading once both answers are in, or
         after `seconds` (the start timeout: it then counts as not answering in time)."""
         assert popen.stdin is not None and popen.stdout is not None

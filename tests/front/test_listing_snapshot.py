@@ -275,3 +275,23 @@ def test_no_snapshot_where_the_listing_is_no_function_of_the_key(tmp_path: Path,
     finally:
         run.close()
     assert not folder.snapshot.exists()
+
+
+def test_the_one_door_of_pins_invalidates_only_when_pins_a_server_had_change(tmp_path: Path) -> None:
+    """`HealthFile.edit`: a face's record of its start and a first sight (no pins before)
+    leave the snapshot; forgetting a server's pins removes it and turns the epoch."""
+    from sidecar.config import parse_config, placed
+    from sidecar.mounts.health import CheckResult, HealthFile
+    from sidecar.trust.pins import pin_tools
+
+    folder = Folder(tmp_path)
+    config = placed(parse_config(json.loads(folder.config.read_text()), {}), str(folder.config))
+    server = config.servers[0]
+    health = HealthFile(tmp_path / "mcp-health.json")
+    folder.snapshot.write_bytes(b"kept")
+    health.record(server, CheckResult(name="ls", outcome="connected", tools=2))
+    health.pin_first_sight(server, pin_tools(_tools()))
+    health.record(server, CheckResult(name="ls", outcome="connected", tools=2))  # pins kept as they were
+    assert folder.snapshot.read_bytes() == b"kept" and not (tmp_path / EPOCH_FILE).exists()
+    health.forget("ls")
+    assert not folder.snapshot.exists() and len((tmp_path / EPOCH_FILE).read_bytes()) == 32
