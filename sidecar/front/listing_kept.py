@@ -8,7 +8,8 @@ Owns `keep_first_listing`, set up for a stdio session whose start could be keyed
 - the entry point answered the engine's first `tools/list` from the snapshot: once the
   first start settled, the face's page one is compared with what was sent; when they
   differ the engine gets `notifications/tools/list_changed` (it lists again, from the
-  runtime) and the snapshot is replaced by the runtime's page;
+  runtime) and the snapshot is replaced by the runtime's page; until then the face's own
+  `list_changed` (its servers arriving) is not said: the engine already holds the listing;
 - it did not: the page one the face lists first is kept under this start's key.
 
 A page is kept only when every server of the key is mounted and ready at that moment (a
@@ -32,6 +33,8 @@ __all__ = ["keep_first_listing"]
 
 log = logging.getLogger(__name__)
 
+_LIST_CHANGED = "notifications/tools/list_changed"
+
 
 def keep_first_listing(face: Face, session: EngineSession, listed: ListedAhead) -> Coroutine[Any, Any, None] | None:
     """Set the session up to keep its first listing (see above); the task to run when the
@@ -42,23 +45,30 @@ def keep_first_listing(face: Face, session: EngineSession, listed: ListedAhead) 
     def first_page(page: bytes) -> None:
         if _all_ready(face, listed):  # now, as the page is made: a later state is another listing
             asyncio.get_running_loop().call_soon(_keep, listed, page)  # after the answer is written
-        else:
-            log.debug("the first listing is not kept: %s", [(u.alias, u.state) for u in face.pool])
 
     face.first_page_seen = first_page
     return None
 
 
 async def _compare(face: Face, session: EngineSession, listed: ListedAhead, sent: bytes) -> None:
-    await face.wait_for_first_start()
-    if not _all_ready(face, listed):  # stopping, say: no listing to judge by
+    """Until the first start settles, the face's own news of its tools (the servers
+    arriving) is not the engine's: it holds the listing that was sent. Then one judgement:
+    the face's page one against it, and `list_changed` only when they differ."""
+    admit = session.admit
+    session.admit = lambda method: method != _LIST_CHANGED and admit(method)
+    try:
+        await face.wait_for_first_start()
+    finally:
+        session.admit = admit
+    if face.closing:  # stopping: no listing to judge by
         return
     page = face.tools_page(0)
     if page == sent:
         return
     log.info("the listing sent from the snapshot is not the runtime's: the engine is told to list again")
-    session.notify("notifications/tools/list_changed")
-    _keep(listed, page)
+    session.notify(_LIST_CHANGED)
+    if _all_ready(face, listed):
+        _keep(listed, page)
 
 
 def _all_ready(face: Face, listed: ListedAhead) -> bool:

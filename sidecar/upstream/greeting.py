@@ -23,13 +23,10 @@ import os
 import select
 import threading
 import time
-from typing import TYPE_CHECKING
+from typing import IO, Protocol
 
 from sidecar import __version__
 from sidecar.wire.versions import HANDSHAKE_VERSIONS
-
-if TYPE_CHECKING:
-    from sidecar.upstream.spawn import Process
 
 __all__ = ["CLIENT_CAPABILITIES", "CLIENT_INFO", "Greeting"]
 
@@ -44,12 +41,22 @@ _SMALL = 64 * 1024  # a line this short is read to tell a notification from a re
 _POLL = 0.05  # how often a waiting read looks at the deadline
 
 
+class Piped(Protocol):
+    """What a greeting reads of a started process (`sidecar.upstream.spawn.Process`)."""
+
+    @property
+    def stdin(self) -> IO[bytes] | None: ...
+
+    @property
+    def stdout(self) -> IO[bytes] | None: ...
+
+
 class Greeting:
     """The thread and what it read: `initialize` and `tools` (the two answer lines, or
     None), `replay` (every other whole line, in order), `tail` (a partial last line), `usable`,
     `timed_out` and `handed_over` (stopped at a question from the server)."""
 
-    def __init__(self, popen: Process, seconds: float) -> None:
+    def __init__(self, popen: Piped, seconds: float) -> None:
         """Greet `popen` now, in a thread that stops reading once both answers are in, or
         after `seconds` (the start timeout: it then counts as not answering in time)."""
         assert popen.stdin is not None and popen.stdout is not None

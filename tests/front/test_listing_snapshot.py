@@ -216,6 +216,8 @@ def test_a_corrupt_or_huge_snapshot_is_ignored(tmp_path: Path, damage: str) -> N
 
 
 def test_a_call_after_the_early_listing_is_answered_once_by_the_runtime(tmp_path: Path) -> None:
+    """Requests after the listing answered early are the runtime's, each answered once, and
+    the engine hears no `list_changed` when the runtime's listing is the one it was sent."""
     folder = Folder(tmp_path)
     _listed(folder)
     folder.kept()
@@ -232,6 +234,7 @@ def test_a_call_after_the_early_listing_is_answered_once_by_the_runtime(tmp_path
     assert noted.read_text() == "listed"
     ids = [json.loads(line).get("id") for line in run.raw]
     assert sorted(i for i in ids if i is not None) == [1, 2, 3, 4, 5], run.raw  # each answered once
+    assert b"list_changed" not in b"".join(run.raw)  # the servers' arrival is no news: the engine holds it
 
 
 def test_a_listing_the_runtime_does_not_share_is_followed_by_list_changed(tmp_path: Path) -> None:
