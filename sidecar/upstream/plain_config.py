@@ -27,7 +27,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Sequence
-from typing import NamedTuple
 
 from sidecar.upstream.spawn import Launch, start_early_launch
 
@@ -60,14 +59,15 @@ def plain_config_path(argv: Sequence[str]) -> str | None:
     return rest[1]
 
 
-class PlainStart(NamedTuple):
+class PlainStart:
     """What the early start read: the data folder (the config's own), the config file's
     bytes, and whether every server of the file started early (then the first listing
     is a function of what the entry point can see: `sidecar.listing_snapshot`)."""
 
-    folder: str
-    config: bytes
-    every_server_early: bool
+    __slots__ = ("config", "every_server_early", "folder")
+
+    def __init__(self, folder: str, config: bytes, every_server_early: bool) -> None:
+        self.folder, self.config, self.every_server_early = folder, config, every_server_early
 
 
 _started: list[PlainStart] = []

@@ -22,15 +22,48 @@ from __future__ import annotations
 import os
 import signal
 import sys
-import threading
 from collections.abc import Iterable, Mapping
-from typing import IO, TYPE_CHECKING, Any, NamedTuple, Protocol
 
+TYPE_CHECKING = False  # `typing` (2 ms to import) loads after the first spawn, not before
 if TYPE_CHECKING:
+    from typing import IO, Any, NamedTuple, Protocol
+
     from sidecar.config import ServerConfig
     from sidecar.upstream.greeting import Greeting
 
-__all__ = ["INHERITED_VARIABLES", "Launch", "Process", "Spawned", "child_environment", "discard_early", "early_greetings", "keep_early",
+    class _LaunchFields(NamedTuple):
+        command: str
+        args: tuple[str, ...]
+        env: tuple[tuple[str, str], ...]  # sorted by name
+        cwd: str | None
+
+    class Process(Protocol):
+        """A started upstream process as the sidecar uses it (`subprocess.Popen` or `Spawned`)."""
+
+        @property
+        def pid(self) -> int: ...
+
+        @property
+        def stdin(self) -> IO[bytes] | None: ...
+
+        @property
+        def stdout(self) -> IO[bytes] | None: ...
+
+        @property
+        def stderr(self) -> IO[bytes] | None: ...
+
+        @property
+        def returncode(self) -> int | Any: ...
+
+        def poll(self) -> int | None: ...
+
+        def wait(self, timeout: float | None = None) -> int: ...
+else:
+    from collections import namedtuple
+
+    _LaunchFields = namedtuple("_LaunchFields", ("command", "args", "env", "cwd"))
+
+__all__ = ["INHERITED_VARIABLES", "Launch", "Spawned", "child_environment", "discard_early", "early_greetings", "keep_early",
            "start_early",
            "start_early_launch", "start_launch", "start_process", "stop_process", "started_early", "take_early"]
 
@@ -44,42 +77,17 @@ _PR_SET_PDEATHSIG = 1
 _SETPRIV_PLACES = ("/usr/bin/setpriv", "/bin/setpriv")
 
 
-class Launch(NamedTuple):
-    """What starts one stdio upstream: its command, arguments, own environment and folder.
-    Two entries with the same launch run the same process (an early one is adopted by it)."""
+class Launch(_LaunchFields):
+    """What starts one stdio upstream: its command, arguments, own environment (sorted by
+    name) and folder. Two entries with the same launch run the same process (an early one
+    is adopted by it)."""
 
-    command: str
-    args: tuple[str, ...]
-    env: tuple[tuple[str, str], ...]  # sorted by name
-    cwd: str | None
+    __slots__ = ()
 
     @classmethod
     def of(cls, server: ServerConfig) -> Launch:
         assert server.command is not None
         return cls(server.command, tuple(server.args), tuple(sorted(server.env.items())), server.cwd)
-
-
-class Process(Protocol):
-    """A started upstream process as the sidecar uses it (`subprocess.Popen` or `Spawned`)."""
-
-    @property
-    def pid(self) -> int: ...
-
-    @property
-    def stdin(self) -> IO[bytes] | None: ...
-
-    @property
-    def stdout(self) -> IO[bytes] | None: ...
-
-    @property
-    def stderr(self) -> IO[bytes] | None: ...
-
-    @property
-    def returncode(self) -> int | Any: ...
-
-    def poll(self) -> int | None: ...
-
-    def wait(self, timeout: float | None = None) -> int: ...
 
 
 class Spawned:
@@ -89,6 +97,8 @@ class Spawned:
     def __init__(self, argv: list[str], pid: int, stdin: IO[bytes], stdout: IO[bytes], stderr: IO[bytes]) -> None:
         self.args = argv
         self.pid, self.stdin, self.stdout, self.stderr = pid, stdin, stdout, stderr
+        import threading  # after the spawn
+
         self.returncode: int | None = None
         self._reaping = threading.Lock()
 
@@ -276,12 +286,11 @@ def start_early(servers: Iterable[ServerConfig], start_seconds: float) -> None:
 def start_early_launch(alias: str, launch: Launch, start_seconds: float) -> bool:
     """Start `launch` now for `alias`, and greet it (`sidecar.upstream.greeting`) for at most
     `start_seconds`; kept for its supervisor. False (nothing kept) if it cannot start."""
-    from sidecar.upstream.greeting import Greeting
-
     try:
         popen = start_launch(launch)
     except OSError:
         return False
+    from sidecar.upstream.greeting import Greeting  # after the spawn: it loads typing, json, threading
     from sidecar.collector import give_back_large_blocks
 
     # before the greeting's thread reads a big listing (see sidecar.collector)

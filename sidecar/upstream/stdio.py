@@ -13,14 +13,18 @@ import logging
 import os
 import signal
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from sidecar.config import ServerConfig
 from sidecar.errors import UpstreamUnavailable
 from sidecar.upstream.channel import Outgoing
 from sidecar.upstream.greeting import Greeting
-from sidecar.upstream.spawn import Process, start_process, stop_process, take_early
+from sidecar.upstream.spawn import start_process, stop_process, take_early
 from sidecar.wire import LineFramer, Outbox
 from sidecar.wire.framing import DropSink
+
+if TYPE_CHECKING:
+    from sidecar.upstream.spawn import Process
 
 __all__ = ["ChildProcess", "spawn_child", "adopt"]
 
