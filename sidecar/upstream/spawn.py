@@ -97,10 +97,10 @@ class Spawned:
     def __init__(self, argv: list[str], pid: int, stdin: IO[bytes], stdout: IO[bytes], stderr: IO[bytes]) -> None:
         self.args = argv
         self.pid, self.stdin, self.stdout, self.stderr = pid, stdin, stdout, stderr
-        import threading  # after the spawn
+        import _thread  # built in: `threading` (about 1 ms) waits for the greeting
 
         self.returncode: int | None = None
-        self._reaping = threading.Lock()
+        self._reaping = _thread.allocate_lock()
 
     def poll(self) -> int | None:
         if self.returncode is None and self._reaping.acquire(blocking=False):
