@@ -3,8 +3,8 @@ a key that digests everything that result depends on, so the next start can answ
 engine's first listing before the runtime loads.
 
 Owns the key (`ListingInputs.key`), the file (`mcp-listing-snapshot` beside the health
-file: private, replaced whole, capped at `SNAPSHOT_CAP`, its result checked against a
-digest when read) and the trust epoch (`mcp-trust-epoch`), a random word the one door of
+file: every page of the listing with the cursor each is asked for with; private, replaced
+whole, capped at `SNAPSHOT_CAP`, checked against a keyed digest when read) and the trust epoch (`mcp-trust-epoch`), a random word the one door of
 trust writes (`invalidate`, called by `sidecar.mounts.health.HealthFile.edit` whenever a
 write changes pins a server had) and the key reads. Standard library only, and no OpenSSL
 (`_blake2`): the entry point reads it before msgspec loads.
@@ -30,14 +30,14 @@ from _blake2 import blake2b
 
 from sidecar import __version__
 
-__all__ = ["EPOCH_FILE", "SNAPSHOT_CAP", "SNAPSHOT_FILE", "GreetingLike", "ListingInputs", "invalidate",
+__all__ = ["EPOCH_FILE", "SNAPSHOT_CAP", "SNAPSHOT_FILE", "GreetingLike", "ListingInputs", "Page", "invalidate",
            "listing_environment", "read_snapshot", "snapshot_present", "write_snapshot"]
 
 SNAPSHOT_FILE = "mcp-listing-snapshot"
 EPOCH_FILE = "mcp-trust-epoch"
 SNAPSHOT_CAP = 16 << 20  # 3 x 425 tools list in about 3.6 MB
 _EPOCH_CAP = 256
-_MAGIC = b"omb-listing-snapshot 1"
+_MAGIC = b"omb-listing-snapshot 2"
 # The variables that can shape a listing besides the config: the sidecar's own names.
 _OWN_PREFIXES = ("OMB_", "OGB_", "OTEL_")
 _OWN_NAMES = ("HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "MALLOC_MMAP_THRESHOLD_")
@@ -154,41 +154,59 @@ def snapshot_present(folder: str) -> bool:
     return os.path.isfile(os.path.join(folder, SNAPSHOT_FILE))
 
 
-def _seal(key: str, result: bytes) -> bytes:
-    return blake2b(result, digest_size=16, key=key.encode()[:64], person=b"omb-snapshot").hexdigest().encode()
+Page = tuple[str | None, bytes]  # the cursor a page is asked for with (None: page one), its result
 
 
-def read_snapshot(folder: str, key: str) -> bytes | None:
-    """The result kept under `key`; None when there is none, or the file is another key's,
-    oversized, unreadable or corrupt."""
+def _seal(key: str, body: bytes) -> bytes:
+    return blake2b(body, digest_size=16, key=key.encode()[:64], person=b"omb-snapshot").hexdigest().encode()
+
+
+def read_snapshot(folder: str, key: str) -> list[Page] | None:
+    """The pages kept under `key`, page one first; None when there are none, or the file is
+    another key's, oversized, unreadable or corrupt."""
     data = _read_small(os.path.join(folder, SNAPSHOT_FILE), SNAPSHOT_CAP)
     if data is None:
         return None
     end = data.find(b"\n")
     head = data[:end].split(b" ") if 0 < end <= 256 else []
-    if len(head) != 5 or b" ".join(head[:2]) != _MAGIC or head[2] != key.encode():
+    if len(head) != 6 or b" ".join(head[:2]) != _MAGIC or head[2] != key.encode() or not head[5].isdigit():
         return None
-    result = data[end + 1:]
-    if head[3] != str(len(result)).encode() or head[4] != _seal(key, result):
+    body = data[end + 1:]
+    if head[3] != str(len(body)).encode() or head[4] != _seal(key, body):
         return None
-    if not (result.startswith(b"{") and result.endswith(b"}")):
-        return None
-    return result
+    pages: list[Page] = []
+    at = 0
+    for _ in range(int(head[5])):
+        line_end = body.find(b"\n", at)
+        cursor, _, size = body[at:line_end].partition(b" ") if line_end > at else (b"", b"", b"")
+        if not size.isdigit():
+            return None
+        start, at = line_end + 1, line_end + 1 + int(size)
+        result = body[start:at]
+        if len(result) != int(size) or not (result.startswith(b"{") and result.endswith(b"}")):
+            return None
+        pages.append((None if cursor == b"-" else cursor.decode(errors="replace"), result))
+    return pages if pages and pages[0][0] is None and at == len(body) else None
 
 
-def write_snapshot(folder: str, key: str, result: bytes) -> bool:
-    """Keep `result` under `key`: a private file (0600 from its first byte) replaced whole;
-    not fsynced (a file torn by a crash fails its digest and is ignored). False when it is
-    over the cap or cannot be written (the next start then lists as the runtime does)."""
-    if len(result) > SNAPSHOT_CAP - 512:
+def write_snapshot(folder: str, key: str, pages: list[Page]) -> bool:
+    """Keep `pages` (page one first) under `key`: a private file (0600 from its first byte)
+    replaced whole; not fsynced (a file torn by a crash fails its digest and is ignored).
+    False when over the cap, a cursor is not one word, or it cannot be written (the next
+    start then lists as the runtime does)."""
+    if any(cursor is not None and (not cursor or not cursor.isprintable() or " " in cursor or cursor == "-")
+           for cursor, _ in pages):
         return False
-    head = b" ".join((_MAGIC, key.encode(), str(len(result)).encode(), _seal(key, result)))
+    body = b"".join(b"%s %d\n%s" % ((cursor or "-").encode(), len(result), result) for cursor, result in pages)
+    if len(body) > SNAPSHOT_CAP - 512:
+        return False
+    head = b" ".join((_MAGIC, key.encode(), str(len(body)).encode(), _seal(key, body), str(len(pages)).encode()))
     target = os.path.join(folder, SNAPSHOT_FILE)
     temporary = os.path.join(folder, f".{SNAPSHOT_FILE}.{os.urandom(6).hex()}.tmp")
     try:
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
         try:
-            for part in (head + b"\n", result):
+            for part in (head + b"\n", body):
                 view = memoryview(part)
                 while view:
                     view = view[os.write(fd, view):]

@@ -16,8 +16,9 @@ Then, once it answered the `initialize`, the entry point's listing ahead
 (`answer_listing_ahead`): when a listing snapshot is kept for this config
 (`sidecar.listing_snapshot`), it reads on until the engine's first `tools/list` (page one)
 is waiting, waits for every early upstream's listing, and on a hit answers it from the
-snapshot, the engine's id spliced in, still before msgspec loads; that line is then cut
-from what the runtime reads (it never answers it twice). Every other byte read goes on to
+snapshot, the engine's id spliced in, still before msgspec loads, then each next page the
+engine asks for at once; those lines are then cut from what the runtime reads (it never
+answers them twice). Every other byte read goes on to
 the CLI, in order. The reads are bounded (`AHEAD_CAP` in all, `LINE_WAIT_SECONDS` for the
 line to come).
 
@@ -45,7 +46,7 @@ _READ = 1 << 16  # one read: an engine's first lines, the handshake and a little
 AHEAD_CAP = 1 << 20  # what the listing ahead reads of stdin, at most (the rest waits in the pipe)
 LINE_WAIT_SECONDS = 0.2  # an engine lists right after its initialize is answered
 _LINE_READ = 64 * 1024  # a longer line before the listing is not read: it is the runtime's
-_PAGE_ONE_KEYS = frozenset({"_meta", "cursor"})
+_PAGE_KEYS = frozenset({"_meta", "cursor"})
 
 
 def otlp_export_wanted(environ: Mapping[str, str]) -> bool:
@@ -98,34 +99,43 @@ def answer_ahead(upstreams: int, tracing: bool) -> Ahead | None:
 
 def answer_listing_ahead(ahead: Ahead, inputs: ListingInputs, greeting_seconds: float) -> Ahead:
     """After the `initialize` answer (`ahead.answered`): answer the engine's first
-    `tools/list` from the listing snapshot when one is kept and its key is this start's;
-    `ahead` with what was read since, less the line answered (see above). Waits only when a
-    snapshot is there: for the line, `LINE_WAIT_SECONDS`; for the upstreams' listings,
-    `greeting_seconds` at most."""
+    `tools/list` from the listing snapshot when one is kept and its key is this start's,
+    and each following page the engine asks for at once; `ahead` with what was read since,
+    less the lines answered (see above). Waits only when a snapshot is there: for each line,
+    `LINE_WAIT_SECONDS`; for the upstreams' listings, `greeting_seconds` at most."""
     if not ahead.answered or not snapshot_present(inputs.folder):
         return ahead._replace(listed=ListedAhead(inputs))
     read = bytearray(ahead.read)
-    found = _first_listing(read, ahead.read.find(b"\n") + 1, time.monotonic() + LINE_WAIT_SECONDS)
+    start = ahead.read.find(b"\n") + 1
+    found = _next_listing(read, start, None, time.monotonic() + LINE_WAIT_SECONDS)
     key = inputs.key() if found is not None and inputs.all_in(greeting_seconds) else None
-    result = read_snapshot(inputs.folder, key) if key is not None else None
-    if found is None or result is None:
+    pages = read_snapshot(inputs.folder, key) if key is not None else None
+    if found is None or pages is None:
         return Ahead(bytes(read), True, ListedAhead(inputs))
-    start, end, ident = found
-    write_listing(b"".join((b'{"jsonrpc":"2.0","id":', json.dumps(ident, ensure_ascii=False).encode(),
-                            b',"result":', result, b"}\n")))
-    del read[start:end]
-    return Ahead(bytes(read), True, ListedAhead(inputs, result))
+    for number, (_, result) in enumerate(pages):
+        begin, end, ident = found
+        write_listing(b"".join((b'{"jsonrpc":"2.0","id":', json.dumps(ident, ensure_ascii=False).encode(),
+                                b',"result":', result, b"}\n")))
+        del read[begin:end]
+        if number + 1 == len(pages):
+            break
+        found = _next_listing(read, begin, pages[number + 1][0], time.monotonic() + LINE_WAIT_SECONDS)
+        if found is None:  # the next page is the runtime's to answer
+            break
+    return Ahead(bytes(read), True, ListedAhead(inputs, pages))
 
 
 def write_listing(answer: bytes) -> None:
-    """Write the listing answered from the snapshot (a mark of its own in the timeline)."""
+    """Write a listing answered from the snapshot (a mark of its own in the timeline)."""
     write_whole(answer)
 
 
-def _first_listing(read: bytearray, start: int, deadline: float) -> tuple[int, int, int | str] | None:
+def _next_listing(read: bytearray, start: int, cursor: str | None,
+                  deadline: float) -> tuple[int, int, int | str] | None:
     """The first `tools/list` line after `start` in `read` (reading on, until `deadline`, as
-    long as none is whole): its bounds and id when it asks for page one in a frame the
-    strict decoder takes as it is; None otherwise, or when stdin ends or `AHEAD_CAP` is read."""
+    long as none is whole): its bounds and id when it asks for the page of `cursor` (None:
+    page one) in a frame the strict decoder takes as it is; None otherwise, or when stdin
+    ends or `AHEAD_CAP` is read."""
     while True:
         end = read.find(b"\n", start)
         if end < 0:
@@ -135,14 +145,16 @@ def _first_listing(read: bytearray, start: int, deadline: float) -> tuple[int, i
         line = bytes(read[start:end])
         if b"tools/list" in line:  # the first that names it is the one, or none is
             frame = plain_request(line) if len(line) <= _LINE_READ else None
-            return _page_one(frame, start, end + 1) if frame is not None and frame["method"] == "tools/list" else None
+            if frame is None or frame["method"] != "tools/list":
+                return None
+            return _the_page(frame, cursor, start, end + 1)
         start = end + 1
 
 
-def _page_one(frame: dict[str, object], start: int, end: int) -> tuple[int, int, int | str] | None:
+def _the_page(frame: dict[str, object], cursor: str | None, start: int, end: int) -> tuple[int, int, int | str] | None:
     params, ident = frame.get("params", {}), frame.get("id")
     assert isinstance(params, dict)
-    plain = (set(params) <= _PAGE_ONE_KEYS and params.get("cursor") is None
+    plain = (set(params) <= _PAGE_KEYS and params.get("cursor") == cursor
              and (params.get("_meta") is None or isinstance(params["_meta"], dict)))
     return (start, end, ident) if plain and isinstance(ident, int | str) else None
 

@@ -6,11 +6,12 @@ Owns `keep_first_listing`, set up for a stdio session whose start could be keyed
 `--config PATH` start whose every server started early, `sidecar.wire.plain_hello.Ahead`):
 
 - the entry point answered the engine's first `tools/list` from the snapshot: once the
-  first start settled, the face's page one is compared with what was sent; when they
+  first start settled, the face's pages are compared with the kept ones; when they
   differ the engine gets `notifications/tools/list_changed` (it lists again, from the
-  runtime) and the snapshot is replaced by the runtime's page; until then the face's own
+  runtime) and the snapshot is replaced by the runtime's pages; until then the face's own
   `list_changed` (its servers arriving) is not said: the engine already holds the listing;
-- it did not: the page one the face lists first is kept under this start's key.
+- it did not: once the face lists page one for the first time, every page of that
+  listing is kept under this start's key.
 
 A page is kept only when every server of the key is mounted and ready at that moment (a
 listing made while one was still starting or had failed is no function of the key), once
@@ -25,7 +26,7 @@ from collections.abc import Coroutine
 from typing import Any
 
 from sidecar.hub import EngineSession, Face
-from sidecar.listing_snapshot import write_snapshot
+from sidecar.listing_snapshot import Page, write_snapshot
 from sidecar.upstream import lifecycle
 from sidecar.wire.plain_hello import ListedAhead
 
@@ -43,17 +44,17 @@ def keep_first_listing(face: Face, session: EngineSession, listed: ListedAhead) 
         return _compare(face, session, listed, listed.sent)
 
     def first_page(page: bytes) -> None:
-        if _all_ready(face, listed):  # now, as the page is made: a later state is another listing
-            asyncio.get_running_loop().call_soon(_keep, listed, page)  # after the answer is written
+        if _all_ready(face, listed):  # now, as page one is made: a later state is another listing
+            asyncio.get_running_loop().call_soon(_keep_pages, face, listed)  # after the answer is written
 
     face.first_page_seen = first_page
     return None
 
 
-async def _compare(face: Face, session: EngineSession, listed: ListedAhead, sent: bytes) -> None:
+async def _compare(face: Face, session: EngineSession, listed: ListedAhead, sent: list[Page]) -> None:
     """Until the first start settles, the face's own news of its tools (the servers
     arriving) is not the engine's: it holds the listing that was sent. Then one judgement:
-    the face's page one against it, and `list_changed` only when they differ."""
+    the face's pages against the kept ones, and `list_changed` only when they differ."""
     admit = session.admit
     session.admit = lambda method: method != _LIST_CHANGED and admit(method)
     try:
@@ -62,13 +63,13 @@ async def _compare(face: Face, session: EngineSession, listed: ListedAhead, sent
         session.admit = admit
     if face.closing:  # stopping: no listing to judge by
         return
-    page = face.tools_page(0)
-    if page == sent:
+    pages = face.tools_pages()
+    if pages == sent:
         return
     log.info("the listing sent from the snapshot is not the runtime's: the engine is told to list again")
     session.notify(_LIST_CHANGED)
     if _all_ready(face, listed):
-        _keep(listed, page)
+        _keep(listed, pages)
 
 
 def _all_ready(face: Face, listed: ListedAhead) -> bool:
@@ -79,11 +80,16 @@ def _all_ready(face: Face, listed: ListedAhead) -> bool:
             and all(lifecycle.is_ready(u.state) for u in upstreams))
 
 
-def _keep(listed: ListedAhead, page: bytes) -> None:
-    """Keep `page` under this start's key, on the loop's thread: a few ms once per start
+def _keep_pages(face: Face, listed: ListedAhead) -> None:
+    if _all_ready(face, listed):
+        _keep(listed, face.tools_pages())
+
+
+def _keep(listed: ListedAhead, pages: list[Page]) -> None:
+    """Keep `pages` under this start's key, on the loop's thread: a few ms once per start
     that lists anew (a digest of the listings, one write, no fsync). Not in a thread: uvloop
     closes a pipe's descriptor twice when its transport closes, and a file a thread has
     open meanwhile can lose its descriptor to that second close."""
     key = listed.inputs.key()  # the greetings are in by now: the answers the supervisors took
-    if key is not None and write_snapshot(listed.inputs.folder, key, page):
-        log.debug("listing snapshot kept (%d bytes)", len(page))
+    if key is not None and write_snapshot(listed.inputs.folder, key, pages):
+        log.debug("listing snapshot kept (%d pages, %d bytes)", len(pages), sum(len(page) for _, page in pages))

@@ -235,6 +235,18 @@ class Face(ReadsLive):
             seen(page)
         return page
 
+    def tools_pages(self) -> list[tuple[str | None, bytes]]:
+        """Every page of the listing as an engine walks it: the cursor each is asked for
+        with (None: page one) and its encoded result (`tools_page`)."""
+        pages: list[tuple[str | None, bytes]] = []
+        offset, cursor = 0, None
+        while True:
+            pages.append((cursor, self.tools_page(offset)))
+            following = self.listing.page(offset, self.config.face.page_size)[1]
+            if following is None:
+                return pages
+            offset, cursor = following, encode_cursor(following)
+
     def missing_upstreams(self) -> list[tuple[str, str]]:
         return [(u.alias, u.state) for u in self.pool if not lifecycle.is_ready(u.state)]
 

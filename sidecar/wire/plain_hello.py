@@ -31,7 +31,7 @@ from sidecar.wire.task_shapes import TASKS_EXTENSION
 from sidecar.wire.versions import HANDSHAKE_VERSIONS, UI_EXTENSION
 
 if TYPE_CHECKING:
-    from sidecar.listing_snapshot import ListingInputs
+    from sidecar.listing_snapshot import ListingInputs, Page
 
 __all__ = ["PLAIN_DEPTH", "TASKS_WHILE_STARTING", "Ahead", "ListedAhead", "answer_plainly", "initialize_result", "offer",
            "plain_request", "starting_capabilities"]
@@ -49,12 +49,12 @@ _PARAM_TYPES: dict[str, type] = {"protocolVersion": str, "capabilities": dict, "
 
 class ListedAhead(NamedTuple):
     """The listing side of what the entry point did: the inputs of this start's first
-    listing (`sidecar.listing_snapshot`, for the runtime to keep its answer under their key)
-    and the `tools/list` result it already sent from the snapshot (None: none sent; then
-    the runtime answers the engine's first listing itself)."""
+    listing (`sidecar.listing_snapshot`, for the runtime to keep its pages under their key)
+    and, when it answered the engine's first `tools/list` from the snapshot, the pages kept
+    there (None: nothing sent; the runtime answers the engine's first listing itself)."""
 
     inputs: ListingInputs
-    sent: bytes | None = None
+    sent: list[Page] | None = None
 
 
 class Ahead(NamedTuple):

@@ -243,7 +243,7 @@ def test_a_listing_the_runtime_does_not_share_is_followed_by_list_changed(tmp_pa
     head = folder.kept().split(b"\n", 1)[0].split(b" ")
     stale = json.loads(first)["result"]
     stale["tools"] = stale["tools"][:1]  # as if kept under this key before something outside it changed
-    assert write_snapshot(str(tmp_path), head[2].decode(), json.dumps(stale, separators=(",", ":")).encode())
+    assert write_snapshot(str(tmp_path), head[2].decode(), [(None, json.dumps(stale, separators=(",", ":")).encode())])
     noted = tmp_path / "noted.txt"
     run = Run(folder, [_init(), INITIALIZED, LIST], noted)
     try:
@@ -255,9 +255,30 @@ def test_a_listing_the_runtime_does_not_share_is_followed_by_list_changed(tmp_pa
         run.close()
     assert noted.read_text() == "listed"
     deadline = time.monotonic() + STARTUP_WAIT
-    while len(_names(b'{"result":' + folder.kept().split(b"\n", 1)[1] + b"}")) != len(_names(first)):
+    while folder.kept().count(b'"name"') < first.count(b'"name"'):
         assert time.monotonic() < deadline, "the runtime's listing was not kept"
         time.sleep(0.02)
+
+
+def test_every_page_is_kept_and_answered_as_the_engine_walks_them(tmp_path: Path) -> None:
+    folder = Folder(tmp_path, face={"pageSize": 1})  # three pages: query_result, echo, weather
+    pages = [LIST, {**LIST, "id": 3, "params": {"cursor": "o1"}}, {**LIST, "id": 4, "params": {"cursor": "o2"}}]
+    run = Run(folder, [_init(), INITIALIZED, *pages])
+    try:
+        first = [run.answer(rid) for rid in (2, 3, 4)]
+    finally:
+        run.close()
+    assert json.loads(first[1])["result"]["nextCursor"] == "o2" and "nextCursor" not in json.loads(first[2])["result"]
+    folder.kept()
+    noted = tmp_path / "noted.txt"
+    run = Run(folder, [_init(), INITIALIZED, *pages, {"jsonrpc": "2.0", "id": 5, "method": "ping"}], noted)
+    try:
+        again = [run.answer(rid) for rid in (2, 3, 4)]
+        run.answer(5)
+    finally:
+        run.close()
+    assert noted.read_text() == "listed" and again == first
+    assert b"list_changed" not in b"".join(run.raw)
 
 
 @pytest.mark.parametrize("why", ["tracing", "url server", "shared store"])
