@@ -4,16 +4,17 @@ engine's first listing before the runtime loads.
 
 Owns the key (`ListingInputs.key`), the file (`mcp-listing-snapshot` beside the health
 file: every page of the listing with the cursor each is asked for with; private, replaced
-whole, capped at `SNAPSHOT_CAP`, checked against a keyed digest when read) and the trust epoch (`mcp-trust-epoch`), a random word the one door of
-trust writes (`invalidate`, called by `sidecar.mounts.health.HealthFile.edit` whenever a
-write changes pins a server had) and the key reads. Standard library only, and no OpenSSL
+whole, capped at `SNAPSHOT_CAP`, its length and CRC checked when read) and the trust epoch
+(`mcp-trust-epoch`), a random word the one door of trust writes (`invalidate`, called by
+`sidecar.mounts.health.HealthFile.edit` whenever a write changes pins a server had) and
+the key reads. Standard library only, and no OpenSSL
 (`_blake2`): the entry point reads it before msgspec loads.
 
 The key digests: the sidecar's version and interpreter, the config file's bytes, the
 environment values that can shape a listing (the sidecar's own variables and any the
 config names), the engine's `initialize` params, each early upstream's `initialize` and
-`tools/list` answers as they came (their ids, random per start, left out) and the trust
-epoch. Only a plain `--config PATH` stdio start whose every server started early is keyed
+`tools/list` answers as they came (their ids, random per start, left out; digested by
+each greeting's thread as its listing arrives) and the trust epoch. Only a plain `--config PATH` stdio start whose every server started early is keyed
 (`sidecar.upstream.plain_config`): no URL server, shared store, tracing or HTTP front.
 Anything unreadable, oversized or corrupt reads as no snapshot.
 """
@@ -55,6 +56,7 @@ class GreetingLike(Protocol):
     usable: bool
     timed_out: bool
     handed_over: bool
+    answers_digest: bytes | None  # the two answers', ids blanked, made as they came
 
     def finished(self, timeout: float | None = None) -> bool: ...
 
@@ -103,12 +105,9 @@ class ListingInputs:
         for alias, greeting in self._greetings:
             if not greeting.finished(0) or not _clean(greeting):
                 return None
-            assert greeting.initialize is not None and greeting.tools is not None
+            assert greeting.answers_digest is not None
             _add(digest, alias.encode())
-            for line in (greeting.initialize, greeting.tools):
-                for ident in greeting.ids:  # random per start: the answers' own bytes count
-                    line = line.replace(json.dumps(ident).encode(), b'""')
-                _add(digest, line)
+            _add(digest, greeting.answers_digest)
         _add(digest, _read_small(os.path.join(self.folder, EPOCH_FILE), _EPOCH_CAP) or b"")
         self._key = digest.hexdigest()
         return self._key
@@ -116,7 +115,8 @@ class ListingInputs:
 
 def _clean(greeting: GreetingLike) -> bool:
     return (greeting.usable and not greeting.timed_out and not greeting.handed_over and not greeting.replay
-            and not greeting.tail and greeting.initialize is not None and greeting.tools is not None)
+            and not greeting.tail and greeting.initialize is not None and greeting.tools is not None
+            and greeting.answers_digest is not None)
 
 
 def _add(digest: blake2b, part: bytes) -> None:
@@ -157,8 +157,12 @@ def snapshot_present(folder: str) -> bool:
 Page = tuple[str | None, bytes]  # the cursor a page is asked for with (None: page one), its result
 
 
-def _seal(key: str, body: bytes) -> bytes:
-    return blake2b(body, digest_size=16, key=key.encode()[:64], person=b"omb-snapshot").hexdigest().encode()
+def _seal(body: bytes) -> bytes:
+    """A check of the body against a torn or altered file (who can write the data folder
+    can write the pins too: the key, not this, is what a changed listing cannot match)."""
+    from zlib import crc32
+
+    return b"%08x" % crc32(body)
 
 
 def read_snapshot(folder: str, key: str) -> list[Page] | None:
@@ -172,7 +176,7 @@ def read_snapshot(folder: str, key: str) -> list[Page] | None:
     if len(head) != 6 or b" ".join(head[:2]) != _MAGIC or head[2] != key.encode() or not head[5].isdigit():
         return None
     body = data[end + 1:]
-    if head[3] != str(len(body)).encode() or head[4] != _seal(key, body):
+    if head[3] != str(len(body)).encode() or head[4] != _seal(body):
         return None
     pages: list[Page] = []
     at = 0
@@ -200,7 +204,7 @@ def write_snapshot(folder: str, key: str, pages: list[Page]) -> bool:
     body = b"".join(b"%s %d\n%s" % ((cursor or "-").encode(), len(result), result) for cursor, result in pages)
     if len(body) > SNAPSHOT_CAP - 512:
         return False
-    head = b" ".join((_MAGIC, key.encode(), str(len(body)).encode(), _seal(key, body), str(len(pages)).encode()))
+    head = b" ".join((_MAGIC, key.encode(), str(len(body)).encode(), _seal(body), str(len(pages)).encode()))
     target = os.path.join(folder, SNAPSHOT_FILE)
     temporary = os.path.join(folder, f".{SNAPSHOT_FILE}.{os.urandom(6).hex()}.tmp")
     try:

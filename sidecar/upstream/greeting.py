@@ -71,6 +71,7 @@ class Greeting:
         self.usable = True
         self.timed_out = False
         self.handed_over = False  # stopped early, the rest left to the connection
+        self.answers_digest: bytes | None = None  # set with `tools` (see `_digest`)
         self._deadline = time.monotonic() + seconds
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._run, name="early greeting", daemon=True)
@@ -138,9 +139,24 @@ class Greeting:
         if len(line) > LINE_CAP:
             self.usable = False
         elif self.initialize is not None and self._tools_marker in line:
+            self.answers_digest = self._digest(self.initialize, line)
             self.tools = line
         else:
             self._other(line)
+
+    def _digest(self, initialize: bytes, tools: bytes) -> bytes:
+        """The two answers' digest as they came, their ids (random per start) blanked: what
+        the listing snapshot's key reads of this upstream (`sidecar.listing_snapshot`),
+        made here, in the greeting's own thread, while the other upstreams still answer."""
+        from _blake2 import blake2b
+
+        digest = blake2b(digest_size=32, person=b"omb-greeting")
+        for line in (initialize, tools):
+            for ident in self.ids:
+                line = line.replace(json.dumps(ident).encode(), b'""')
+            digest.update(len(line).to_bytes(8, "little"))
+            digest.update(line)
+        return digest.digest()
 
     def _other(self, line: bytes) -> None:
         """A line that is not the `tools/list` answer: the `initialize` answer, a ping to

@@ -28,7 +28,7 @@ import os
 import re
 from collections.abc import Sequence
 
-from sidecar.upstream.spawn import Launch, start_early_launch
+from sidecar.upstream.spawn import Launch, start_early_launches
 
 START_SECONDS = 8.0  # sidecar.config.Face.start_timeout_seconds's default (a test keeps them equal)
 
@@ -92,7 +92,7 @@ def start_named_in(argv: Sequence[str]) -> int:
     folder = os.path.dirname(real)
     if not launches or _health_records_a_failure(os.path.join(folder, HEALTH_FILE)):
         return 0
-    started = sum(start_early_launch(alias, launch, start_seconds(document)) for alias, launch in launches)
+    started = start_early_launches(launches, start_seconds(document))
     servers = document.get("mcpServers") if isinstance(document, dict) else None
     every = isinstance(servers, dict) and started == len(launches) == len(servers)
     _started.append(PlainStart(folder, data, every))

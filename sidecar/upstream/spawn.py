@@ -64,8 +64,8 @@ else:
     _LaunchFields = namedtuple("_LaunchFields", ("command", "args", "env", "cwd"))
 
 __all__ = ["INHERITED_VARIABLES", "Launch", "Spawned", "child_environment", "discard_early", "early_greetings", "keep_early",
-           "start_early",
-           "start_early_launch", "start_launch", "start_process", "stop_process", "started_early", "take_early"]
+           "start_early", "start_early_launch", "start_early_launches", "start_launch", "start_process", "stop_process",
+           "started_early", "take_early"]
 
 INHERITED_VARIABLES = (
     "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE",
@@ -286,21 +286,33 @@ def start_early(servers: Iterable[ServerConfig], start_seconds: float) -> None:
 def start_early_launch(alias: str, launch: Launch, start_seconds: float) -> bool:
     """Start `launch` now for `alias`, and greet it (`sidecar.upstream.greeting`) for at most
     `start_seconds`; kept for its supervisor. False (nothing kept) if it cannot start."""
-    try:
-        popen = start_launch(launch)
-    except OSError:
-        return False
-    from sidecar.upstream.greeting import Greeting  # after the spawn: it loads typing, json, threading
+    return start_early_launches([(alias, launch)], start_seconds) == 1
+
+
+def start_early_launches(launches: Iterable[tuple[str, Launch]], start_seconds: float) -> int:
+    """`start_early_launch` for each of `launches`: every process started first, then each
+    greeted (what greeting loads and its threads do not delay the next spawn); how many
+    started."""
+    started: list[tuple[str, Launch, Process]] = []
+    for alias, launch in launches:
+        try:
+            started.append((alias, launch, start_launch(launch)))
+        except OSError:
+            continue
+    if not started:
+        return 0
+    from sidecar.upstream.greeting import Greeting  # after the spawns: it loads typing, json, threading
     from sidecar.collector import give_back_large_blocks
 
-    # before the greeting's thread reads a big listing (see sidecar.collector)
+    # before the greetings' threads read a big listing (see sidecar.collector)
     give_back_large_blocks(malloc_tuned="MALLOC_MMAP_THRESHOLD_" in os.environ)
-    try:
-        greeting: Greeting | None = Greeting(popen, start_seconds)
-    except RuntimeError:  # no thread could start: the supervisor greets it itself
-        greeting = None
-    _early[alias] = (launch, popen, greeting)
-    return True
+    for alias, launch, popen in started:
+        try:
+            greeting: Greeting | None = Greeting(popen, start_seconds)
+        except RuntimeError:  # no thread could start: the supervisor greets it itself
+            greeting = None
+        _early[alias] = (launch, popen, greeting)
+    return len(started)
 
 
 def early_greetings() -> list[tuple[str, Greeting | None]]:
