@@ -47,7 +47,7 @@ def _listing_ahead(ahead: Ahead) -> Ahead:
 
     from sidecar.listing_snapshot import ListingInputs, listing_environment
     from sidecar.stdin_ahead import answer_listing_ahead
-    from sidecar.upstream.plain_config import plain_start, start_seconds
+    from sidecar.upstream.plain_config import list_wait_seconds, plain_start, start_seconds
     from sidecar.upstream.spawn import early_greetings
     from sidecar.wire.versions import MODERN_VERSION
 
@@ -59,4 +59,6 @@ def _listing_ahead(ahead: Ahead) -> Ahead:
         return ahead
     inputs = ListingInputs(plain.folder, plain.config, listing_environment(os.environ, plain.config), params,
                            [(alias, greeting) for alias, greeting in greetings if greeting is not None])
-    return answer_listing_ahead(ahead, inputs, start_seconds(json.loads(plain.config)))
+    document = json.loads(plain.config)
+    # a first listing waits for the upstreams this long at most, in the runtime too (face.listWaitSeconds)
+    return answer_listing_ahead(ahead, inputs, min(list_wait_seconds(document), start_seconds(document)))

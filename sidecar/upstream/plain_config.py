@@ -31,9 +31,10 @@ from collections.abc import Sequence
 from sidecar.upstream.spawn import Launch, start_early_launches
 
 START_SECONDS = 8.0  # sidecar.config.Face.start_timeout_seconds's default (a test keeps them equal)
+LIST_WAIT_SECONDS = 1.5  # sidecar.config.Face.list_wait_seconds's default (a test keeps them equal)
 
-__all__ = ["PlainStart", "early_launches", "plain_config_path", "plain_start", "records_a_failure", "start_named_in",
-           "start_seconds"]
+__all__ = ["PlainStart", "early_launches", "list_wait_seconds", "plain_config_path", "plain_start",
+           "records_a_failure", "start_named_in", "start_seconds"]
 
 HEALTH_FILE = "mcp-health.json"  # sidecar.mounts.heads.HEALTH_FILE (a test keeps them equal)
 NEEDS_VALUE = "<needs a value>"  # sidecar.config.rules.NEEDS_VALUE
@@ -112,10 +113,20 @@ def _read(path: str) -> tuple[bytes, object]:
 
 def start_seconds(document: object) -> float:
     """The face's start timeout as the config sets it (`face.startTimeoutSeconds`; else its default)."""
+    return _face_seconds(document, "startTimeoutSeconds", START_SECONDS)
+
+
+def list_wait_seconds(document: object) -> float:
+    """How long a first listing waits for upstreams on their first start, as the config sets
+    it (`face.listWaitSeconds`; else its default)."""
+    return _face_seconds(document, "listWaitSeconds", LIST_WAIT_SECONDS)
+
+
+def _face_seconds(document: object, name: str, default: float) -> float:
     face = document.get("face") if isinstance(document, dict) else None
-    seconds = face.get("startTimeoutSeconds") if isinstance(face, dict) else None
+    seconds = face.get(name) if isinstance(face, dict) else None
     valid = isinstance(seconds, int | float) and not isinstance(seconds, bool) and seconds > 0
-    return float(seconds) if valid else START_SECONDS  # type: ignore[arg-type]
+    return float(seconds) if valid else default  # type: ignore[arg-type]
 
 
 def _health_records_a_failure(path: str) -> bool:

@@ -319,3 +319,14 @@ def test_the_one_door_of_pins_invalidates_only_when_pins_a_server_had_change(tmp
     assert folder.snapshot.read_bytes() == b"kept" and not (tmp_path / EPOCH_FILE).exists()
     health.forget("ls")
     assert not folder.snapshot.exists() and len((tmp_path / EPOCH_FILE).read_bytes()) == 32
+
+
+def test_the_entry_point_waits_no_longer_than_a_first_listing_waits() -> None:
+    """The entry point's wait for the upstreams' listings is the face's `listWaitSeconds`
+    (and its start timeout), read from the file as the config reads them."""
+    from sidecar.config import Face
+    from sidecar.upstream.plain_config import LIST_WAIT_SECONDS, START_SECONDS, list_wait_seconds, start_seconds
+
+    assert (LIST_WAIT_SECONDS, START_SECONDS) == (Face().list_wait_seconds, Face().start_timeout_seconds)
+    assert list_wait_seconds({"face": {"listWaitSeconds": 0.25}}) == 0.25 and list_wait_seconds({}) == LIST_WAIT_SECONDS
+    assert start_seconds({"face": {"startTimeoutSeconds": True}}) == START_SECONDS
