@@ -57,7 +57,8 @@ def _listing_ahead(ahead: Ahead) -> Ahead:
     if (plain is None or not plain.every_server_early or params.get("protocolVersion") == MODERN_VERSION
             or not all(greeting is not None for _, greeting in greetings)):
         return ahead
-    inputs = ListingInputs(plain.folder, plain.config, listing_environment(os.environ, plain.config), params,
+    environment = listing_environment(os.environ, plain.config)
+    inputs = ListingInputs(plain.folder, plain.path, plain.config, environment, params,
                            [(alias, greeting) for alias, greeting in greetings if greeting is not None])
     document = json.loads(plain.config)
     # a first listing waits for the upstreams this long at most, in the runtime too (face.listWaitSeconds)

@@ -1,20 +1,23 @@
-"""The listing snapshot: the face's first `tools/list` result, kept in the data folder under
-a key that digests everything that result depends on, so the next start can answer the
+"""The listing snapshot: the face's first `tools/list` result, kept in the data folder under a
+key that digests everything that result depends on, so the next start can answer the
 engine's first listing before the runtime loads.
 
-Owns the key (`ListingInputs.key`), the file (`mcp-listing-snapshot` beside the health
-file: every page of the listing with the cursor each is asked for with; private, replaced
-whole, capped at `SNAPSHOT_CAP`, its length and CRC checked when read) and the trust epoch
-(`mcp-trust-epoch`), a random word the one door of trust writes (`invalidate`, called by
-`sidecar.mounts.health.HealthFile.edit` whenever a write changes pins a server had) and
-the key reads. Standard library only, and no OpenSSL
+Owns the key (`ListingInputs.key`), the file (`mcp-listing-snapshot-<digest of the config's
+path>` beside the health file, one per config: every page of the listing with the cursor
+each is asked for with; private, replaced whole, capped at `SNAPSHOT_CAP`, its length and
+CRC checked when read) and the trust epoch (`mcp-trust-epoch`), a random word the one door
+of trust writes (`invalidate`, called by `sidecar.mounts.health.HealthFile.edit` whenever a
+write changes pins a server had) and the key reads. Standard library only, and no OpenSSL
 (`_blake2`): the entry point reads it before msgspec loads.
 
 The key digests: the sidecar's version and interpreter, the config file's bytes, the
-environment values that can shape a listing (the sidecar's own variables and any the
-config names), the engine's `initialize` params, each early upstream's `initialize` and
-`tools/list` answers as they came (their ids, random per start, left out; digested by
-each greeting's thread as its listing arrives) and the trust epoch. Only a plain `--config PATH` stdio start whose every server started early is keyed
+environment values that can shape a listing (the sidecar's own variables and any the config
+names), the engine's `initialize` params, each early upstream's `initialize` and
+`tools/list` answers as they came (their ids, random per start, left out; digested by each
+greeting's thread as its listing arrives) and the trust epoch; what is known before any
+upstream answers is the `prekey`, kept in the file's head too, so a start whose config,
+engine or trust changed does not wait for the upstreams to find out. Only a plain `--config
+PATH` stdio start whose every server started early is keyed
 (`sidecar.upstream.plain_config`): no URL server, shared store, tracing or HTTP front.
 Anything unreadable, oversized or corrupt reads as no snapshot.
 """
@@ -32,13 +35,14 @@ from _blake2 import blake2b
 from sidecar import __version__
 
 __all__ = ["EPOCH_FILE", "SNAPSHOT_CAP", "SNAPSHOT_FILE", "GreetingLike", "ListingInputs", "Page", "invalidate",
-           "listing_environment", "read_snapshot", "snapshot_present", "write_snapshot"]
+           "listing_environment", "read_snapshot", "snapshot_expected", "write_snapshot"]
 
 SNAPSHOT_FILE = "mcp-listing-snapshot"
 EPOCH_FILE = "mcp-trust-epoch"
 SNAPSHOT_CAP = 16 << 20  # 3 x 425 tools list in about 3.6 MB
 _EPOCH_CAP = 256
-_MAGIC = b"omb-listing-snapshot 2"
+_MAGIC = b"omb-listing-snapshot 3"
+_HEAD_CAP = 512
 # The variables that can shape a listing besides the config: the sidecar's own names.
 _OWN_PREFIXES = ("OMB_", "OGB_", "OTEL_")
 _OWN_NAMES = ("HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "MALLOC_MMAP_THRESHOLD_")
@@ -70,18 +74,29 @@ def listing_environment(environ: Mapping[str, str], config: bytes) -> list[tuple
 
 
 class ListingInputs:
-    """What one start's first listing depends on, gathered by the entry point; `key()` once
-    every greeting is in (None while one is not, or when one cannot be keyed)."""
+    """What one start's first listing depends on, gathered by the entry point: `prekey`,
+    the digest of what is known before any upstream answers (made at once), and `key()`,
+    with each upstream's answers, once every greeting is in (None while one is not, or when
+    one cannot be keyed). `name`: the snapshot file of this config (one per config file, so
+    two configs in one folder do not take turns)."""
 
-    def __init__(self, folder: str, config: bytes, environment: Sequence[tuple[str, str]], engine_params: object,
-                 greetings: Sequence[tuple[str, GreetingLike]]) -> None:
+    def __init__(self, folder: str, config_path: str, config: bytes, environment: Sequence[tuple[str, str]],
+                 engine_params: object, greetings: Sequence[tuple[str, GreetingLike]]) -> None:
         self.folder = folder
+        self.name = f"{SNAPSHOT_FILE}-{blake2b(config_path.encode(errors='replace'), digest_size=6).hexdigest()}"
         self.aliases = tuple(alias for alias, _ in greetings)
-        self._config = config
-        self._environment = list(environment)
-        self._engine = json.dumps(engine_params, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
         self._greetings = list(greetings)
         self._key: str | None = None
+        digest = blake2b(digest_size=32, person=b"omb-listing")
+        engine = json.dumps(engine_params, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        for part in (__version__, sys.version, sys.executable, engine, *self.aliases):
+            _add(digest, part.encode(errors="replace"))
+        _add(digest, config)
+        for name, value in environment:
+            _add(digest, name.encode(errors="replace"))
+            _add(digest, value.encode(errors="replace"))
+        _add(digest, _read_small(os.path.join(folder, EPOCH_FILE), _EPOCH_CAP) or b"")
+        self.prekey = digest.hexdigest()
 
     def all_in(self, timeout: float) -> bool:
         """Wait at most `timeout` seconds in all for every greeting to stop reading."""
@@ -95,20 +110,13 @@ class ListingInputs:
         else (a notification, a question, a partial line: the listing may change after)."""
         if self._key is not None:
             return self._key
-        digest = blake2b(digest_size=32, person=b"omb-listing")
-        for part in (__version__, sys.version, sys.executable, self._engine):
-            _add(digest, part.encode(errors="replace"))
-        _add(digest, self._config)
-        for name, value in self._environment:
-            _add(digest, name.encode(errors="replace"))
-            _add(digest, value.encode(errors="replace"))
+        digest = blake2b(self.prekey.encode(), digest_size=32, person=b"omb-listing")
         for alias, greeting in self._greetings:
             if not greeting.finished(0) or not _clean(greeting):
                 return None
             assert greeting.answers_digest is not None
             _add(digest, alias.encode())
             _add(digest, greeting.answers_digest)
-        _add(digest, _read_small(os.path.join(self.folder, EPOCH_FILE), _EPOCH_CAP) or b"")
         self._key = digest.hexdigest()
         return self._key
 
@@ -149,9 +157,15 @@ def _read_small(path: str, cap: int) -> bytes | None:
         os.close(fd)
 
 
-def snapshot_present(folder: str) -> bool:
-    """Whether a snapshot file exists in `folder` (a hit is possible: worth waiting for)."""
-    return os.path.isfile(os.path.join(folder, SNAPSHOT_FILE))
+def snapshot_expected(inputs: ListingInputs) -> bool:
+    """Whether this config's snapshot was kept under the same `prekey` (then only the
+    upstreams' answers can still differ: worth waiting for them). Reads the head only."""
+    try:
+        with open(os.path.join(inputs.folder, inputs.name), "rb") as kept:
+            head = kept.read(_HEAD_CAP).split(b"\n", 1)[0].split(b" ")
+    except OSError:
+        return False
+    return len(head) == 7 and b" ".join(head[:2]) == _MAGIC and head[2] == inputs.prekey.encode()
 
 
 Page = tuple[str | None, bytes]  # the cursor a page is asked for with (None: page one), its result
@@ -165,22 +179,22 @@ def _seal(body: bytes) -> bytes:
     return b"%08x" % crc32(body)
 
 
-def read_snapshot(folder: str, key: str) -> list[Page] | None:
-    """The pages kept under `key`, page one first; None when there are none, or the file is
-    another key's, oversized, unreadable or corrupt."""
-    data = _read_small(os.path.join(folder, SNAPSHOT_FILE), SNAPSHOT_CAP)
+def read_snapshot(inputs: ListingInputs, key: str) -> list[Page] | None:
+    """The pages kept for this config under `key`, page one first; None when there are
+    none, or the file is another key's, oversized, unreadable or corrupt."""
+    data = _read_small(os.path.join(inputs.folder, inputs.name), SNAPSHOT_CAP)
     if data is None:
         return None
     end = data.find(b"\n")
-    head = data[:end].split(b" ") if 0 < end <= 256 else []
-    if len(head) != 6 or b" ".join(head[:2]) != _MAGIC or head[2] != key.encode() or not head[5].isdigit():
+    head = data[:end].split(b" ") if 0 < end <= _HEAD_CAP else []
+    if len(head) != 7 or b" ".join(head[:2]) != _MAGIC or head[3] != key.encode() or not head[6].isdigit():
         return None
     body = data[end + 1:]
-    if head[3] != str(len(body)).encode() or head[4] != _seal(body):
+    if head[4] != str(len(body)).encode() or head[5] != _seal(body):
         return None
     pages: list[Page] = []
     at = 0
-    for _ in range(int(head[5])):
+    for _ in range(int(head[6])):
         line_end = body.find(b"\n", at)
         cursor, _, size = body[at:line_end].partition(b" ") if line_end > at else (b"", b"", b"")
         if not size.isdigit():
@@ -193,7 +207,7 @@ def read_snapshot(folder: str, key: str) -> list[Page] | None:
     return pages if pages and pages[0][0] is None and at == len(body) else None
 
 
-def write_snapshot(folder: str, key: str, pages: list[Page]) -> bool:
+def write_snapshot(inputs: ListingInputs, key: str, pages: list[Page]) -> bool:
     """Keep `pages` (page one first) under `key`: a private file (0600 from its first byte)
     replaced whole; not fsynced (a file torn by a crash fails its digest and is ignored).
     False when over the cap, a cursor is not one word, or it cannot be written (the next
@@ -204,9 +218,10 @@ def write_snapshot(folder: str, key: str, pages: list[Page]) -> bool:
     body = b"".join(b"%s %d\n%s" % ((cursor or "-").encode(), len(result), result) for cursor, result in pages)
     if len(body) > SNAPSHOT_CAP - 512:
         return False
-    head = b" ".join((_MAGIC, key.encode(), str(len(body)).encode(), _seal(body), str(len(pages)).encode()))
-    target = os.path.join(folder, SNAPSHOT_FILE)
-    temporary = os.path.join(folder, f".{SNAPSHOT_FILE}.{os.urandom(6).hex()}.tmp")
+    head = b" ".join((_MAGIC, inputs.prekey.encode(), key.encode(), str(len(body)).encode(), _seal(body),
+                      str(len(pages)).encode()))
+    target = os.path.join(inputs.folder, inputs.name)
+    temporary = os.path.join(inputs.folder, f".{inputs.name}.{os.urandom(6).hex()}.tmp")
     try:
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
         try:
@@ -236,6 +251,11 @@ def invalidate(folder: str) -> None:
 
     write_private(Path(folder) / EPOCH_FILE, os.urandom(16).hex().encode())
     try:
-        os.unlink(os.path.join(folder, SNAPSHOT_FILE))
-    except OSError:  # none there; or kept, but under a key no start makes any more
-        pass
+        kept = [name for name in os.listdir(folder) if name.startswith(SNAPSHOT_FILE)]
+    except OSError:
+        return
+    for name in kept:
+        try:
+            os.unlink(os.path.join(folder, name))
+        except OSError:  # gone already; or kept, but under a key no start makes any more
+            pass

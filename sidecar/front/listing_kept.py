@@ -91,5 +91,5 @@ def _keep(listed: ListedAhead, pages: list[Page]) -> None:
     closes a pipe's descriptor twice when its transport closes, and a file a thread has
     open meanwhile can lose its descriptor to that second close."""
     key = listed.inputs.key()  # the greetings are in by now: the answers the supervisors took
-    if key is not None and write_snapshot(listed.inputs.folder, key, pages):
+    if key is not None and write_snapshot(listed.inputs, key, pages):
         log.debug("listing snapshot kept (%d pages, %d bytes)", len(pages), sum(len(page) for _, page in pages))

@@ -61,14 +61,15 @@ def plain_config_path(argv: Sequence[str]) -> str | None:
 
 
 class PlainStart:
-    """What the early start read: the data folder (the config's own), the config file's
-    bytes, and whether every server of the file started early (then the first listing
+    """What the early start read: the config file's real path, its folder (the data
+    folder), its bytes, and whether every server of the file started early (then the first listing
     is a function of what the entry point can see: `sidecar.listing_snapshot`)."""
 
-    __slots__ = ("config", "every_server_early", "folder")
+    __slots__ = ("config", "every_server_early", "folder", "path")
 
-    def __init__(self, folder: str, config: bytes, every_server_early: bool) -> None:
-        self.folder, self.config, self.every_server_early = folder, config, every_server_early
+    def __init__(self, path: str, config: bytes, every_server_early: bool) -> None:
+        self.path, self.folder = path, os.path.dirname(path)
+        self.config, self.every_server_early = config, every_server_early
 
 
 _started: list[PlainStart] = []
@@ -96,7 +97,7 @@ def start_named_in(argv: Sequence[str]) -> int:
     started = start_early_launches(launches, start_seconds(document))
     servers = document.get("mcpServers") if isinstance(document, dict) else None
     every = isinstance(servers, dict) and started == len(launches) == len(servers)
-    _started.append(PlainStart(folder, data, every))
+    _started.append(PlainStart(real, data, every))
     return started
 
 

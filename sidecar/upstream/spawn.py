@@ -63,8 +63,8 @@ else:
 
     _LaunchFields = namedtuple("_LaunchFields", ("command", "args", "env", "cwd"))
 
-__all__ = ["INHERITED_VARIABLES", "Launch", "Spawned", "child_environment", "discard_early", "early_greetings", "keep_early",
-           "start_early", "start_early_launch", "start_early_launches", "start_launch", "start_process", "stop_process",
+__all__ = ["INHERITED_VARIABLES", "Launch", "Spawned", "child_environment", "discard_early", "early_greetings",
+           "keep_early", "start_early", "start_early_launch", "start_early_launches", "start_launch", "start_process", "stop_process",
            "started_early", "take_early"]
 
 INHERITED_VARIABLES = (

@@ -21,6 +21,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -51,7 +52,8 @@ _NOTING = ("import sys\n"
 
 def _init(rid: int = 1) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": rid, "method": "initialize",
-            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "t", "version": "0"}}}
 
 
 def _tools(description: str = "Echo the arguments back.") -> list[dict[str, Any]]:
@@ -71,7 +73,13 @@ class Folder:
         servers.update(sections.pop("more_servers", {}))
         self.config = tmp_path / "sidecar.json"
         self.config.write_text(json.dumps({"mcpServers": servers, **sections}))
-        self.snapshot = tmp_path / SNAPSHOT_FILE
+
+    @property
+    def snapshot(self) -> Path:
+        """The config's snapshot file (one per config; a made-up name while there is none)."""
+        kept = sorted(self.path.glob(f"{SNAPSHOT_FILE}*"))
+        assert len(kept) <= 1, kept
+        return kept[0] if kept else self.path / f"{SNAPSHOT_FILE}-none-yet"
 
     def kept(self, timeout: float = STARTUP_WAIT) -> bytes:
         """The snapshot file's bytes once it is there."""
@@ -221,7 +229,8 @@ def test_a_call_after_the_early_listing_is_answered_once_by_the_runtime(tmp_path
     folder = Folder(tmp_path)
     _listed(folder)
     folder.kept()
-    call = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "ls__echo", "arguments": {"text": "hi"}}}
+    call = {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+            "params": {"name": "ls__echo", "arguments": {"text": "hi"}}}
     noted = tmp_path / "noted.txt"
     run = Run(folder, [_init(), INITIALIZED, LIST, call, {"jsonrpc": "2.0", "id": 4, "method": "ping"}], noted)
     try:
@@ -243,7 +252,8 @@ def test_a_listing_the_runtime_does_not_share_is_followed_by_list_changed(tmp_pa
     head = folder.kept().split(b"\n", 1)[0].split(b" ")
     stale = json.loads(first)["result"]
     stale["tools"] = stale["tools"][:1]  # as if kept under this key before something outside it changed
-    assert write_snapshot(str(tmp_path), head[2].decode(), [(None, json.dumps(stale, separators=(",", ":")).encode())])
+    kept_for = SimpleNamespace(folder=str(tmp_path), name=folder.snapshot.name, prekey=head[2].decode())
+    assert write_snapshot(kept_for, head[3].decode(), [(None, json.dumps(stale, separators=(",", ":")).encode())])
     noted = tmp_path / "noted.txt"
     run = Run(folder, [_init(), INITIALIZED, LIST], noted)
     try:
@@ -312,7 +322,7 @@ def test_the_one_door_of_pins_invalidates_only_when_pins_a_server_had_change(tmp
     config = placed(parse_config(json.loads(folder.config.read_text()), {}), str(folder.config))
     server = config.servers[0]
     health = HealthFile(tmp_path / "mcp-health.json")
-    folder.snapshot.write_bytes(b"kept")
+    (tmp_path / f"{SNAPSHOT_FILE}-abc").write_bytes(b"kept")
     health.record(server, CheckResult(name="ls", outcome="connected", tools=2))
     health.pin_first_sight(server, pin_tools(_tools()))
     health.record(server, CheckResult(name="ls", outcome="connected", tools=2))  # pins kept as they were
@@ -330,3 +340,22 @@ def test_the_entry_point_waits_no_longer_than_a_first_listing_waits() -> None:
     assert (LIST_WAIT_SECONDS, START_SECONDS) == (Face().list_wait_seconds, Face().start_timeout_seconds)
     assert list_wait_seconds({"face": {"listWaitSeconds": 0.25}}) == 0.25 and list_wait_seconds({}) == LIST_WAIT_SECONDS
     assert start_seconds({"face": {"startTimeoutSeconds": True}}) == START_SECONDS
+
+
+def test_two_configs_in_one_folder_keep_a_snapshot_each(tmp_path: Path) -> None:
+    """One file per config: two configs sharing a data folder (and its pins) both answer
+    from their own snapshot, however their starts alternate."""
+    folder = Folder(tmp_path)
+    other = Folder.__new__(Folder)
+    other.path, other.tools = tmp_path, folder.tools
+    other.config = tmp_path / "other.json"
+    other.config.write_text(json.dumps({**json.loads(folder.config.read_text()), "budgets": {"resultChars": 9000}}))
+    firsts = [_listed(folder)[0], _listed(other)[0]]
+    deadline = time.monotonic() + STARTUP_WAIT
+    while len(list(tmp_path.glob(f"{SNAPSHOT_FILE}*"))) < 2:
+        assert time.monotonic() < deadline, "not both kept"
+        time.sleep(0.02)
+    for config, first in ((folder, firsts[0]), (other, firsts[1])):
+        noted = tmp_path / "noted.txt"
+        noted.unlink(missing_ok=True)
+        assert _listed(config, noted)[0] == first and noted.read_text() == "listed"
