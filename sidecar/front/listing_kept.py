@@ -47,7 +47,7 @@ def keep_first_listing(face: Face, session: EngineSession, listed: ListedAhead) 
         if _all_ready(face, listed):  # now, as page one is made: a later state is another listing
             asyncio.get_running_loop().call_soon(_keep_pages, face, listed)  # after the answer is written
 
-    face.first_page_seen = first_page
+    face.when_first_page(first_page)
     return None
 
 

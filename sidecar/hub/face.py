@@ -235,6 +235,10 @@ class Face(ReadsLive):
             seen(page)
         return page
 
+    def when_first_page(self, seen: Callable[[bytes], None]) -> None:
+        """Tell `seen` the next page one this face lists (once)."""
+        self.first_page_seen = seen
+
     def tools_pages(self) -> list[tuple[str | None, bytes]]:
         """Every page of the listing as an engine walks it: the cursor each is asked for
         with (None: page one) and its encoded result (`tools_page`)."""
