@@ -30,6 +30,7 @@ from sidecar.upstream.spawn import discard_early
 from sidecar.wire.hello import Early, Hello
 
 if TYPE_CHECKING:
+    from sidecar.wire.plain_hello import ListedAhead
     from sidecar.front.gateway import WatchHealth
     from sidecar.front.http.console_door import MountConsole
     from sidecar.front.http.listener import FrontSettings
@@ -63,10 +64,13 @@ async def _signalled(then: str = "shutting down") -> int:
             loop.remove_signal_handler(sig)
 
 
-async def run_stdio(config: SidecarConfig, redactor: Redactor, settings: Settings, early: Early | None = None) -> None:
+async def run_stdio(config: SidecarConfig, redactor: Redactor, settings: Settings, early: Early | None = None,
+                    listed: ListedAhead | None = None) -> None:
     """Serve one engine on stdin/stdout until it goes away. `config` is already the
     mountable one, its stdio upstreams perhaps started early (see the CLI); `early` is what
-    the CLI read of stdin before the loop ran, its `initialize` perhaps answered."""
+    the CLI read of stdin before the loop ran, its `initialize` perhaps answered; `listed`:
+    this start's listing inputs, and the first listing the entry point sent from the
+    listing snapshot (`sidecar.front.listing_kept`)."""
     root = Root(settings, "pipe")
     face = root.face(config, mounted=True)
     async with asyncio.TaskGroup() as group:
@@ -81,6 +85,13 @@ async def run_stdio(config: SidecarConfig, redactor: Redactor, settings: Setting
         prefix = early.rest if early is not None else b""
         engine = group.create_task(serve_stdio(dispatcher.feed, stdout, dispatcher.take, prefix), name="engine stdin")
         signals = group.create_task(_signalled(), name="signals")
+        tasks = [engine, signals, pool]
+        if listed is not None:
+            from sidecar.front.listing_kept import keep_first_listing
+
+            compare = keep_first_listing(face, session, listed)
+            if compare is not None:
+                tasks.append(group.create_task(compare, name="listing snapshot"))
         try:
             await asyncio.wait((engine, signals), return_when=asyncio.FIRST_COMPLETED)
             if engine.done():
@@ -92,7 +103,7 @@ async def run_stdio(config: SidecarConfig, redactor: Redactor, settings: Setting
             answer_in_flight(session, "the engine closed stdin" if signum is None else signal_name(signum))
             await finish(stdout.flushed(_FLUSH_SECONDS))
             await finish(jobs.aclose())
-            for task in (engine, signals, pool):
+            for task in tasks:
                 task.cancel()
     discard_early()
     root.shutdown()

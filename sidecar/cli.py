@@ -338,7 +338,8 @@ def _main(argv: list[str], ahead: Ahead | None = None) -> int:
             from sidecar.app import run_stdio
 
             settle_heap(settings.malloc_tuned)
-            run_async(lambda: run_stdio(config, redactor, settings, early))
+            listed = ahead.listed if ahead is not None else None  # keyed only for a plain start
+            run_async(lambda: run_stdio(config, redactor, settings, early, listed))
     except KeyboardInterrupt:
         pass
     except ModuleNotFoundError as exc:  # a broken install: one line, not a traceback

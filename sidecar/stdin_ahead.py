@@ -12,23 +12,41 @@ callers, both with the standard library and `sidecar.wire.plain_hello` only load
 - the CLI (`sidecar.cli`), once the config is read, for what the entry point left: its
   `initialize` answered by `sidecar.wire.hello.answer_waiting` from the same bytes.
 
+Then, once it answered the `initialize`, the entry point's listing ahead
+(`answer_listing_ahead`): when a listing snapshot is kept for this config under this
+start's `prekey` (`sidecar.listing_snapshot`: all but the upstreams' answers), it reads on
+until the engine's first `tools/list` (page one) is waiting, waits for every early
+upstream's listing, and on a hit answers it from the snapshot, the engine's id spliced in,
+still before msgspec loads, then each next page the engine asks for at once; those lines
+are then cut from what the runtime reads (it never answers them twice). Every other byte
+read goes on to the CLI, in order. The reads are bounded (`AHEAD_CAP` in all,
+`LINE_WAIT_SECONDS` for each line to come).
+
 Off when OTLP export is on (the dispatcher's answer is the one traced): `otlp_export_wanted`
 says it as `sidecar.settings` does (a test holds both to the same answer).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import select
 import stat
 import sys
+import time
 from collections.abc import Mapping
 
-from sidecar.wire.plain_hello import Ahead, answer_plainly, starting_capabilities
+from sidecar.listing_snapshot import ListingInputs, read_snapshot, snapshot_expected
+from sidecar.wire.plain_hello import Ahead, ListedAhead, answer_plainly, plain_request, starting_capabilities
 
-__all__ = ["answer_ahead", "otlp_export_wanted", "read_waiting", "write_whole"]
+__all__ = ["AHEAD_CAP", "LINE_WAIT_SECONDS", "answer_ahead", "answer_listing_ahead", "otlp_export_wanted",
+           "read_waiting", "write_listing", "write_whole"]
 
 _READ = 1 << 16  # one read: an engine's first lines, the handshake and a little more
+AHEAD_CAP = 1 << 20  # what the listing ahead reads of stdin, at most (the rest waits in the pipe)
+LINE_WAIT_SECONDS = 0.2  # an engine lists right after its initialize is answered
+_LINE_READ = 64 * 1024  # a longer line before the listing is not read: it is the runtime's
+_PAGE_KEYS = frozenset({"_meta", "cursor"})
 
 
 def otlp_export_wanted(environ: Mapping[str, str]) -> bool:
@@ -77,3 +95,80 @@ def answer_ahead(upstreams: int, tracing: bool) -> Ahead | None:
         return Ahead(waiting, False)
     write_whole(answered[0])
     return Ahead(waiting, True)
+
+
+def answer_listing_ahead(ahead: Ahead, inputs: ListingInputs, greeting_seconds: float) -> Ahead:
+    """After the `initialize` answer (`ahead.answered`): answer the engine's first
+    `tools/list` from the listing snapshot when one is kept and its key is this start's,
+    and each following page the engine asks for at once; `ahead` with what was read since,
+    less the lines answered (see above). Waits only when this config's snapshot was kept
+    under the same `prekey` (only the upstreams' answers can still differ): for each line,
+    `LINE_WAIT_SECONDS`; for the upstreams' listings, `greeting_seconds` at most."""
+    if not ahead.answered or not snapshot_expected(inputs):
+        return ahead._replace(listed=ListedAhead(inputs))
+    read = bytearray(ahead.read)
+    start = ahead.read.find(b"\n") + 1
+    found = _next_listing(read, start, None, time.monotonic() + LINE_WAIT_SECONDS)
+    key = inputs.key() if found is not None and inputs.all_in(greeting_seconds) else None
+    pages = read_snapshot(inputs, key) if key is not None else None
+    if found is None or pages is None:
+        return Ahead(bytes(read), True, ListedAhead(inputs))
+    for number, (_, result) in enumerate(pages):
+        begin, end, ident = found
+        write_listing(b"".join((b'{"jsonrpc":"2.0","id":', json.dumps(ident, ensure_ascii=False).encode(),
+                                b',"result":', result, b"}\n")))
+        del read[begin:end]
+        if number + 1 == len(pages):
+            break
+        found = _next_listing(read, begin, pages[number + 1][0], time.monotonic() + LINE_WAIT_SECONDS)
+        if found is None:  # the next page is the runtime's to answer
+            break
+    return Ahead(bytes(read), True, ListedAhead(inputs, pages))
+
+
+def write_listing(answer: bytes) -> None:
+    """Write a listing answered from the snapshot (a mark of its own in the timeline)."""
+    write_whole(answer)
+
+
+def _next_listing(read: bytearray, start: int, cursor: str | None,
+                  deadline: float) -> tuple[int, int, int | str] | None:
+    """The first `tools/list` line after `start` in `read` (reading on, until `deadline`, as
+    long as none is whole): its bounds and id when it asks for the page of `cursor` (None:
+    page one) in a frame the strict decoder takes as it is; None otherwise, or when stdin
+    ends or `AHEAD_CAP` is read."""
+    while True:
+        end = read.find(b"\n", start)
+        if end < 0:
+            if len(read) >= AHEAD_CAP or not _read_more(read, deadline):
+                return None
+            continue
+        line = bytes(read[start:end])
+        if b"tools/list" in line:  # the first that names it is the one, or none is
+            frame = plain_request(line) if len(line) <= _LINE_READ else None
+            if frame is None or frame["method"] != "tools/list":
+                return None
+            return _the_page(frame, cursor, start, end + 1)
+        start = end + 1
+
+
+def _the_page(frame: dict[str, object], cursor: str | None, start: int, end: int) -> tuple[int, int, int | str] | None:
+    params, ident = frame.get("params", {}), frame.get("id")
+    assert isinstance(params, dict)
+    plain = (set(params) <= _PAGE_KEYS and params.get("cursor") == cursor
+             and (params.get("_meta") is None or isinstance(params["_meta"], dict)))
+    return (start, end, ident) if plain and isinstance(ident, int | str) else None
+
+
+def _read_more(read: bytearray, deadline: float) -> bool:
+    """Append what stdin holds within `deadline`; False at its end, an error or the deadline."""
+    try:
+        fd = sys.stdin.fileno()
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            return False
+        chunk = os.read(fd, min(_READ, AHEAD_CAP - len(read)))
+    except (OSError, ValueError, AttributeError):
+        return False
+    read.extend(chunk)
+    return bool(chunk)

@@ -29,6 +29,7 @@ HEAVY = ("mcp", "pydantic", "aiohttp", "jmespath", "cryptography", "numpy", "use
 LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"settings", "lean_libraries"}),  # the environment, read once; msgspec loaded lean (neither imports the sidecar)
     frozenset({"sidecar", "errors", "redact", "features", "concurrency", "collector", "private_files", "examples"}),
+    frozenset({"listing_snapshot"}),  # the first listing kept for the next start (read by the entry point)
     frozenset({"config", "logs"}),
     frozenset({"loop"}),  # the event loop's libraries, loaded without OpenSSL when nothing speaks TLS
     frozenset({"wire"}),

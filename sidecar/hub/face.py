@@ -94,6 +94,7 @@ class Face(ReadsLive):
         self.tasks = TaskTable()  # the tasks engine sessions made, by the upstream that owns each
         self.url_elicitations = UrlElicitations()  # who was asked each URL-mode question, for its completion
         self.notice_faults = NoticeFaults()  # upstream notifications that could not be handled, by upstream
+        self.first_page_seen: Callable[[bytes], None] | None = None  # told the first page one listed (once)
         self._started = time.monotonic()
         self.rebuild()
 
@@ -228,7 +229,26 @@ class Face(ReadsLive):
             page = msgspec.json.encode(result)
             if len(page) <= KEPT_PAGE_BYTES:
                 self._pages[key] = page
+        if offset == 0 and self.first_page_seen is not None:
+            seen, self.first_page_seen = self.first_page_seen, None
+            seen(page)
         return page
+
+    def when_first_page(self, seen: Callable[[bytes], None]) -> None:
+        """Tell `seen` the next page one this face lists (once)."""
+        self.first_page_seen = seen
+
+    def tools_pages(self) -> list[tuple[str | None, bytes]]:
+        """Every page of the listing as an engine walks it: the cursor each is asked for
+        with (None: page one) and its encoded result (`tools_page`)."""
+        pages: list[tuple[str | None, bytes]] = []
+        offset, cursor = 0, None
+        while True:
+            pages.append((cursor, self.tools_page(offset)))
+            following = self.listing.page(offset, self.config.face.page_size)[1]
+            if following is None:
+                return pages
+            offset, cursor = following, encode_cursor(following)
 
     def missing_upstreams(self) -> list[tuple[str, str]]:
         return [(u.alias, u.state) for u in self.pool if not lifecycle.is_ready(u.state)]

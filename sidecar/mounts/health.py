@@ -27,6 +27,7 @@ import msgspec
 from sidecar.trust.pins import Approval, Pin, PinsNotKept, digest_of, pin_tools
 from sidecar.trust.findings import Finding
 from sidecar.config import ServerConfig, SidecarConfig
+from sidecar.listing_snapshot import invalidate
 from sidecar.mounts.heads import HEALTH_FILE, HealthHead, fingerprint, health_path_for, read_heads, unreadable
 from sidecar.private_files import lock_beside, write_private
 
@@ -154,9 +155,17 @@ class HealthFile:
 
     @contextlib.contextmanager
     def edit(self) -> Iterator[dict[str, HealthRecord]]:
+        """The records to change, written back whole under the file's lock: the one door of
+        every write of pins. A write that replaces or forgets pins a server had invalidates
+        the listing snapshot beside the file first (`sidecar.listing_snapshot.invalidate`);
+        a face's first sight, where no pins were, leaves it (the listing it answers for
+        shows what the first sight pinned)."""
         with lock_beside(self.path):
             records = self.load()
+            had = {alias: dict(record.pins) for alias, record in records.items() if record.pins is not None}
             yield records
+            if any(records.get(alias) is None or records[alias].pins != pins for alias, pins in had.items()):
+                invalidate(str(self.path.parent))
             raw = msgspec.json.encode(records)  # indented for a person only while small: a big one is a loop stall
             write_private(self.path, (msgspec.json.format(raw, indent=2) if len(raw) < 256 << 10 else raw) + b"\n")
 

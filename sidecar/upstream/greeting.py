@@ -21,9 +21,9 @@ from __future__ import annotations
 import json
 import os
 import select
-import subprocess
 import threading
 import time
+from typing import IO, Protocol
 
 from sidecar import __version__
 from sidecar.wire.versions import HANDSHAKE_VERSIONS
@@ -41,12 +41,22 @@ _SMALL = 64 * 1024  # a line this short is read to tell a notification from a re
 _POLL = 0.05  # how often a waiting read looks at the deadline
 
 
+class Piped(Protocol):
+    """What a greeting reads of a started process (`sidecar.upstream.spawn.Process`)."""
+
+    @property
+    def stdin(self) -> IO[bytes] | None: ...
+
+    @property
+    def stdout(self) -> IO[bytes] | None: ...
+
+
 class Greeting:
     """The thread and what it read: `initialize` and `tools` (the two answer lines, or
     None), `replay` (every other whole line, in order), `tail` (a partial last line), `usable`,
     `timed_out` and `handed_over` (stopped at a question from the server)."""
 
-    def __init__(self, popen: subprocess.Popen[bytes], seconds: float) -> None:
+    def __init__(self, popen: Piped, seconds: float) -> None:
         """Greet `popen` now, in a thread that stops reading once both answers are in, or
         after `seconds` (the start timeout: it then counts as not answering in time)."""
         assert popen.stdin is not None and popen.stdout is not None
@@ -61,6 +71,7 @@ class Greeting:
         self.usable = True
         self.timed_out = False
         self.handed_over = False  # stopped early, the rest left to the connection
+        self.answers_digest: bytes | None = None  # set with `tools` (see `_digest`)
         self._deadline = time.monotonic() + seconds
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._run, name="early greeting", daemon=True)
@@ -128,9 +139,24 @@ class Greeting:
         if len(line) > LINE_CAP:
             self.usable = False
         elif self.initialize is not None and self._tools_marker in line:
+            self.answers_digest = self._digest(self.initialize, line)
             self.tools = line
         else:
             self._other(line)
+
+    def _digest(self, initialize: bytes, tools: bytes) -> bytes:
+        """The two answers' digest as they came, their ids (random per start) blanked: what
+        the listing snapshot's key reads of this upstream (`sidecar.listing_snapshot`),
+        made here, in the greeting's own thread, while the other upstreams still answer."""
+        from _blake2 import blake2b
+
+        digest = blake2b(digest_size=32, person=b"omb-greeting")
+        for line in (initialize, tools):
+            for ident in self.ids:
+                line = line.replace(json.dumps(ident).encode(), b'""')
+            digest.update(len(line).to_bytes(8, "little"))
+            digest.update(line)
+        return digest.digest()
 
     def _other(self, line: bytes) -> None:
         """A line that is not the `tools/list` answer: the `initialize` answer, a ping to

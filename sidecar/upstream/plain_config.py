@@ -28,11 +28,13 @@ import os
 import re
 from collections.abc import Sequence
 
-from sidecar.upstream.spawn import Launch, start_early_launch
+from sidecar.upstream.spawn import Launch, start_early_launches
 
 START_SECONDS = 8.0  # sidecar.config.Face.start_timeout_seconds's default (a test keeps them equal)
+LIST_WAIT_SECONDS = 1.5  # sidecar.config.Face.list_wait_seconds's default (a test keeps them equal)
 
-__all__ = ["early_launches", "plain_config_path", "records_a_failure", "start_named_in", "start_seconds"]
+__all__ = ["PlainStart", "early_launches", "list_wait_seconds", "plain_config_path", "plain_start",
+           "records_a_failure", "start_named_in", "start_seconds"]
 
 HEALTH_FILE = "mcp-health.json"  # sidecar.mounts.heads.HEALTH_FILE (a test keeps them equal)
 NEEDS_VALUE = "<needs a value>"  # sidecar.config.rules.NEEDS_VALUE
@@ -58,6 +60,26 @@ def plain_config_path(argv: Sequence[str]) -> str | None:
     return rest[1]
 
 
+class PlainStart:
+    """What the early start read: the config file's real path, its folder (the data
+    folder), its bytes, and whether every server of the file started early (then the first listing
+    is a function of what the entry point can see: `sidecar.listing_snapshot`)."""
+
+    __slots__ = ("config", "every_server_early", "folder", "path")
+
+    def __init__(self, path: str, config: bytes, every_server_early: bool) -> None:
+        self.path, self.folder = path, os.path.dirname(path)
+        self.config, self.every_server_early = config, every_server_early
+
+
+_started: list[PlainStart] = []
+
+
+def plain_start() -> PlainStart | None:
+    """The last early start's `PlainStart`; None when none started anything."""
+    return _started[-1] if _started else None
+
+
 def start_named_in(argv: Sequence[str]) -> int:
     """Start now the stdio upstreams a plain start's config certainly mounts (see above);
     how many started (a command that cannot start is not counted)."""
@@ -67,29 +89,45 @@ def start_named_in(argv: Sequence[str]) -> int:
     real = os.path.realpath(path)
     if _inside_a_package(real):  # its state sits in the user's state folder: the CLI decides
         return 0
-    document = _read(real)
+    data, document = _read(real)
     launches = early_launches(document)
-    if not launches or _health_records_a_failure(os.path.join(os.path.dirname(real), HEALTH_FILE)):
+    folder = os.path.dirname(real)
+    if not launches or _health_records_a_failure(os.path.join(folder, HEALTH_FILE)):
         return 0
-    return sum(start_early_launch(alias, launch, start_seconds(document)) for alias, launch in launches)
+    started = start_early_launches(launches, start_seconds(document))
+    servers = document.get("mcpServers") if isinstance(document, dict) else None
+    every = isinstance(servers, dict) and started == len(launches) == len(servers)
+    _started.append(PlainStart(real, data, every))
+    return started
 
 
-def _read(path: str) -> object:
+def _read(path: str) -> tuple[bytes, object]:
     import json
 
     try:
         with open(path, "rb") as config:
-            return json.loads(config.read())
+            data = config.read()
+        return data, json.loads(data)
     except (OSError, ValueError, RecursionError):
-        return None
+        return b"", None
 
 
 def start_seconds(document: object) -> float:
     """The face's start timeout as the config sets it (`face.startTimeoutSeconds`; else its default)."""
+    return _face_seconds(document, "startTimeoutSeconds", START_SECONDS)
+
+
+def list_wait_seconds(document: object) -> float:
+    """How long a first listing waits for upstreams on their first start, as the config sets
+    it (`face.listWaitSeconds`; else its default)."""
+    return _face_seconds(document, "listWaitSeconds", LIST_WAIT_SECONDS)
+
+
+def _face_seconds(document: object, name: str, default: float) -> float:
     face = document.get("face") if isinstance(document, dict) else None
-    seconds = face.get("startTimeoutSeconds") if isinstance(face, dict) else None
+    seconds = face.get(name) if isinstance(face, dict) else None
     valid = isinstance(seconds, int | float) and not isinstance(seconds, bool) and seconds > 0
-    return float(seconds) if valid else START_SECONDS  # type: ignore[arg-type]
+    return float(seconds) if valid else default  # type: ignore[arg-type]
 
 
 def _health_records_a_failure(path: str) -> bool:

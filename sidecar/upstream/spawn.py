@@ -8,26 +8,64 @@ before even the config module loads, and the CLI starts any others once the moun
 is made; the supervisor then adopts each early process for its first start.
 
 The death signal: `setpriv --pdeathsig TERM -- COMMAND` (util-linux) where it is
-installed and knows the option, so `subprocess` can vfork (the parent waits about 0.2 ms,
-against about 2 ms for a `preexec_fn`, which forces a fork and runs Python in the child);
-else the child asks for it itself through `preexec_fn`, as before.
+installed and knows the option; the process is then started with `os.posix_spawn` (a
+`Spawned`: pipes from `os.pipe`, its own session, SIGPIPE and SIGXFSZ back to their
+defaults, every other descriptor the sidecar could hand on closed), so an early start
+never imports `subprocess` (about 4 ms of the first spawn's wait). Else (no setpriv, the
+command not found, a `cwd`, which `os.posix_spawn` cannot set) `subprocess.Popen`, the
+child asking for the death signal itself through `preexec_fn` when setpriv is missing.
+Both give a `Process`.
 """
 
 from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import sys
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
 
+TYPE_CHECKING = False  # `typing` (2 ms to import) loads after the first spawn, not before
 if TYPE_CHECKING:
+    from typing import IO, Any, NamedTuple, Protocol
+
     from sidecar.config import ServerConfig
     from sidecar.upstream.greeting import Greeting
 
-__all__ = ["INHERITED_VARIABLES", "Launch", "child_environment", "discard_early", "keep_early", "start_early",
-           "start_early_launch", "start_launch", "start_process", "stop_process", "started_early", "take_early"]
+    class _LaunchFields(NamedTuple):
+        command: str
+        args: tuple[str, ...]
+        env: tuple[tuple[str, str], ...]  # sorted by name
+        cwd: str | None
+
+    class Process(Protocol):
+        """A started upstream process as the sidecar uses it (`subprocess.Popen` or `Spawned`)."""
+
+        @property
+        def pid(self) -> int: ...
+
+        @property
+        def stdin(self) -> IO[bytes] | None: ...
+
+        @property
+        def stdout(self) -> IO[bytes] | None: ...
+
+        @property
+        def stderr(self) -> IO[bytes] | None: ...
+
+        @property
+        def returncode(self) -> int | Any: ...
+
+        def poll(self) -> int | None: ...
+
+        def wait(self, timeout: float | None = None) -> int: ...
+else:
+    from collections import namedtuple
+
+    _LaunchFields = namedtuple("_LaunchFields", ("command", "args", "env", "cwd"))
+
+__all__ = ["INHERITED_VARIABLES", "Launch", "Spawned", "child_environment", "discard_early", "early_greetings",
+           "keep_early", "start_early", "start_early_launch", "start_early_launches", "start_launch", "start_process", "stop_process",
+           "started_early", "take_early"]
 
 INHERITED_VARIABLES = (
     "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE",
@@ -39,14 +77,12 @@ _PR_SET_PDEATHSIG = 1
 _SETPRIV_PLACES = ("/usr/bin/setpriv", "/bin/setpriv")
 
 
-class Launch(NamedTuple):
-    """What starts one stdio upstream: its command, arguments, own environment and folder.
-    Two entries with the same launch run the same process (an early one is adopted by it)."""
+class Launch(_LaunchFields):
+    """What starts one stdio upstream: its command, arguments, own environment (sorted by
+    name) and folder. Two entries with the same launch run the same process (an early one
+    is adopted by it)."""
 
-    command: str
-    args: tuple[str, ...]
-    env: tuple[tuple[str, str], ...]  # sorted by name
-    cwd: str | None
+    __slots__ = ()
 
     @classmethod
     def of(cls, server: ServerConfig) -> Launch:
@@ -54,7 +90,57 @@ class Launch(NamedTuple):
         return cls(server.command, tuple(server.args), tuple(sorted(server.env.items())), server.cwd)
 
 
-_early: dict[str, tuple[Launch, subprocess.Popen[bytes], Greeting | None]] = {}
+class Spawned:
+    """A process started with `os.posix_spawn`: its pid, its three pipes (unbuffered) and
+    its exit, read once (`poll` never blocks; `wait` may, from one thread at a time)."""
+
+    def __init__(self, argv: list[str], pid: int, stdin: IO[bytes], stdout: IO[bytes], stderr: IO[bytes]) -> None:
+        self.args = argv
+        self.pid, self.stdin, self.stdout, self.stderr = pid, stdin, stdout, stderr
+        import _thread  # built in: `threading` (about 1 ms) waits for the greeting
+
+        self.returncode: int | None = None
+        self._reaping = _thread.allocate_lock()
+
+    def poll(self) -> int | None:
+        if self.returncode is None and self._reaping.acquire(blocking=False):
+            try:
+                self._reap(os.WNOHANG)
+            finally:
+                self._reaping.release()
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        """Until the process exits; past `timeout` seconds (when given) `TimeoutExpired`, as
+        Popen raises it."""
+        if timeout is not None:
+            import time
+
+            deadline, pause = time.monotonic() + timeout, 0.0005
+            while self.poll() is None:
+                if time.monotonic() >= deadline:
+                    import subprocess
+
+                    raise subprocess.TimeoutExpired(self.args, timeout)
+                time.sleep(pause)
+                pause = min(pause * 2, 0.05)
+        with self._reaping:
+            if self.returncode is None:
+                self._reap(0)
+        assert self.returncode is not None
+        return self.returncode
+
+    def _reap(self, flags: int) -> None:
+        try:
+            pid, status = os.waitpid(self.pid, flags)
+        except ChildProcessError:  # reaped elsewhere: its code is lost (0, as Popen says then)
+            self.returncode = 0
+            return
+        if pid == self.pid:
+            self.returncode = os.waitstatus_to_exitcode(status)
+
+
+_early: dict[str, tuple[Launch, Process, Greeting | None]] = {}
 
 
 def child_environment(own: Iterable[tuple[str, str]], parent: Mapping[str, str]) -> dict[str, str]:
@@ -64,12 +150,12 @@ def child_environment(own: Iterable[tuple[str, str]], parent: Mapping[str, str])
     return env
 
 
-def start_process(server: ServerConfig) -> subprocess.Popen[bytes]:
+def start_process(server: ServerConfig) -> Process:
     """Start the server's command with pipes on stdin, stdout and stderr. OSError if it cannot."""
     return start_launch(Launch.of(server))
 
 
-def start_launch(launch: Launch) -> subprocess.Popen[bytes]:
+def start_launch(launch: Launch) -> Process:
     """Start `launch` in a session of its own, pipes on its standard streams, with a death
     signal on Linux. OSError if it cannot start (a missing command raises, as Popen does)."""
     env = child_environment(launch.env, os.environ)
@@ -79,10 +165,61 @@ def start_launch(launch: Launch) -> subprocess.Popen[bytes]:
         setpriv = _setpriv()
         if setpriv is not None and _runnable(launch.command, env, launch.cwd):
             argv = [setpriv, "--pdeathsig", "TERM", "--", *argv]
+            if launch.cwd is None:
+                spawned = _posix_spawn(argv, env)
+                if spawned is not None:
+                    return spawned
         else:  # no setpriv, or the command is not found: Popen raises its usual error for it
             preexec = _die_with_parent_hook()
+    import subprocess
+
     return subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             env=env, cwd=launch.cwd, start_new_session=True, preexec_fn=preexec)
+
+
+def _posix_spawn(argv: list[str], env: dict[str, str]) -> Spawned | None:
+    """`argv` (its first an absolute path) started with `os.posix_spawn` as `Popen` would
+    start it (see above); None where this platform or these descriptors do not allow it
+    (then Popen does). OSError if it cannot start."""
+    pipes = [os.pipe() for _ in range(3)]  # (read, write) each, not inheritable
+    ends = [pipes[0][0], pipes[1][1], pipes[2][1]]  # the child's stdin, stdout, stderr
+    ours = [pipes[0][1], pipes[1][0], pipes[2][0]]
+    try:
+        if min(ends) < 3:  # a standard stream of ours was closed: dup2 onto itself would keep CLOEXEC
+            return None
+        actions: list[tuple[int, ...]] = [(os.POSIX_SPAWN_DUP2, fd, target) for target, fd in enumerate(ends)]
+        actions += [(os.POSIX_SPAWN_CLOSE, fd) for fd in _inheritable_descriptors()]
+        pid = os.posix_spawn(argv[0], argv, env, file_actions=actions, setsid=True,
+                             setsigdef=(signal.SIGPIPE, signal.SIGXFSZ))
+    except (NotImplementedError, AttributeError, TypeError):  # no setsid support, say
+        for fd in (*ends, *ours):
+            os.close(fd)
+        return None
+    except BaseException:
+        for fd in (*ends, *ours):
+            os.close(fd)
+        raise
+    for fd in ends:
+        os.close(fd)
+    return Spawned(argv, pid, open(ours[0], "wb", buffering=0), open(ours[1], "rb", buffering=0),
+                   open(ours[2], "rb", buffering=0))
+
+
+def _inheritable_descriptors() -> list[int]:
+    """Our descriptors past the standard three that a child would inherit (Popen closes
+    them all in the child; here they are named to the spawn to close)."""
+    try:
+        listed = [int(name) for name in os.listdir("/proc/self/fd") if name.isdigit()]
+    except OSError:
+        return []
+    found = []
+    for fd in listed:
+        try:
+            if fd > 2 and os.get_inheritable(fd):
+                found.append(fd)
+        except OSError:  # the listing's own descriptor, closed by now
+            continue
+    return found
 
 
 _found: list[str | None] = []
@@ -149,22 +286,38 @@ def start_early(servers: Iterable[ServerConfig], start_seconds: float) -> None:
 def start_early_launch(alias: str, launch: Launch, start_seconds: float) -> bool:
     """Start `launch` now for `alias`, and greet it (`sidecar.upstream.greeting`) for at most
     `start_seconds`; kept for its supervisor. False (nothing kept) if it cannot start."""
-    from sidecar.upstream.greeting import Greeting
+    return start_early_launches([(alias, launch)], start_seconds) == 1
 
-    try:
-        popen = start_launch(launch)
-    except OSError:
-        return False
+
+def start_early_launches(launches: Iterable[tuple[str, Launch]], start_seconds: float) -> int:
+    """`start_early_launch` for each of `launches`: every process started first, then each
+    greeted (what greeting loads and its threads do not delay the next spawn); how many
+    started."""
+    started: list[tuple[str, Launch, Process]] = []
+    for alias, launch in launches:
+        try:
+            started.append((alias, launch, start_launch(launch)))
+        except OSError:
+            continue
+    if not started:
+        return 0
+    from sidecar.upstream.greeting import Greeting  # after the spawns: it loads typing, json, threading
     from sidecar.collector import give_back_large_blocks
 
-    # before the greeting's thread reads a big listing (see sidecar.collector)
+    # before the greetings' threads read a big listing (see sidecar.collector)
     give_back_large_blocks(malloc_tuned="MALLOC_MMAP_THRESHOLD_" in os.environ)
-    try:
-        greeting: Greeting | None = Greeting(popen, start_seconds)
-    except RuntimeError:  # no thread could start: the supervisor greets it itself
-        greeting = None
-    _early[alias] = (launch, popen, greeting)
-    return True
+    for alias, launch, popen in started:
+        try:
+            greeting: Greeting | None = Greeting(popen, start_seconds)
+        except RuntimeError:  # no thread could start: the supervisor greets it itself
+            greeting = None
+        _early[alias] = (launch, popen, greeting)
+    return len(started)
+
+
+def early_greetings() -> list[tuple[str, Greeting | None]]:
+    """Each early process's alias and greeting (None: it greets nothing), in start order."""
+    return [(alias, greeting) for alias, (_, _, greeting) in _early.items()]
 
 
 def keep_early(servers: Iterable[ServerConfig]) -> None:
@@ -181,7 +334,7 @@ def started_early(server: ServerConfig) -> bool:
     return found is not None and server.command is not None and found[0] == Launch.of(server)
 
 
-def take_early(server: ServerConfig) -> tuple[subprocess.Popen[bytes], Greeting | None] | None:
+def take_early(server: ServerConfig) -> tuple[Process, Greeting | None] | None:
     """The process started early for exactly this entry's launch and its greeting, once;
     None otherwise."""
     if not started_early(server):
@@ -197,7 +350,7 @@ def discard_early() -> None:
         stop_process(popen)
 
 
-def stop_process(popen: subprocess.Popen[bytes]) -> None:
+def stop_process(popen: Process) -> None:
     """Kill a started process's group, reap it and close its pipes (one no supervisor owns)."""
     try:
         os.killpg(popen.pid, signal.SIGKILL)

@@ -12,8 +12,8 @@ import collections
 import logging
 import os
 import signal
-import subprocess
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from sidecar.config import ServerConfig
 from sidecar.errors import UpstreamUnavailable
@@ -22,6 +22,9 @@ from sidecar.upstream.greeting import Greeting
 from sidecar.upstream.spawn import start_process, stop_process, take_early
 from sidecar.wire import LineFramer, Outbox
 from sidecar.wire.framing import DropSink
+
+if TYPE_CHECKING:
+    from sidecar.upstream.spawn import Process
 
 __all__ = ["ChildProcess", "spawn_child", "adopt"]
 
@@ -67,7 +70,7 @@ class _StderrTail(asyncio.Protocol):
 class ChildProcess:
     """A running stdio upstream (a Channel); messages go in, lines come out through `on_line`."""
 
-    def __init__(self, popen: subprocess.Popen[bytes], loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, popen: Process, loop: asyncio.AbstractEventLoop) -> None:
         self._popen = popen
         self.pid = popen.pid
         self.exited: asyncio.Future[None] = loop.create_future()
@@ -140,7 +143,7 @@ class ChildProcess:
             pass
 
 
-async def adopt(popen: subprocess.Popen[bytes], on_line: Callable[[bytes], None], max_line: int,
+async def adopt(popen: Process, on_line: Callable[[bytes], None], max_line: int,
                 on_dropped: DropSink | None = None, tail: bytes = b"") -> ChildProcess:
     """Connect a started process's pipes to the event loop and watch for its exit (`tail`:
     the start of a line already read from its stdout, by its greeting)."""
@@ -160,7 +163,7 @@ async def adopt(popen: subprocess.Popen[bytes], on_line: Callable[[bytes], None]
     return child
 
 
-def _watch_exit(child: ChildProcess, popen: subprocess.Popen[bytes], loop: asyncio.AbstractEventLoop) -> None:
+def _watch_exit(child: ChildProcess, popen: Process, loop: asyncio.AbstractEventLoop) -> None:
     try:
         pidfd = os.pidfd_open(popen.pid)
     except (AttributeError, OSError):  # no pidfd: a thread waits for the exit instead

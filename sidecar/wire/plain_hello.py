@@ -24,13 +24,17 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from sidecar import __version__
 from sidecar.wire.task_shapes import TASKS_EXTENSION
 from sidecar.wire.versions import HANDSHAKE_VERSIONS, UI_EXTENSION
 
-__all__ = ["PLAIN_DEPTH", "TASKS_WHILE_STARTING", "Ahead", "answer_plainly", "initialize_result", "offer", "starting_capabilities"]
+if TYPE_CHECKING:
+    from sidecar.listing_snapshot import ListingInputs, Page
+
+__all__ = ["PLAIN_DEPTH", "TASKS_WHILE_STARTING", "Ahead", "ListedAhead", "answer_plainly", "initialize_result", "offer",
+           "plain_request", "starting_capabilities"]
 
 # What an upstream still on its first start counts as offering of tasks: everything the
 # sidecar routes (an engine that then sends a task request gets "unknown task").
@@ -43,12 +47,25 @@ _ENVELOPE = frozenset({"jsonrpc", "id", "method", "params"})
 _PARAM_TYPES: dict[str, type] = {"protocolVersion": str, "capabilities": dict, "clientInfo": dict, "_meta": dict}
 
 
+class ListedAhead(NamedTuple):
+    """The listing side of what the entry point did: the inputs of this start's first
+    listing (`sidecar.listing_snapshot`, for the runtime to keep its pages under their key)
+    and, when it answered the engine's first `tools/list` from the snapshot, the pages kept
+    there (None: nothing sent; the runtime answers the engine's first listing itself)."""
+
+    inputs: ListingInputs
+    sent: list[Page] | None = None
+
+
 class Ahead(NamedTuple):
     """What the entry point read of stdin before the CLI loaded, and whether it answered its
-    first line (`initialize`): the CLI goes on from there."""
+    first line (`initialize`): the CLI goes on from there. A `tools/list` the entry point
+    answered from the listing snapshot is not in `read` (the runtime never sees it);
+    `listed` says what was sent, and what this start's listing depends on."""
 
     read: bytes
     answered: bool
+    listed: ListedAhead | None = None
 
 
 def offer(offered: dict[str, Any], caps: dict[str, Any] | None) -> None:
@@ -117,23 +134,33 @@ def _whole(text: str) -> bool:
     return True
 
 
+def plain_request(line: bytes) -> dict[str, Any] | None:
+    """`line` (one frame, no newline) read as a request or notification the strict decoder
+    takes as it is: an object of the envelope's keys, "jsonrpc" "2.0", a method, an id (when
+    present) an integer or a string, params (when present) an object; None for anything it
+    is not certain of (see above)."""
+    try:
+        frame = json.loads(line.rstrip(b"\r").decode(), object_pairs_hook=_pairs, parse_constant=_refuse_constant)
+    except (ValueError, RecursionError):  # _NotCertain, not JSON, not UTF-8
+        return None
+    if not (isinstance(frame, dict) and set(frame) <= _ENVELOPE and frame.get("jsonrpc") == "2.0"
+            and type(frame.get("method")) is str and _plain_value(frame, 0)):
+        return None
+    if ("id" in frame and type(frame["id"]) not in (int, str)) or type(frame.get("params", {})) is not dict:
+        return None
+    return frame
+
+
 def answer_plainly(waiting: bytes, capabilities: dict[str, Any]) -> tuple[bytes, int] | None:
     """The answer to `waiting`'s first line when it is certainly a whole, valid `initialize`
     request, and where the bytes after that line begin; None otherwise (see above)."""
     end = waiting.find(b"\n")
     if end < 0:
         return None
-    try:
-        frame = json.loads(waiting[:end].rstrip(b"\r").decode(), object_pairs_hook=_pairs,
-                           parse_constant=_refuse_constant)
-    except (ValueError, RecursionError):  # _NotCertain, not JSON, not UTF-8
+    frame = plain_request(waiting[:end])
+    if frame is None or frame["method"] != "initialize" or "id" not in frame:
         return None
-    if not (isinstance(frame, dict) and set(frame) <= _ENVELOPE and frame.get("jsonrpc") == "2.0"
-            and frame.get("method") == "initialize" and _plain_value(frame, 0)):
-        return None
-    ident, params = frame.get("id"), frame.get("params", {})
-    if type(ident) not in (int, str) or type(params) is not dict:
-        return None
+    ident, params = frame["id"], frame.get("params", {})
     if any(params.get(name) is not None and type(params[name]) is not kind for name, kind in _PARAM_TYPES.items()):
         return None
     answer = {"jsonrpc": "2.0", "id": ident, "result": initialize_result(params, capabilities)}

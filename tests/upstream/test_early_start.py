@@ -132,7 +132,7 @@ _DEAF_UPSTREAM = ("import os, signal, sys\n"
 # and when msgspec, the config module and the runtime begin to load.
 _WATCHED = ("import sys, runpy\n"
             "def hook(event, args):\n"
-            "    if event == 'subprocess.Popen': sys.stderr.write('EVENT popen\\n')\n"
+            "    if event in ('subprocess.Popen', 'os.posix_spawn'): sys.stderr.write('EVENT popen\\n')\n"
             "    elif event == 'import' and args[0] in ('msgspec', 'sidecar.config', 'asyncio', 'sidecar.app'):\n"
             "        sys.stderr.write('EVENT import ' + args[0] + '\\n')\n"
             "sys.addaudithook(hook)\n"
