@@ -10,7 +10,8 @@ the top functions by own time and by cumulative time.
 
 `--plain` runs without the profiler and prints, per tree and interleaved over
 `--rounds`, the sidecar's own CPU per call (from /proc, robust on a loaded
-machine) and the calls per second.
+machine) and the calls per second; `--floor` runs py-floor (`floor_proxy.py`) first
+in each round, so every tree's paired ratio is to py-floor's run of the same round.
 
 `--counts` prints the exact number of Python function calls each call costs,
 per function, and with two `--tree`s the difference: each tree is profiled at
@@ -37,7 +38,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench.candidates import PYTHON, REPO_ROOT, Upstream, write_config
+from bench.candidates import PYTHON, REPO_ROOT, Upstream, upstream_argv, write_config
 from bench.catalogs import GITHUB
 from bench.client import Connection, echo_request, find_tool
 from bench.probes import cpu_seconds
@@ -81,11 +82,12 @@ main()
 """
 
 
-def drive(argv: list[str], cwd: Path, calls: int, window: int) -> tuple[float, float]:
-    """`calls` echo calls, `window` in flight; returns (calls/s, CPU us per call)."""
+def drive(argv: list[str], cwd: Path, calls: int, window: int, config: bool = True) -> tuple[float, float]:
+    """`calls` echo calls, `window` in flight; returns (calls/s, CPU us per call). `config`:
+    the sidecar's `--config PATH` is added to `argv` (py-floor takes its upstream's argv)."""
     work = Path(tempfile.mkdtemp(prefix="omb-prof-"))
-    config = write_config([Upstream("gh", GITHUB)], work)
-    with Connection([*argv, "--config", str(config)], cwd=str(cwd), stderr_path=work / "stderr") as conn:
+    given = ["--config", str(write_config([Upstream("gh", GITHUB)], work))] if config else []
+    with Connection([*argv, *given], cwd=str(cwd), stderr_path=work / "stderr") as conn:
         conn.initialize(60)
         names = conn.list_tools_until(GITHUB.tools, 60)
         build = echo_request(find_tool(names, "echo", "gh"))
@@ -196,12 +198,22 @@ def print_counts(trees: list[Path], calls: int, window: int, top: int, opcodes: 
               else f"{before:8.2f}  {key}")
 
 
+FLOOR = Path("py-floor")  # `--floor`: bench/floor_proxy.py, run beside the trees as if it were one
+
+
+def _drive_one(tree: Path, calls: int, window: int) -> tuple[float, float]:
+    if tree == FLOOR:
+        floor = [PYTHON, str(REPO_ROOT / "bench" / "floor_proxy.py"), "--", *upstream_argv(GITHUB)]
+        return drive(floor, REPO_ROOT, calls, window, config=False)
+    return drive([PYTHON, "-m", "sidecar"], tree, calls, window)
+
+
 def compare(trees: list[Path], calls: int, window: int, rounds: int) -> None:
-    """Interleaved plain runs of each tree's sidecar: A B A B ..."""
+    """Interleaved plain runs of each tree's sidecar (and py-floor, given as `FLOOR`): A B A B ..."""
     seen: dict[Path, list[tuple[float, float]]] = {tree: [] for tree in trees}
     for _ in range(rounds):
         for tree in trees:
-            seen[tree].append(drive([PYTHON, "-m", "sidecar"], tree, calls, window))
+            seen[tree].append(_drive_one(tree, calls, window))
     first = seen[trees[0]]
     for tree, runs in seen.items():
         rates = sorted(r for r, _ in runs)
@@ -228,6 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--plain", action="store_true", help="no profiler: CPU per call of each --tree")
     parser.add_argument("--tree", type=Path, action="append", help="a checkout whose sidecar runs (--plain)")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--floor", action="store_true", help="with --plain: py-floor too, first, as the base of the ratios")
     parser.add_argument("--counts", action="store_true", help="exact function calls per call (of each --tree)")
     parser.add_argument("--opcodes", action="store_true", help="exact bytecodes per call (of each --tree)")
     parser.add_argument("--stages", action="store_true", help="with --counts or --opcodes: summed by stage of the call's way")
@@ -237,7 +250,8 @@ def main(argv: list[str] | None = None) -> int:
                      args.stages)
         return 0
     if args.plain:
-        compare([t.resolve() for t in args.tree or [REPO_ROOT]], args.calls, args.window, args.rounds)
+        trees = [t.resolve() for t in args.tree or [REPO_ROOT]]
+        compare([FLOOR, *trees] if args.floor else trees, args.calls, args.window, args.rounds)
         return 0
     stats = profile_calls(args.calls, args.window, args.out)
     stats.sort_stats("tottime").print_stats(args.top)
