@@ -47,6 +47,7 @@ class Settings:
     block_min_calls: int = 20
     block_cap_s: float = 0.05
     burst_calls: int = 1500
+    pin_blocks: bool = True  # the timed blocks with this client and the candidate on separate cores
     min_calls: int = 200
     warmup_calls: int = 200
     blob_sizes: tuple[int, ...] = (1_000_000, 20_000_000)

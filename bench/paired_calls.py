@@ -17,6 +17,13 @@ median. p90 and p99 pool every timed call. The same rules for every candidate: a
 burst ends early after `block_cap_s` only once its minimum is done (slow peers), no
 cycle is dropped.
 
+The timed blocks run with this client on one core and every process of the candidate on
+another (`Cores`; `pin_blocks`, on by default; the bursts run on every core). Left to
+the scheduler, a block on two cores lands its processes on one core or on two by chance,
+and the round trip flips between about 15 and 80 us with it, more than any proxy adds;
+pinned, every call of every candidate crosses between the two cores exactly as direct's
+does, so the difference is the proxy's own hop and work.
+
     python -m bench.paired_calls --only sidecar,py-floor --rounds 3   # the per-call rows alone
 
 Refuses to judge: ratios to targets are `bench.report`'s.
@@ -25,6 +32,7 @@ Refuses to judge: ratios to targets are `bench.report`'s.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import statistics
 import sys
@@ -189,7 +197,7 @@ def _run_step(step: Callable[[_Open], None], order: list[_Open], running: list[_
 def measure_round(candidates: list[Candidate], s: Settings, workdir: Path) -> CallsRound:
     """One round: open every candidate's session, run `s.cycles` cycles, close them."""
     found = CallsRound()
-    cores = _cores()
+    cores = _cores() if s.pin_blocks else None
     with ExitStack() as stack:
         running: list[_Open] = []
         for candidate in candidates:
@@ -312,10 +320,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", help="comma separated candidates (direct and relay are always kept)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--cycles", type=int, help="cycles per round")
+    parser.add_argument("--no-pin", action="store_true", help="leave every process where the scheduler puts it")
     args = parser.parse_args(argv)
-    s = Settings()
+    s = Settings(pin_blocks=not args.no_pin)
     if args.cycles:
-        s = Settings(cycles=args.cycles)
+        s = dataclasses.replace(s, cycles=args.cycles)
     candidates = [c for c in all_candidates() if not c.missing and not c.name.startswith("relay-")]
     if args.only:
         wanted = {"direct", "relay", *args.only.split(",")}

@@ -281,12 +281,16 @@ def _header(results: Results) -> list[str]:
          f"Linux {m['kernel']}, load average {_load(m.get('loadavg'))} at start, "
          f"{_load(m.get('loadavg_end'))} at end"),
         (f"rounds: {s['rounds']}; echo calls side by side, {s.get('cycles', '?')} cycles a round: a block of "
-         f"{s.get('block_calls', '?')} sequential calls (client and candidate on separate cores) and a burst of "
+         f"{s.get('block_calls', '?')} sequential calls{_pinned(s)} and a burst of "
          f"{s.get('burst_calls', '?')} per window, each candidate in turn; run took {results['duration_s']} s"),
         ("direct/relay with several upstreams: that many processes started at once, time until "
          "the last is listed; direct's memory and CPU are the upstream's own"),
         "",
     ]
+
+
+def _pinned(s: dict[str, Any]) -> str:
+    return " (client and candidate on separate cores)" if s.get("pin_blocks") else ""
 
 
 def _load(values: list[float] | None) -> str:

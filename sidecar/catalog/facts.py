@@ -40,6 +40,12 @@ class ServerFacts:
     deadlines: Mapping[str, float | None]
     answers: Redactor = field(compare=False, repr=False)
     logs: Redactor = field(compare=False, repr=False)
+    # `answers` when it hides something, else None: a plain call asks this instead of the
+    # redactor's truth (a call of its own) on every answer
+    scrubbing: Redactor | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "scrubbing", self.answers if self.answers else None)
 
     def budget_of(self, alias: str | None) -> int:
         """The result budget of `alias` (its own `resultChars`, else the face's)."""
