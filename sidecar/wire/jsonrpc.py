@@ -149,7 +149,7 @@ def decode_engine_frame(line: bytes) -> EngineMessage | FrameRejected:
     A plain request is decoded once, straight into its shape; any other frame (a
     notification, an answer, anything malformed) does not fit it and is decoded again,
     generically, and judged member by member with the refusal that fits."""
-    if too_deep(line, MAX_DEPTH):
+    if len(line) > MAX_DEPTH and too_deep(line, MAX_DEPTH):  # a shorter text cannot nest deeper
         return _too_deep(line)
     try:
         plain = _plain_decoder.decode(line)
