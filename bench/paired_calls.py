@@ -8,8 +8,9 @@ that difference (a relay "adding" a negative time). So a round opens one session
 candidate (each initialized and listed first), then runs `cycles` cycles; in each, every
 candidate in turn (the order rotated by one each cycle, so no one is always first after
 direct) gets `block_warmup` untimed calls and then a timed block of `block_calls`
-sequential calls; then, for each window, a short burst of `burst_calls` calls with that
-many in flight. A candidate's added latency in a cycle is its block's p50 minus direct's
+sequential calls. The throughput is taken the same way, in cycles of its own before the
+blocks: for each window, a short burst of `burst_calls` calls with that many in flight,
+each candidate in turn. A candidate's added latency in a cycle is its block's p50 minus direct's
 block p50 of the same cycle; the figure is the median over every cycle of every round.
 Calls/s and CPU per call are medians over cycles too, and the ratio of calls/s to the
 relay's is taken cycle by cycle (both bursts ran within the same second) before its
@@ -37,8 +38,8 @@ import os
 import statistics
 import sys
 import time
-from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -101,19 +102,6 @@ def _cores() -> Cores | None:
     return Cores(frozenset(allowed[:1]), frozenset(allowed[1:2]), frozenset(allowed))
 
 
-@contextmanager
-def _spawning_on(cores: Cores | None) -> Iterator[None]:
-    """Processes started inside start on the candidates' core (children inherit it)."""
-    if cores is None:
-        yield
-        return
-    os.sched_setaffinity(0, cores.candidates)
-    try:
-        yield
-    finally:
-        os.sched_setaffinity(0, cores.every)
-
-
 def _threads(pid: int) -> list[int]:
     """Every thread of `pid` and of the processes below it."""
     found: list[int] = []
@@ -135,7 +123,8 @@ def _threads(pid: int) -> list[int]:
 
 
 def _place(running: list[_Open], cores: Cores | None, pinned: bool) -> None:
-    """Pin (or free) this client and every candidate's threads: see `Cores`."""
+    """Pin (or free) this client and every thread of every candidate's processes (a thread
+    or child started later inherits its parent's core): see `Cores`."""
     if cores is None:
         return
     os.sched_setaffinity(0, cores.client if pinned else cores.every)
@@ -170,16 +159,22 @@ def _burst(o: _Open, window: int, s: Settings) -> None:
     o.burst_cpu.setdefault(window, []).append((_cpu(conn.pid) - before) / done * 1e6)
 
 
-def _open(candidate: Candidate, s: Settings, workdir: Path, stack: ExitStack, cores: Cores | None) -> _Open:
+def _open(candidate: Candidate, s: Settings, workdir: Path, stack: ExitStack) -> _Open:
     log = workdir / f"calls-{candidate.name}.stderr"
     argv = candidate.argv([Upstream("gh", s.session_catalog)], workdir)
-    with _spawning_on(cores):  # what it starts, now or later, inherits its core
-        conn = stack.enter_context(Connection(argv, cwd=str(REPO_ROOT), stderr_path=log))
+    conn = stack.enter_context(Connection(argv, cwd=str(REPO_ROOT), stderr_path=log))
     conn.initialize(s.timeout_s)
     names = conn.list_tools_until(s.session_catalog.tools, s.timeout_s)
     build = echo_request(find_tool(names, "echo", "gh"))
     conn.sequential(build, s.warmup_calls, timeout=s.timeout_s)
     return _Open(candidate.name, conn, build)
+
+
+def _rotated(running: list[_Open], cycle: int) -> list[_Open]:
+    """The candidates in this cycle's order: shifted by one each cycle, so none is always
+    the first after another."""
+    shift = cycle % len(running) if running else 0
+    return running[shift:] + running[:shift]
 
 
 def _run_step(step: Callable[[_Open], None], order: list[_Open], running: list[_Open],
@@ -202,19 +197,20 @@ def measure_round(candidates: list[Candidate], s: Settings, workdir: Path) -> Ca
         running: list[_Open] = []
         for candidate in candidates:
             try:
-                running.append(_open(candidate, s, workdir, stack, cores))
+                running.append(_open(candidate, s, workdir, stack))
             except (ConnectionFailed, OSError) as exc:
                 found.errors[candidate.name] = f"start: {exc}"[:300]
         gathered = list(running)
+        # The bursts first, where the scheduler puts every process (a process once pinned
+        # moves back only lazily, so a burst after a pinned block would run half pinned),
+        # then the blocks, pinned: each phase cycles through every candidate in turn.
+        for cycle in range(s.cycles):
+            for window in s.windows:
+                _run_step(lambda o: _burst(o, window, s), _rotated(running, cycle), running, found, cycle)
         try:
+            _place(running, cores, pinned=True)
             for cycle in range(s.cycles):
-                shift = cycle % len(running) if running else 0
-                order = running[shift:] + running[:shift]
-                _place(running, cores, pinned=True)
-                _run_step(lambda o: _block(o, s), order, running, found, cycle)
-                _place(running, cores, pinned=False)
-                for window in s.windows:
-                    _run_step(lambda o: _burst(o, window, s), order, running, found, cycle)
+                _run_step(lambda o: _block(o, s), _rotated(running, cycle), running, found, cycle)
                 found.cycles += 1
         finally:
             _place([], cores, pinned=False)
