@@ -49,7 +49,7 @@ from bench.cases import Settings, percentile
 from bench.client import Connection, ConnectionFailed, echo_request, find_tool
 from bench.probes import cpu_seconds, memory_kb
 
-__all__ = ["CallsRound", "measure_round", "render_rows", "summarize"]
+__all__ = ["CallsRound", "Cores", "cores_to_pin", "measure_round", "place", "render_rows", "summarize"]
 
 Progress = Callable[[str], None]
 
@@ -95,7 +95,7 @@ class Cores:
     every: frozenset[int]
 
 
-def _cores() -> Cores | None:
+def cores_to_pin() -> Cores | None:
     allowed = sorted(os.sched_getaffinity(0))
     if len(allowed) < 2:
         return None
@@ -125,11 +125,16 @@ def _threads(pid: int) -> list[int]:
 def _place(running: list[_Open], cores: Cores | None, pinned: bool) -> None:
     """Pin (or free) this client and every thread of every candidate's processes (a thread
     or child started later inherits its parent's core): see `Cores`."""
+    place([o.conn.pid for o in running], cores, pinned)
+
+
+def place(pids: list[int], cores: Cores | None, pinned: bool) -> None:
+    """`_place` by process ids (`bench.profile_calls --pin` pins its one sidecar so)."""
     if cores is None:
         return
     os.sched_setaffinity(0, cores.client if pinned else cores.every)
-    for o in running:
-        for tid in _threads(o.conn.pid):
+    for pid in pids:
+        for tid in _threads(pid):
             try:
                 os.sched_setaffinity(tid, cores.candidates if pinned else cores.every)
             except OSError:
@@ -192,7 +197,7 @@ def _run_step(step: Callable[[_Open], None], order: list[_Open], running: list[_
 def measure_round(candidates: list[Candidate], s: Settings, workdir: Path) -> CallsRound:
     """One round: open every candidate's session, run `s.cycles` cycles, close them."""
     found = CallsRound()
-    cores = _cores() if s.pin_blocks else None
+    cores = cores_to_pin() if s.pin_blocks else None
     with ExitStack() as stack:
         running: list[_Open] = []
         for candidate in candidates:

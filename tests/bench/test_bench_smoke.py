@@ -10,6 +10,7 @@ are skipped with the reason.
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import sys
 from dataclasses import replace
@@ -254,6 +255,9 @@ def test_the_call_profile_harness_reads_cpu_per_call(tmp_path: Path) -> None:
 
     rate, cpu = drive([sys.executable, "-m", "sidecar"], REPO_ROOT, 300, 16)
     assert rate > 0 and cpu > 0
+    before = os.sched_getaffinity(0)
+    rate, cpu = drive([sys.executable, "-m", "sidecar"], REPO_ROOT, 100, 1, pin=True)  # `--pin`
+    assert rate > 0 and cpu > 0 and os.sched_getaffinity(0) == before  # this process freed again
 
 
 def test_the_call_counts_are_per_call_and_exact() -> None:
