@@ -1,8 +1,8 @@
 """One measurement of one candidate: the benchmark cases.
 
 Owns what is timed and how, for a single round: `measure_session` (start to
-`initialize`, start to a complete `tools/list`, echo round trips, pipelined
-throughput, proxy CPU per call, memory idle and under load, large results) and
+`initialize`, start to a complete `tools/list`, memory idle and after large results,
+large results; the echo calls are `bench.paired_calls`, every candidate side by side) and
 `measure_catalog` (start to a complete `tools/list` with several upstreams).
 Each returns a flat dict of named figures; the runner repeats and interleaves
 them. (Layout build, timed in memory without processes, is `bench.layouts`.)
@@ -22,7 +22,7 @@ from pathlib import Path
 
 from bench.candidates import REPO_ROOT, Candidate, Upstream
 from bench.catalogs import GITHUB, CatalogSpec, github_set, server_set
-from bench.client import Connection, echo_request, find_tool
+from bench.client import Connection, find_tool
 from bench.probes import cpu_seconds, memory_kb
 
 __all__ = ["Settings", "measure_catalog", "measure_fresh", "measure_session", "percentile"]
@@ -39,6 +39,15 @@ class Settings:
     pipe_calls: int = 4000
     windows: tuple[int, ...] = (16, 64)
     phase_cap_s: float = 4.0
+    # the per-call figures (bench.paired_calls): cycles per round, each a timed block of
+    # sequential calls and a burst per window for every candidate in turn
+    cycles: int = 24
+    block_calls: int = 100
+    block_warmup: int = 10
+    block_min_calls: int = 20
+    block_cap_s: float = 0.05
+    burst_calls: int = 1500
+    pin_blocks: bool = True  # the timed blocks with this client and the candidate on separate cores
     min_calls: int = 200
     warmup_calls: int = 200
     blob_sizes: tuple[int, ...] = (1_000_000, 20_000_000)
@@ -53,7 +62,8 @@ class Settings:
     @classmethod
     def quick(cls) -> Settings:
         return cls(rounds=1, seq_calls=300, pipe_calls=300, phase_cap_s=1.0, min_calls=50,
-                   warmup_calls=20, blob_repeats=1, blob_cap_s=3.0, layout_repeats=1)
+                   warmup_calls=20, blob_repeats=1, blob_cap_s=3.0, layout_repeats=1,
+                   cycles=4, block_calls=50, burst_calls=300)
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -66,40 +76,6 @@ def percentile(values: list[float], q: float) -> float:
 def _memory(pid: int, label: str, keys: tuple[str, ...] = ("VmRSS", "VmHWM")) -> Figures:
     found = memory_kb(pid) or {}
     return {f"{key.lower()}_{label}_kb": float(found[key]) for key in keys if key in found}
-
-
-class _CpuMeter:
-    """CPU time one pid spends from construction to `per_call_us`."""
-
-    def __init__(self, pid: int) -> None:
-        self.pid = pid
-        self.before = cpu_seconds(pid)
-
-    def per_call_us(self, calls: int) -> float | None:
-        """Microseconds of CPU per call, or None if the pid is gone."""
-        after = cpu_seconds(self.pid)
-        if self.before is None or after is None or calls == 0:
-            return None
-        return (after - self.before) / calls * 1e6
-
-
-def _echo_phases(conn: Connection, echo: str, s: Settings) -> Figures:
-    build = echo_request(echo)
-    conn.sequential(build, s.warmup_calls, timeout=s.timeout_s)
-    meter = _CpuMeter(conn.pid)
-    times = conn.sequential(build, s.seq_calls, s.phase_cap_s, s.min_calls, s.timeout_s)
-    figures: Figures = {f"call_p{q}_us": percentile(times, q) * 1e6 for q in (50, 90, 99)}
-    figures["calls_sequential"] = float(len(times))
-    if (cpu := meter.per_call_us(len(times))) is not None:
-        figures["cpu_us_per_call"] = cpu
-    for window in s.windows:
-        meter = _CpuMeter(conn.pid)
-        done, elapsed = conn.pipelined(build, s.pipe_calls, window, s.phase_cap_s,
-                                       s.min_calls, s.timeout_s)
-        figures[f"calls_per_s_{window}"] = done / elapsed
-        if (cpu := meter.per_call_us(done)) is not None:
-            figures[f"cpu_us_per_call_{window}"] = cpu
-    return figures
 
 
 def _blob_phases(conn: Connection, blob: str, s: Settings) -> Figures:
@@ -132,8 +108,6 @@ def measure_session(candidate: Candidate, s: Settings, workdir: Path, log: Path)
         figures["list_bytes"] = float(conn.list_bytes)
         figures["list_warm_ms"] = _warm_list_ms(conn, s.timeout_s)
         figures |= _memory(conn.pid, "idle")
-        figures |= _echo_phases(conn, find_tool(names, "echo", "gh"), s)
-        figures |= _memory(conn.pid, "calls", ("VmHWM",))
         figures |= _blob_phases(conn, find_tool(names, "blob", "gh"), s)
         figures |= _memory(conn.pid, "blobs", ("VmHWM",))
         return figures

@@ -10,7 +10,10 @@ the top functions by own time and by cumulative time.
 
 `--plain` runs without the profiler and prints, per tree and interleaved over
 `--rounds`, the sidecar's own CPU per call (from /proc, robust on a loaded
-machine) and the calls per second.
+machine) and the calls per second; `--floor` runs py-floor (`floor_proxy.py`) first
+in each round, so every tree's paired ratio is to py-floor's run of the same round; `--pin`
+runs the calls with the client on one core and the proxy with its upstream on another (one
+at a time, the scheduler's layout otherwise decides most of the CPU a round reads).
 
 `--counts` prints the exact number of Python function calls each call costs,
 per function, and with two `--tree`s the difference: each tree is profiled at
@@ -37,9 +40,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench.candidates import PYTHON, REPO_ROOT, Upstream, write_config
+from bench.candidates import PYTHON, REPO_ROOT, Upstream, upstream_argv, write_config
 from bench.catalogs import GITHUB
 from bench.client import Connection, echo_request, find_tool
+from bench.paired_calls import cores_to_pin, place
 from bench.probes import cpu_seconds
 
 _WRAPPER = """
@@ -81,18 +85,27 @@ main()
 """
 
 
-def drive(argv: list[str], cwd: Path, calls: int, window: int) -> tuple[float, float]:
-    """`calls` echo calls, `window` in flight; returns (calls/s, CPU us per call)."""
+def drive(argv: list[str], cwd: Path, calls: int, window: int, config: bool = True,
+          pin: bool = False) -> tuple[float, float]:
+    """`calls` echo calls, `window` in flight; returns (calls/s, CPU us per call). `config`:
+    the sidecar's `--config PATH` is added to `argv` (py-floor takes its upstream's argv).
+    `pin`: the calls run with this client on one core and the proxy and its upstream on
+    another (`bench.paired_calls.Cores`), so no round lands in a layout of its own."""
     work = Path(tempfile.mkdtemp(prefix="omb-prof-"))
-    config = write_config([Upstream("gh", GITHUB)], work)
-    with Connection([*argv, "--config", str(config)], cwd=str(cwd), stderr_path=work / "stderr") as conn:
+    given = ["--config", str(write_config([Upstream("gh", GITHUB)], work))] if config else []
+    with Connection([*argv, *given], cwd=str(cwd), stderr_path=work / "stderr") as conn:
         conn.initialize(60)
         names = conn.list_tools_until(GITHUB.tools, 60)
         build = echo_request(find_tool(names, "echo", "gh"))
-        conn.sequential(build, 200)
-        before = cpu_seconds(conn.pid) or 0.0
-        done, elapsed = conn.pipelined(build, calls, window)
-        cpu = (cpu_seconds(conn.pid) or 0.0) - before
+        cores = cores_to_pin() if pin else None
+        place([conn.pid], cores, pinned=True)
+        try:
+            conn.sequential(build, 200)
+            before = cpu_seconds(conn.pid) or 0.0
+            done, elapsed = conn.pipelined(build, calls, window)
+            cpu = (cpu_seconds(conn.pid) or 0.0) - before
+        finally:
+            place([], cores, pinned=False)
     return done / elapsed, cpu / done * 1e6
 
 
@@ -196,12 +209,22 @@ def print_counts(trees: list[Path], calls: int, window: int, top: int, opcodes: 
               else f"{before:8.2f}  {key}")
 
 
-def compare(trees: list[Path], calls: int, window: int, rounds: int) -> None:
-    """Interleaved plain runs of each tree's sidecar: A B A B ..."""
+FLOOR = Path("py-floor")  # `--floor`: bench/floor_proxy.py, run beside the trees as if it were one
+
+
+def _drive_one(tree: Path, calls: int, window: int, pin: bool) -> tuple[float, float]:
+    if tree == FLOOR:
+        floor = [PYTHON, str(REPO_ROOT / "bench" / "floor_proxy.py"), "--", *upstream_argv(GITHUB)]
+        return drive(floor, REPO_ROOT, calls, window, config=False, pin=pin)
+    return drive([PYTHON, "-m", "sidecar"], tree, calls, window, pin=pin)
+
+
+def compare(trees: list[Path], calls: int, window: int, rounds: int, pin: bool = False) -> None:
+    """Interleaved plain runs of each tree's sidecar (and py-floor, given as `FLOOR`): A B A B ..."""
     seen: dict[Path, list[tuple[float, float]]] = {tree: [] for tree in trees}
     for _ in range(rounds):
         for tree in trees:
-            seen[tree].append(drive([PYTHON, "-m", "sidecar"], tree, calls, window))
+            seen[tree].append(_drive_one(tree, calls, window, pin))
     first = seen[trees[0]]
     for tree, runs in seen.items():
         rates = sorted(r for r, _ in runs)
@@ -228,6 +251,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--plain", action="store_true", help="no profiler: CPU per call of each --tree")
     parser.add_argument("--tree", type=Path, action="append", help="a checkout whose sidecar runs (--plain)")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--floor", action="store_true", help="with --plain: py-floor too, first, as the base of the ratios")
+    parser.add_argument("--pin", action="store_true", help="with --plain: this client on one core, the proxy on another")
     parser.add_argument("--counts", action="store_true", help="exact function calls per call (of each --tree)")
     parser.add_argument("--opcodes", action="store_true", help="exact bytecodes per call (of each --tree)")
     parser.add_argument("--stages", action="store_true", help="with --counts or --opcodes: summed by stage of the call's way")
@@ -237,7 +262,8 @@ def main(argv: list[str] | None = None) -> int:
                      args.stages)
         return 0
     if args.plain:
-        compare([t.resolve() for t in args.tree or [REPO_ROOT]], args.calls, args.window, args.rounds)
+        trees = [t.resolve() for t in args.tree or [REPO_ROOT]]
+        compare([FLOOR, *trees] if args.floor else trees, args.calls, args.window, args.rounds, args.pin)
         return 0
     stats = profile_calls(args.calls, args.window, args.out)
     stats.sort_stats("tottime").print_stats(args.top)

@@ -1,8 +1,8 @@
 """From a run's medians to ratios, targets and a printable table.
 
 Owns judgement and presentation: each figure as a ratio to direct and to the
-relay measured in the same run, the added latency of every proxy (its p50 minus
-direct's) against the relay's and FastMCP's, the issue's targets as pass/miss
+relay measured in the same run, the added latency of every proxy (paired with
+direct's block of the same cycle: `bench.paired_calls`) against the relay's and FastMCP's, the issue's targets as pass/miss
 with the margin, and the text table. `derive` adds `derived` and `targets` to
 the results dict (so the JSON carries them); `render` returns lines of text.
 
@@ -74,12 +74,15 @@ def _ratio(a: float | None, b: float | None) -> float | None:
 
 
 def _added_latency(results: Results) -> None:
-    """Adds added_p50_us and its ratios to the session medians, in place."""
+    """Adds the ratios of added_p50_us to the session medians, in place. The added p50 is
+    the paired one of `bench.paired_calls` (each cycle's block minus direct's block of the
+    same cycle, its median over cycles); a run that has none (a results file of before)
+    gets the difference of the two medians."""
     session = results["cases"]["session"]["results"]
     direct = _median(results, "session", "direct", "call_p50_us")
     for entry in session.values():
         p50 = entry.get("median", {}).get("call_p50_us")
-        if p50 is not None and direct is not None:
+        if p50 is not None and direct is not None and "added_p50_us" not in entry["median"]:
             entry["median"]["added_p50_us"] = p50 - direct
     relay = _median(results, "session", "relay", "added_p50_us")
     fastmcp = _median(results, "session", "fastmcp", "added_p50_us")
@@ -125,6 +128,16 @@ def _relative(case: str, key: str, base: str) -> Callable[[Results], float | Non
     return lambda r: _ratio(_median(r, case, "sidecar", key), _median(r, case, base, key))
 
 
+def _rate_vs_relay(name: str) -> Callable[[Results], float | None]:
+    """Calls/s at 64 in flight over the relay's: the median of each cycle's ratio (both
+    bursts ran within the same second), else the ratio of the medians."""
+    def figure(r: Results) -> float | None:
+        paired = _median(r, "session", name, "calls_per_s_64_vs_relay")
+        return paired if paired is not None else _ratio(_median(r, "session", name, "calls_per_s_64"),
+                                                        _median(r, "session", "relay", "calls_per_s_64"))
+    return figure
+
+
 def _over_direct(case: str, key: str) -> Callable[[Results], float | None]:
     def figure(r: Results) -> float | None:
         mine, direct = _median(r, case, "sidecar", key), _median(r, case, "direct", key)
@@ -164,8 +177,7 @@ TARGETS = (
            1.5, True),
     Target("HTTP stateless added p50 <= 1.5x stdio's added", _sidecar("http", "http_stateless_added_vs_stdio"),
            1.5, True),
-    Target("calls/s at 64 in flight >= 0.75x the relay's",
-           _relative("session", "calls_per_s_64", "relay"), 0.75, False),
+    Target("calls/s at 64 in flight >= 0.75x the relay's", _rate_vs_relay("sidecar"), 0.75, False),
     Target("start -> initialize <= direct + 30 ms (sidecar minus direct)", _over_direct("session", "init_ms"),
            30.0, True, " ms"),
     Target("start -> tools/list 425 <= 1.3x direct", _relative("session", "list_ms", "direct"),
@@ -247,13 +259,17 @@ def _header(results: Results) -> list[str]:
         (f"machine: {m['cpu']}, {m['cores']} cores, {m['implementation']} {m['python']}, "
          f"Linux {m['kernel']}, load average {_load(m.get('loadavg'))} at start, "
          f"{_load(m.get('loadavg_end'))} at end"),
-        (f"rounds: {s['rounds']}, sequential calls/round: {s['seq_calls']}, pipelined calls/round: "
-         f"{s['pipe_calls']} (capped at {s['phase_cap_s']} s per phase), run took "
-         f"{results['duration_s']} s"),
+        (f"rounds: {s['rounds']}; echo calls side by side, {s.get('cycles', '?')} cycles a round: a block of "
+         f"{s.get('block_calls', '?')} sequential calls{_pinned(s)} and a burst of "
+         f"{s.get('burst_calls', '?')} per window, each candidate in turn; run took {results['duration_s']} s"),
         ("direct/relay with several upstreams: that many processes started at once, time until "
          "the last is listed; direct's memory and CPU are the upstream's own"),
         "",
     ]
+
+
+def _pinned(s: dict[str, Any]) -> str:
+    return " (client and candidate on separate cores)" if s.get("pin_blocks") else ""
 
 
 def _load(values: list[float] | None) -> str:
@@ -287,8 +303,7 @@ def render(results: Results) -> list[str]:
 def _floor(results: Results) -> list[str]:
     """The same two ratios for py-floor: what the first two targets ask of any proxy in Python."""
     added = _median(results, "session", "py-floor", "added_vs_relay")
-    rate = _ratio(_median(results, "session", "py-floor", "calls_per_s_64"),
-                  _median(results, "session", "relay", "calls_per_s_64"))
+    rate = _rate_vs_relay("py-floor")(results)
     if added is None or rate is None:
         return []
     return [f"  (py-floor, the least a Python asyncio proxy does: added p50 {added:.2f}x the relay's added, "
@@ -384,17 +399,19 @@ def _bridged_platform(figures: dict[str, Any]) -> str:
 
 
 def _added_spread(results: Results, names: list[str]) -> list[str]:
-    """Added p50 round by round: shows how much of a ratio is noise (the relay adds little)."""
-    session = results["cases"]["session"]["results"]
-    direct = [r.get("call_p50_us") for r in session.get("direct", {}).get("rounds", [])]
+    """The paired added p50: its quartiles over cycles and its median in each round, to
+    show how much of a ratio is noise (the relay adds little)."""
+    calls = results.get("calls") or {}
+    by_round = calls.get("added_by_round", {})
     lines = []
     for name in names:
-        rounds = [r.get("call_p50_us") for r in session.get(name, {}).get("rounds", [])]
-        if name == "direct" or not rounds or len(rounds) != len(direct):
+        figures = calls.get("figures", {}).get(name, {})
+        if name == "direct" or "added_q1_us" not in figures:
             continue
-        added = [f"{c - d:.1f}" for c, d in zip(rounds, direct) if c is not None and d is not None]
-        lines.append(f"  {name}: {', '.join(added)}")
-    return ["", "added p50 round by round (us):", *lines] if lines else []
+        rounds = ", ".join(f"{m:.1f}" for m in by_round.get(name, []))
+        lines.append(f"  {name}: {figures['added_p50_us']:.1f} (quartiles {figures['added_q1_us']:.1f} .. "
+                     f"{figures['added_q3_us']:.1f} over {figures['added_cycles']:.0f} cycles; by round: {rounds})")
+    return ["", "added p50, paired with direct's block of the same cycle (us):", *lines] if lines else []
 
 
 def _verdict(v: dict[str, Any]) -> str:

@@ -2,7 +2,10 @@
 
 Owns the order of work: every round runs each case for every candidate in
 turn (A B C D, A B C D, ...), so a noisy stretch of the machine lands on all
-candidates alike, and each figure is reported as the median over rounds. A
+candidates alike, and each figure is reported as the median over rounds. The
+per-call figures are taken side by side instead, every candidate's session open
+at once (`bench.paired_calls`, once per round), and pooled over every round's
+cycles. A
 candidate that cannot start is recorded as missing with its reason; one that
 fails a case in the first round sits that case out (its reason kept), and a
 later failure is kept beside the rounds that worked. Nothing here raises for
@@ -28,6 +31,7 @@ from bench.client import ConnectionFailed
 from bench.gate import time_gate
 from bench.http_calls import HTTP_CANDIDATES, measure_http
 from bench.layouts import time_layout_build
+from bench.paired_calls import CallsRound, measure_round, summarize
 from bench.probes import load_average, machine
 from bench.report import NOT_IN_CASE
 
@@ -67,12 +71,13 @@ class Outcome:
     rounds: list[Figures] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     skipped: str | None = None
+    calls: Figures = field(default_factory=dict)  # the per-call figures, pooled over every round's cycles
 
     def summary(self) -> dict[str, Any]:
         if self.skipped is not None:
             return {"status": "missing", "reason": self.skipped, "errors": self.errors}
         keys = sorted({key for figures in self.rounds for key in figures})
-        medians = {k: statistics.median(f[k] for f in self.rounds if k in f) for k in keys}
+        medians = {k: statistics.median(f[k] for f in self.rounds if k in f) for k in keys} | self.calls
         status = "ok" if not self.errors else ("partial" if self.rounds else "missing")
         return {"status": status, "median": medians, "rounds": self.rounds,
                 "errors": self.errors, **({"reason": self.errors[0]} if not self.rounds else {})}
@@ -121,6 +126,7 @@ def run(settings: Settings, candidates: list[Candidate], progress: Progress,
         for candidate in candidates:
             if (why := _applies(case, candidate)) is not None:
                 outcomes[case.name][candidate.name].skipped = why
+    paired: list[CallsRound] = []
     with tempfile.TemporaryDirectory(prefix="omb-bench-") as tmp:
         work = workdir or Path(tmp)
         for round_no in range(settings.rounds):
@@ -133,6 +139,9 @@ def run(settings: Settings, candidates: list[Candidate], progress: Progress,
                     status = _run_one(case, candidate, settings, work, outcome, round_no)
                     progress(f"round {round_no + 1}/{settings.rounds} {case.name:8} "
                              f"{candidate.name:10} {time.perf_counter() - t0:6.1f}s {status}")
+            paired.append(_calls_round(settings, candidates, outcomes, work, round_no, progress))
+    calls = summarize(paired, settings.windows)
+    _into_session(calls, outcomes)
     return {
         "machine": machine() | {"loadavg": load_before, "loadavg_end": load_average()},
         "settings": _settings_json(settings),
@@ -142,12 +151,36 @@ def run(settings: Settings, candidates: list[Candidate], progress: Progress,
         "cases": {case.name: {"title": case.title, "results": {
             name: outcome.summary() for name, outcome in outcomes[case.name].items()}}
             for case in CASES},
+        "calls": calls,
         "layout_build": _in_memory("layout build", time_layout_build, settings, candidates, progress),
         "gate": _in_memory("gate", time_gate, settings, candidates, progress),
         "trust": _in_memory("trust", _time_trust, settings, candidates, progress),
         "first_sight": _in_memory("first sight", _time_first_sight, settings, candidates, progress),
         "imports": _in_memory("imports", _time_imports, settings, candidates, progress),
     }
+
+
+def _calls_round(settings: Settings, candidates: list[Candidate], outcomes: dict[str, dict[str, Outcome]],
+                 work: Path, round_no: int, progress: Progress) -> CallsRound:
+    """This round's per-call cycles (`bench.paired_calls`), every candidate of the session
+    case side by side."""
+    side_by_side = [c for c in candidates if outcomes["session"][c.name].skipped is None]
+    t0 = time.perf_counter()
+    found = measure_round(side_by_side, settings, work)
+    status = "ok" if not found.errors else "FAILED: " + "; ".join(f"{n}: {w}" for n, w in found.errors.items())[:200]
+    progress(f"round {round_no + 1}/{settings.rounds} calls    {len(side_by_side)} side by side "
+             f"{time.perf_counter() - t0:6.1f}s {status}")
+    return found
+
+
+def _into_session(calls: dict[str, Any], outcomes: dict[str, dict[str, Outcome]]) -> None:
+    """The per-call figures join each candidate's session medians (the table's rows), and
+    a candidate whose calls failed says so beside its session rounds."""
+    for name, figures in calls["figures"].items():
+        outcomes["session"][name].calls = figures
+    for name, why in calls["errors"].items():
+        if name in outcomes["session"]:
+            outcomes["session"][name].errors += [f"calls: {w}" for w in why]
 
 
 def _time_first_sight(repeats: int) -> dict[str, Any]:

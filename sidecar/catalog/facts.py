@@ -30,7 +30,7 @@ class ServerFacts:
     A plain class (a dataclass would generate and compile its methods at import)."""
 
     __slots__ = ("servers", "default_budget", "smallest_budget", "answer_secrets", "log_secrets", "pinning",
-                 "consequential", "deadlines", "answers", "logs")
+                 "consequential", "deadlines", "answers", "logs", "scrubbing")
 
     def __init__(self, *, servers: Mapping[str, ServerConfig], default_budget: int, smallest_budget: int,
                  answer_secrets: tuple[str, ...], log_secrets: tuple[str, ...],
@@ -46,6 +46,9 @@ class ServerFacts:
         self.deadlines = deadlines
         self.answers = answers
         self.logs = logs
+        # `answers` when it hides something, else None: a plain call asks this instead of the
+        # redactor's truth (a call of its own) on every answer
+        self.scrubbing: Redactor | None = answers if answers else None
 
     def _compared(self) -> tuple[object, ...]:
         return (self.servers, self.default_budget, self.smallest_budget, self.answer_secrets, self.log_secrets,

@@ -65,8 +65,7 @@ class _StdinProtocol(asyncio.Protocol):
             self.data_received(prefix)
 
     def data_received(self, data: bytes) -> None:
-        for line in self.framer.feed(data):
-            self.on_line(line)
+        self.framer.feed_each(data, self.on_line)
 
     def eof_received(self) -> bool:
         for line in self.framer.feed(b"\n"):  # a last request without its newline is still a request
@@ -193,6 +192,7 @@ async def open_stdout() -> EngineStdout:
     transport, flow = await loop.connect_write_pipe(_StdoutFlow, pipe)
     transport.set_write_buffer_limits(high=HARD_BYTES, low=HARD_BYTES // 4)
     outbox = Outbox(StdoutWriter(transport), loop)
+    outbox.to(transport)  # StdoutWriter's rule, without its call per frame
     return EngineStdout(outbox, lambda: transport.get_write_buffer_size() + outbox.queued_bytes, flow)
 
 

@@ -66,8 +66,10 @@ class ToolCall(msgspec.Struct, kw_only=True):
     charge_due: bool = False  # reached the charge's place right before the terminal: `Gate.run` charges it
 
     def complete(self, result: msgspec.Raw) -> ToolCall:
-        self.result = result
-        return self._finish("completed")
+        if self.outcome is not None:  # `_finish`, inline: every call that completes comes this way
+            raise RuntimeError(f"tool call {self.name!r} already {self.outcome}")
+        self.result, self.outcome, self.ended = result, "completed", time.perf_counter()
+        return self
 
     def fail(self, error: SidecarError) -> ToolCall:
         self.error = error

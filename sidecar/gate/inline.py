@@ -60,7 +60,7 @@ class Started(msgspec.Struct):
     ident: int
     params: dict[str, Any]
     future: asyncio.Future[UpstreamFrame]
-    scrub: Redactor
+    scrub: Redactor | None  # None when the servers' facts hide nothing (`ServerFacts.scrubbing`)
     gate: Ending
 
     def end(self) -> Awaitable[Any] | None:
@@ -74,7 +74,7 @@ class Started(msgspec.Struct):
             if frame.error:
                 raise upstream_error(frame.error)
             answer = frame.result if frame.result else _EMPTY_RESULT
-            scrub = self.scrub if self.scrub else None  # asked once: a redactor's truth is a call
+            scrub = self.scrub
             if ASKS.search(answer) is not None or scrub is not None and len(answer) > SCRUB_IN_THREAD:
                 call.charge_due = True  # `Gate.run` charges it once the tail ended it
                 return route_tail(call, self.conn, self.params, answer, None, scrub, None)
@@ -124,7 +124,7 @@ def start_call(call: ToolCall, pool: Pool, facts: ServerFacts, gate: Ending,
     ident, future = conn.start_call(params)
     if call.on_sent is not None:
         call.on_sent(conn, ident)
-    return Started(call, conn, ident, params, future, facts.answers, gate)
+    return Started(call, conn, ident, params, future, facts.scrubbing, gate)
 
 
 def stage_broke(call: ToolCall, exc: Exception) -> None:

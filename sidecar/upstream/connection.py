@@ -60,6 +60,7 @@ ProgressSink = Callable[[dict[str, Any]], None]
 
 _EMPTY_RESULT = msgspec.Raw(b"{}")
 _upstream_decoder = msgspec.json.Decoder(UpstreamFrame)
+_encode_frame = msgspec.json.encode  # what `encode_request` writes with
 
 
 class Transport(Protocol):
@@ -100,6 +101,7 @@ class Connection:
         self.repaired_values = 0
         self._ids: IdAllocator[_Pending] = IdAllocator()
         self._waiting = self._ids.waiting  # the allocator's table, read directly on an answer's way
+        self._next_id = self._ids.next_id  # and its counter, on a plain call's way
         self._progress: dict[int, ProgressSink] = {}
         self._next_token = 0
         self._loop: asyncio.AbstractEventLoop | None = None  # the loop its transport runs on
@@ -130,8 +132,10 @@ class Connection:
         """`start_request` for a `tools/call` with no progress sink, on a connection its
         caller found open (`Upstream.ready_connection`): a plain call's (`sidecar.gate.inline`)."""
         future: asyncio.Future[UpstreamFrame] = (self._loop or self._bind_loop()).create_future()
-        ident = self._ids.allocate(_Pending(future, None, True))
-        self.transport.send(Outgoing(encode_request(ident, "tools/call", params), ident, "tools/call", params))
+        ident = self._next_id()  # `IdAllocator.allocate` and `encode_request`, inline
+        self._waiting[ident] = _Pending(future, None, True)
+        frame = _encode_frame({"jsonrpc": "2.0", "id": ident, "method": "tools/call", "params": params}) + b"\n"
+        self.transport.send(Outgoing(frame, ident, "tools/call", params))
         return ident, future
 
     async def request(

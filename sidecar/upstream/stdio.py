@@ -41,8 +41,7 @@ class _Lines(asyncio.Protocol):
         self.on_line, self.framer, self.closed = on_line, framer, closed
 
     def data_received(self, data: bytes) -> None:
-        for line in self.framer.feed(data):
-            self.on_line(line)
+        self.framer.feed_each(data, self.on_line)
 
     def connection_lost(self, exc: Exception | None) -> None:
         if not self.closed.done():
@@ -158,6 +157,7 @@ async def adopt(popen: Process, on_line: Callable[[bytes], None], max_line: int,
     err, _ = await loop.connect_read_pipe(lambda: child._stderr, popen.stderr)
     stdin, _ = await loop.connect_write_pipe(asyncio.Protocol, popen.stdin)
     child._stdin = stdin
+    child._outbox.to(stdin)  # `_write_now`'s rule, without its call per frame
     child._transports = [stdin, out, err]
     _watch_exit(child, popen, loop)
     return child

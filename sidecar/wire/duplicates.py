@@ -43,13 +43,15 @@ def _unique_members(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 _exact = json.JSONDecoder(object_pairs_hook=_unique_members)
 
 
-def has_duplicate_key(text: bytes, decoded: object) -> bool:
-    """True if `text` (already decoded to `decoded` by msgspec) repeats a key."""
+def has_duplicate_key(text: bytes, decoded: object, again: bytes | None = None) -> bool:
+    """True if `text` (already decoded to `decoded` by msgspec) repeats a key; `again`, when
+    the caller has it, is `decoded` re-encoded (not made a second time)."""
     # One flat function on purpose: it runs on every engine frame. A compact sender (a
     # Node engine's `JSON.stringify`, msgspec) writes exactly what msgspec writes back, and
     # a text equal to its re-encoding has the same colons and no `\\u003a`: nothing was
     # dropped, settled by one comparison. Any other text gets the colon counts below.
-    again = _encode(decoded)
+    if again is None:
+        again = _encode(decoded)
     if again == text:
         return False
     # `replace` finds what it removes at memchr speed; `count` of one byte walks the text a

@@ -49,6 +49,19 @@ class LineFramer:
             return [line] if line.strip() else []
         return self._whole_lines(data.split(b"\n"))  # the last part is the unfinished tail (b"" when the read ends a line)
 
+    def feed_each(self, data: bytes, on_line: Callable[[bytes], None]) -> None:
+        """`feed`, each line handed to `on_line` in order: a read that is one whole line
+        (every read of a lone call, on both pipes) with nothing buffered goes straight on,
+        with no list and no second call."""
+        if data.find(b"\n") == len(data) - 1 and not self._buffer and not self._discarding \
+                and len(data) <= self.max_line:
+            line = data[:-1].rstrip(b"\r")  # the same bytes, not a copy, when it has no \r
+            if line.strip():
+                on_line(line)
+            return
+        for line in self.feed(data):
+            on_line(line)
+
     def _buffered(self, data: bytes) -> list[bytes]:
         """Lines from what is buffered and `data`, a line at a time."""
         self._buffer += data

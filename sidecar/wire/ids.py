@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Callable
 from typing import Generic, TypeVar
 
 __all__ = ["IdAllocator"]
@@ -12,11 +14,17 @@ T = TypeVar("T")
 class IdAllocator(Generic[T]):
     """Hands out fresh integer ids on one connection and maps them back to what waits."""
 
-    __slots__ = ("_next", "_waiting")
+    __slots__ = ("_count", "_waiting")
 
     def __init__(self) -> None:
-        self._next = 0
+        self._count = itertools.count(1)
         self._waiting: dict[int, T] = {}
+
+    @property
+    def next_id(self) -> Callable[[], int]:
+        """The next fresh id, as `allocate` takes it, with no Python call (a counter's own
+        `__next__`): for an owner that files its waiter in `waiting` itself, on a hot path."""
+        return self._count.__next__
 
     @property
     def waiting(self) -> dict[int, T]:
@@ -25,9 +33,9 @@ class IdAllocator(Generic[T]):
         return self._waiting
 
     def allocate(self, waiter: T) -> int:
-        self._next += 1
-        self._waiting[self._next] = waiter
-        return self._next
+        ident = next(self._count)
+        self._waiting[ident] = waiter
+        return ident
 
     def release(self, ident: object) -> T | None:
         """Take the waiter for an id; None for an id we never gave or already answered."""

@@ -149,13 +149,16 @@ def decode_engine_frame(line: bytes) -> EngineMessage | FrameRejected:
     A plain request is decoded once, straight into its shape; any other frame (a
     notification, an answer, anything malformed) does not fit it and is decoded again,
     generically, and judged member by member with the refusal that fits."""
-    if too_deep(line, MAX_DEPTH):
+    if len(line) > MAX_DEPTH and too_deep(line, MAX_DEPTH):  # a shorter text cannot nest deeper
         return _too_deep(line)
     try:
         plain = _plain_decoder.decode(line)
     except msgspec.DecodeError:  # its ValidationError too: not a plain request
         return _decode_generic(line)
-    if has_duplicate_key(line, plain):  # the re-encoding omits only an absent `params`, as the text did
+    # the re-encoding omits only an absent `params`, as the text did; a text equal to it
+    # (every compact sender's) is settled here, `has_duplicate_key`'s own first test
+    again = _encode(plain)
+    if again != line and has_duplicate_key(line, plain, again):
         return FrameRejected(PARSE_ERROR, "parse error: duplicate key in object", salvage_request_id(line))
     params = plain.params
     return Request(plain.id, plain.method, {} if params is msgspec.UNSET else params)

@@ -159,7 +159,11 @@ class FrameQueue:
 
 
 class Outbox:
-    __slots__ = ("_write", "_queued", "_loop", "_turn_open", "queued_bytes")
+    """Frames toward one pipe, coalesced per loop turn (the module's docstring). Written
+    through `write`, or, once `to` named it, straight to a transport (a frame less per
+    write), dropped once that transport is closing."""
+
+    __slots__ = ("_write", "_queued", "_loop", "_turn_open", "queued_bytes", "_transport")
 
     def __init__(self, write: Callable[[bytes], None], loop: asyncio.AbstractEventLoop) -> None:
         self._write = write
@@ -167,6 +171,12 @@ class Outbox:
         self._loop = loop
         self._turn_open = False
         self.queued_bytes = 0
+        self._transport: asyncio.WriteTransport | None = None
+
+    def to(self, transport: asyncio.WriteTransport) -> None:
+        """Write to `transport` from now on (what `write` did with it, with no call of it):
+        a frame goes only while the transport is not closing."""
+        self._transport = transport
 
     def __call__(self, frame: bytes) -> None:
         if self._turn_open:
@@ -175,7 +185,11 @@ class Outbox:
             return
         self._turn_open = True
         self._loop.call_soon(self.flush)
-        self._write(frame)
+        transport = self._transport
+        if transport is None:
+            self._write(frame)
+        elif not transport.is_closing():
+            transport.write(frame)
 
     def flush(self) -> None:
         self._turn_open = False
@@ -183,4 +197,9 @@ class Outbox:
         if queued:  # a lone answer's turn queued nothing: no new list, nothing to count
             self._queued = []
             self.queued_bytes = 0
-            self._write(queued[0] if len(queued) == 1 else b"".join(queued))
+            frame = queued[0] if len(queued) == 1 else b"".join(queued)
+            transport = self._transport
+            if transport is None:
+                self._write(frame)
+            elif not transport.is_closing():
+                transport.write(frame)

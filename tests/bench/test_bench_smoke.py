@@ -10,6 +10,8 @@ are skipped with the reason.
 from __future__ import annotations
 
 import json
+import os
+import statistics
 import sys
 from collections.abc import Callable
 from dataclasses import replace
@@ -37,9 +39,11 @@ TINY = Settings(
     warmup_calls=2, blob_sizes=(20_000,), blob_repeats=1, blob_cap_s=5.0,
     session_catalog=catalogs.PLATFORM, many=tuple(replace(catalogs.TINY, seed=s) for s in (1, 2, 3)),
     three=(catalogs.PLATFORM, replace(catalogs.PLATFORM, seed=40)), timeout_s=30.0,
+    cycles=3, block_calls=10, block_warmup=2, block_min_calls=5, burst_calls=40,
 )
-SESSION_KEYS = {"init_ms", "list_ms", "list_warm_ms", "list_bytes", "call_p50_us", "call_p99_us",
-                "calls_sequential", "calls_per_s_4", "blob_20kb_ms", "blob_20kb_reply_bytes"}
+SESSION_KEYS = {"init_ms", "list_ms", "list_warm_ms", "list_bytes", "blob_20kb_ms", "blob_20kb_reply_bytes"}
+CALL_KEYS = {"call_p50_us", "call_p90_us", "call_p99_us", "cpu_us_per_call", "calls_per_s_4", "cpu_us_per_call_4",
+             "calls_per_s_4_vs_relay", "added_p50_us", "added_q1_us", "added_q3_us", "vmhwm_calls_kb"}
 CANDIDATES = {c.name: c for c in all_candidates()}
 
 
@@ -111,7 +115,27 @@ def test_session_benchmark_runs(name: str, tmp_path: Path) -> None:
     candidate = _available(name)
     figures = measure_session(candidate, TINY, tmp_path, tmp_path / "stderr")
     assert SESSION_KEYS <= figures.keys(), sorted(SESSION_KEYS - figures.keys())
-    assert figures["blob_20kb_reply_bytes"] > 0 and figures["calls_sequential"] >= TINY.min_calls
+    assert figures["blob_20kb_reply_bytes"] > 0
+
+
+def test_the_calls_are_measured_side_by_side_and_paired(tmp_path: Path) -> None:
+    """Every candidate's session open at once, a block each in turn per cycle: the added
+    latency of a cycle is paired with direct's block of that cycle, and every cycle counts."""
+    from bench.paired_calls import measure_round, render_rows, summarize
+
+    picked = [_available(n) for n in ("direct", "relay", "sidecar")]
+    rounds = [measure_round(picked, TINY, tmp_path) for _ in range(2)]
+    assert all(r.cycles == TINY.cycles and not r.errors for r in rounds)
+    summary = summarize(rounds, TINY.windows)
+    assert summary["cycles"] == 2 * TINY.cycles
+    for name in ("relay", "sidecar"):
+        figures = summary["figures"][name]
+        assert CALL_KEYS <= figures.keys(), sorted(CALL_KEYS - figures.keys())
+        assert figures["added_cycles"] == 2 * TINY.cycles
+        paired = [b - d for r in rounds for b, d in zip(r.block_p50_us[name], r.block_p50_us["direct"])]
+        assert figures["added_p50_us"] == pytest.approx(statistics.median(paired))
+    assert summary["figures"]["relay"]["calls_per_s_4_vs_relay"] == 1.0
+    assert any(line.startswith("sidecar") for line in render_rows(summary))
 
 
 @pytest.mark.parametrize("name", [n for n, c in CANDIDATES.items() if not c.single_only])
@@ -220,14 +244,16 @@ def test_runner_report_and_json(tmp_path: Path) -> None:
     lines: list[str] = []
     picked = [CANDIDATES["direct"], CANDIDATES["relay"]]
     results = derive(run(TINY, picked, progress=lines.append))
-    # + direct with a fresh data folder (over HTTP only the sidecar runs: its baselines are inside)
-    assert len(lines) == 3 * len(picked) + 1 and all(line.endswith("ok") for line in lines)
+    # + direct with a fresh data folder, + the calls side by side (over HTTP only the sidecar
+    # runs: its baselines are inside)
+    assert len(lines) == 3 * len(picked) + 2 and all(line.endswith("ok") for line in lines)
     for case in ("session", "many", "three"):
         for name in ("direct", "relay"):
             assert results["cases"][case]["results"][name]["status"] == "ok"
     assert results["cases"]["http"]["results"]["direct"]["reason"] == "not measured in this case"
     assert results["cases"]["http"]["results"]["relay"]["reason"] == "not measured in this case"
     relay = results["cases"]["session"]["results"]["relay"]["median"]
+    assert {"call_p50_us", "added_p50_us", "cpu_us_per_call", "calls_per_s_4", "calls_per_s_4_vs_relay"} <= relay.keys()
     assert "added_p50_us" in relay and results["ratios"]["session.call_p50_us"]["relay"]["x_relay"] == 1.0
     assert {t["status"] for t in results["targets"]} == {"n/a"}  # no sidecar in this run
     text = "\n".join(render(results))
@@ -260,6 +286,9 @@ def test_the_call_profile_harness_reads_cpu_per_call(tmp_path: Path) -> None:
 
     rate, cpu = drive([sys.executable, "-m", "sidecar"], REPO_ROOT, 300, 16)
     assert rate > 0 and cpu > 0
+    before = os.sched_getaffinity(0)
+    rate, cpu = drive([sys.executable, "-m", "sidecar"], REPO_ROOT, 100, 1, pin=True)  # `--pin`
+    assert rate > 0 and cpu > 0 and os.sched_getaffinity(0) == before  # this process freed again
 
 
 def test_the_call_counts_are_per_call_and_exact() -> None:

@@ -1,7 +1,7 @@
 """The gate's one ending, driven in memory: a real `Gate` from a real config, its one
 upstream a real `Connection` whose transport is a list of frames, no process, no socket.
 
-Each test counts the endings (`ToolCall._finish` and `overrule`), the audit lines and the
+Each test counts the endings (`ToolCall.complete`, `_finish` and `overrule`), the audit lines and the
 observer's sightings, and asks for exactly one of each whatever the stages do: end the
 call, forget to, raise a `RuntimeError` before or after the ending, or be cancelled
 while the upstream hangs.
@@ -98,19 +98,25 @@ def rig(tmp_path: Path) -> Rig:
 
 @pytest.fixture
 def endings(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Every ending of every call, as it happens (complete, fail, overrule)."""
+    """Every ending of every call, as it happens (complete, fail, overrule: `complete` ends
+    a call itself, `fail` through `_finish`)."""
     seen: list[str] = []
-    finish, overrule = ToolCall._finish, ToolCall.overrule
+    finish, complete, overrule = ToolCall._finish, ToolCall.complete, ToolCall.overrule
 
     def counted_finish(call: ToolCall, outcome: Any) -> ToolCall:
         seen.append(outcome)
         return finish(call, outcome)
+
+    def counted_complete(call: ToolCall, result: Any) -> ToolCall:
+        seen.append("completed")
+        return complete(call, result)
 
     def counted_overrule(call: ToolCall, fault: StageFault) -> ToolCall:
         seen.append("overruled")
         return overrule(call, fault)
 
     monkeypatch.setattr(ToolCall, "_finish", counted_finish)
+    monkeypatch.setattr(ToolCall, "complete", counted_complete)
     monkeypatch.setattr(ToolCall, "overrule", counted_overrule)
     return seen
 

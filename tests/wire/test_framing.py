@@ -81,3 +81,32 @@ def test_an_empty_read_and_a_read_after_a_partial_line() -> None:
     assert framer.feed(b'{"a"') == []
     assert framer.feed(b":1}\n") == [b'{"a":1}']  # the buffered path, not the one-line one
     assert framer.feed(b"x\r\r\n") == [b"x"]
+
+
+@given(st.lists(st.binary(max_size=30).filter(lambda b: b"\n" not in b), max_size=20),
+       st.lists(st.integers(min_value=1, max_value=40), min_size=1, max_size=10),
+       st.booleans())
+def test_feed_each_hands_on_what_feed_returns(lines: list[bytes], cuts: list[int], one_per_read: bool) -> None:
+    """`feed_each` (what both stdio pipes call) gives the same lines, the same drops over
+    the cap and the same notices of them as `feed`, however the reads are cut: a read of
+    one whole line takes its own path, every other read `feed`'s."""
+    cap = 12
+    stream = b"".join(line + b"\n" for line in lines)
+    reads = [line + b"\n" for line in lines] if one_per_read else []
+    position, turn = 0, 0
+    while not one_per_read and position < len(stream):
+        step = cuts[turn % len(cuts)]
+        reads.append(stream[position : position + step])
+        position += step
+        turn += 1
+    notices: list[tuple[int, bytes, bytes]] = []
+    seen: list[tuple[int, bytes, bytes]] = []
+    reference, framer = LineFramer(cap, lambda d: notices.append((d.size, d.head, d.tail))), \
+        LineFramer(cap, lambda d: seen.append((d.size, d.head, d.tail)))
+    expected: list[bytes] = []
+    out: list[bytes] = []
+    for read in reads:
+        expected += reference.feed(read)
+        framer.feed_each(read, out.append)
+    assert out == expected and seen == notices
+    assert (framer.oversized, framer.pending_bytes) == (reference.oversized, reference.pending_bytes)
