@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 from bench.probes import cpu_seconds
 
-__all__ = ["Lane", "LaneRecord", "Spread", "alternate", "cpu_ratios", "paired", "pinned"]
+__all__ = ["Lane", "LaneRecord", "Spread", "alternate", "cpu_ratios", "paired", "pinned", "threads_below"]
 
 Lane = Callable[[int], list[float]]  # n sequential calls -> their round trips (seconds)
 
@@ -127,7 +127,7 @@ def cpu_ratios(records: Mapping[str, LaneRecord], lane: str, base: str) -> list[
     return [a / b for a, b in zip(mine.block_cpu_s, theirs.block_cpu_s, strict=True) if b > 0]
 
 
-def _threads_below(pid: int) -> list[int]:
+def threads_below(pid: int) -> list[int]:
     """Every thread of `pid` and of every process below it."""
     found: list[int] = []
     pending = [pid]
@@ -150,7 +150,7 @@ def _threads_below(pid: int) -> list[int]:
 def _place(pids: Iterable[int], client: set[int], servers: set[int]) -> None:
     os.sched_setaffinity(0, client)
     for pid in pids:
-        for tid in _threads_below(pid):
+        for tid in threads_below(pid):
             try:
                 os.sched_setaffinity(tid, servers)
             except OSError:

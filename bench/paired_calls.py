@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.candidates import REPO_ROOT, Candidate, Upstream, all_candidates
+from bench.blocks import threads_below
 from bench.cases import Settings, percentile
 from bench.client import Connection, ConnectionFailed, echo_request, find_tool
 from bench.probes import cpu_seconds, memory_kb
@@ -102,26 +103,6 @@ def cores_to_pin() -> Cores | None:
     return Cores(frozenset(allowed[:1]), frozenset(allowed[1:2]), frozenset(allowed))
 
 
-def _threads(pid: int) -> list[int]:
-    """Every thread of `pid` and of the processes below it."""
-    found: list[int] = []
-    pending = [pid]
-    while pending:
-        proc = pending.pop()
-        try:
-            tids = [int(t) for t in os.listdir(f"/proc/{proc}/task")]
-        except OSError:
-            continue
-        found += tids
-        for tid in tids:
-            try:
-                with open(f"/proc/{proc}/task/{tid}/children") as children:
-                    pending += [int(c) for c in children.read().split()]
-            except OSError:
-                pass
-    return found
-
-
 def _place(running: list[_Open], cores: Cores | None, pinned: bool) -> None:
     """Pin (or free) this client and every thread of every candidate's processes (a thread
     or child started later inherits its parent's core): see `Cores`."""
@@ -134,7 +115,7 @@ def place(pids: list[int], cores: Cores | None, pinned: bool) -> None:
         return
     os.sched_setaffinity(0, cores.client if pinned else cores.every)
     for pid in pids:
-        for tid in _threads(pid):
+        for tid in threads_below(pid):
             try:
                 os.sched_setaffinity(tid, cores.candidates if pinned else cores.every)
             except OSError:
