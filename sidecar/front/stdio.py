@@ -22,6 +22,7 @@ import stat
 import sys
 from collections.abc import Callable
 
+from sidecar.upstream.pipes import for_the_loop
 from sidecar.wire import Event, FrameRejected, LineFramer, encode_event, encode_notification
 from sidecar.wire.jsonrpc import refuse_dropped
 from sidecar.wire.salvage import DroppedFrame
@@ -188,7 +189,8 @@ async def open_stdout() -> EngineStdout:
         fd = sys.stdout.fileno()
         return EngineStdout(lambda frame: _write_all(fd, frame), lambda: 0)
     # A duplicate of fd 1, so closing the transport never closes the real stdout early.
-    pipe = os.fdopen(os.dup(sys.stdout.fileno()), "wb", buffering=0)
+    # Handed to the transport alone (`for_the_loop`: uvloop would close its number twice).
+    pipe = for_the_loop(loop, os.fdopen(os.dup(sys.stdout.fileno()), "wb", buffering=0))
     transport, flow = await loop.connect_write_pipe(_StdoutFlow, pipe)
     transport.set_write_buffer_limits(high=HARD_BYTES, low=HARD_BYTES // 4)
     outbox = Outbox(StdoutWriter(transport), loop)
@@ -206,7 +208,7 @@ async def serve_stdio(on_line: Callable[[bytes], None], stdout: EngineStdout | N
     if not _is_stream(sys.stdin.fileno()):
         await _serve_file(sys.stdin.fileno(), on_line, on_refused, cap, prefix)
         return
-    pipe = os.fdopen(os.dup(sys.stdin.fileno()), "rb", buffering=0)
+    pipe = for_the_loop(loop, os.fdopen(os.dup(sys.stdin.fileno()), "rb", buffering=0))  # as stdout's (above)
     transport, protocol = await loop.connect_read_pipe(lambda: _StdinProtocol(on_line, on_refused, cap, prefix), pipe)
     if stdout is not None:
         stdout.hold(transport)

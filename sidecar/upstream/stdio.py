@@ -19,6 +19,7 @@ from sidecar.config import ServerConfig
 from sidecar.errors import UpstreamUnavailable
 from sidecar.upstream.channel import Outgoing
 from sidecar.upstream.greeting import Greeting
+from sidecar.upstream.pipes import for_the_loop
 from sidecar.upstream.spawn import start_process, stop_process, take_early
 from sidecar.wire import LineFramer, Outbox
 from sidecar.wire.framing import DropSink
@@ -153,9 +154,13 @@ async def adopt(popen: Process, on_line: Callable[[bytes], None], max_line: int,
     stdout_closed.add_done_callback(child._set_gone)
     framer = LineFramer(max_line, on_dropped)
     framer.feed(tail)  # no newline in it: held until the rest of its line comes
-    out, _ = await loop.connect_read_pipe(lambda: _Lines(on_line, framer, stdout_closed), popen.stdout)
-    err, _ = await loop.connect_read_pipe(lambda: child._stderr, popen.stderr)
-    stdin, _ = await loop.connect_write_pipe(asyncio.Protocol, popen.stdin)
+    # Each pipe goes to its transport alone, which closes it once (`for_the_loop`: uvloop
+    # would otherwise close its number twice, the second time maybe another thread's file).
+    # One at a time: should a connection fail, the pipes not yet handed over are still
+    # the process's, and the caller's `stop_process` closes them.
+    out, _ = await loop.connect_read_pipe(lambda: _Lines(on_line, framer, stdout_closed), for_the_loop(loop, popen.stdout))
+    err, _ = await loop.connect_read_pipe(lambda: child._stderr, for_the_loop(loop, popen.stderr))
+    stdin, _ = await loop.connect_write_pipe(asyncio.Protocol, for_the_loop(loop, popen.stdin))
     child._stdin = stdin
     child._outbox.to(stdin)  # `_write_now`'s rule, without its call per frame
     child._transports = [stdin, out, err]
