@@ -87,9 +87,8 @@ def _keep_pages(face: Face, listed: ListedAhead) -> None:
 
 def _keep(listed: ListedAhead, pages: list[Page]) -> None:
     """Keep `pages` under this start's key, on the loop's thread: a few ms once per start
-    that lists anew (a digest of the listings, one write, no fsync). Not in a thread: uvloop
-    closes a pipe's descriptor twice when its transport closes, and a file a thread has
-    open meanwhile can lose its descriptor to that second close."""
+    that lists anew (a digest of the listings, one write, no fsync), too little to hand to
+    a thread."""
     key = listed.inputs.key()  # the greetings are in by now: the answers the supervisors took
     if key is not None and write_snapshot(listed.inputs, key, pages):
         log.debug("listing snapshot kept (%d pages, %d bytes)", len(pages), sum(len(page) for _, page in pages))
