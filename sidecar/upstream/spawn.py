@@ -279,7 +279,7 @@ def start_early(servers: Iterable[ServerConfig], start_seconds: float) -> None:
         if found is not None and found[0] == launch:
             continue
         if found is not None:
-            stop_process(_early.pop(server.alias)[1])
+            _stop_early(_early.pop(server.alias))
         start_early_launch(server.alias, launch, server.start_timeout_seconds or start_seconds)
 
 
@@ -325,7 +325,7 @@ def keep_early(servers: Iterable[ServerConfig]) -> None:
     left its entry out, or the entry changed)."""
     wanted = {server.alias: Launch.of(server) for server in servers if server.type == "stdio" and server.command}
     for alias in [alias for alias, (launch, _, _) in _early.items() if wanted.get(alias) != launch]:
-        stop_process(_early.pop(alias)[1])
+        _stop_early(_early.pop(alias))
 
 
 def started_early(server: ServerConfig) -> bool:
@@ -346,17 +346,29 @@ def take_early(server: ServerConfig) -> tuple[Process, Greeting | None] | None:
 def discard_early() -> None:
     """Stop every early process no supervisor adopted (the sidecar is leaving first)."""
     while _early:
-        _, (_, popen, _) = _early.popitem()
-        stop_process(popen)
+        _stop_early(_early.popitem()[1])
 
 
-def stop_process(popen: Process) -> None:
-    """Kill a started process's group, reap it and close its pipes (one no supervisor owns)."""
+def _stop_early(entry: tuple[Launch, Process, Greeting | None]) -> None:
+    _, popen, greeting = entry
+    stop_process(popen, greeting)
+
+
+_GREETING_STOPS = 1.0  # seconds: a greeting reading a killed process sees its end within one poll
+
+
+def stop_process(popen: Process, greeting: Greeting | None = None) -> None:
+    """Kill a started process's group, reap it and close its pipes (one no supervisor owns).
+    Its `greeting`'s thread, reading those pipes by number, is let finish first (the killed
+    process's output ends, so it stops within a poll): a number closed under a thread still
+    reading it could be reused by a file opened meanwhile, and read as the server's."""
     try:
         os.killpg(popen.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
     popen.wait()
+    if greeting is not None:
+        greeting.finished(_GREETING_STOPS)
     for stream in (popen.stdin, popen.stdout, popen.stderr):
         if stream is not None:
             stream.close()

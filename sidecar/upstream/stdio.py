@@ -198,7 +198,7 @@ async def spawn_child(server: ServerConfig, on_line: Callable[[bytes], None], ma
                 popen, greeting = start_process(server), None
         child = await adopt(popen, on_line, max_line, on_dropped, greeting.tail if greeting is not None else b"")
     except BaseException:  # cancelled (or failed) before anyone owns it: it must not linger
-        stop_process(popen)
+        stop_process(popen, greeting)  # its greeting may still be reading: let it finish first
         raise
     child.greeting = greeting
     return child

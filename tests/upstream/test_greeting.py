@@ -151,3 +151,17 @@ def test_a_duplicated_initialize_answer_is_one_handshake(tmp_path: Path) -> None
     received = [json.loads(json.loads(line)["raw"]).get("method") for line in record.read_text().splitlines()
                 if json.loads(line).get("event") == "recv"]
     assert received == ["initialize", "notifications/initialized", "tools/list"]
+
+
+def test_stopping_an_early_process_lets_its_greeting_finish_before_the_pipes_close() -> None:
+    """A greeting still reading when its process is stopped (the plan left it out, the sidecar
+    leaves, a cancelled adoption) has stopped reading by the time the pipes' numbers are
+    closed and free for another file."""
+    from sidecar.upstream.spawn import stop_process
+
+    popen = start_launch(Launch(sys.executable, (FAULT_SERVER, "no-init"), (), None))
+    greeting = Greeting(popen, WAIT)
+    assert not greeting.finished(0.2)  # still waiting on an upstream that never answers
+    stop_process(popen, greeting)
+    assert greeting.finished(0) and not greeting.usable and not greeting.timed_out
+    assert popen.stdout is not None and popen.stdout.closed
