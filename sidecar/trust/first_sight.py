@@ -62,20 +62,6 @@ class _Slices:
             await asyncio.sleep(0)
         self.ends = time.perf_counter() + SLICE_SECONDS
 
-    def fitting(self, each: float) -> int:
-        """How many pieces of work costing `each` seconds fit in `_BATCH_SHARE` of what is left
-        of the slice (at least 1; 1 while `each` is not known): a piece may cost ten times
-        another (the shop catalog's tools 0.1-2 ms of scan each), so a batch foreseen to fill
-        the slice whole could run it over by as much again."""
-        if each <= 0:
-            return 1
-        left = (self.ends - time.perf_counter()) * _BATCH_SHARE
-        return max(1, min(_BATCH_MOST, int(left / max(each, 1e-6))))
-
-
-_BATCH_MOST = 64  # tools scanned in one batch at most (the scan reads a batch's new words at once)
-_BATCH_SHARE = 0.5  # of what is left of a slice, one batch is foreseen to take; the next, half the rest
-
 
 _preparing = 0  # listings being prepared now, in this process (their slices interleave)
 _collector_held = False  # the collector was on when the first of them began, and is off until the last ends
@@ -145,26 +131,16 @@ async def _prepare(tools: list[dict[str, Any]], memo: Memo, *, first_sight: bool
         encodings.clear()
         memo.listing_words = (tools, frozenset(words))
         shadowing = not foreign.keys().isdisjoint(words)
-    await slices.fresh()  # the first scan batch, of unknown cost (one tool), starts a slice of its own
-    each = spent = 0.0  # a tool's cost as foreseen (0: none scanned yet); the seconds all batches took
-    done = 0
-    while done < len(listed):
-        batch = listed[done:done + slices.fitting(each)]
-        began = time.perf_counter()
-        memo.scan(batch)
-        if shadowing:
-            from sidecar.trust.scan import identifiers  # only with other upstreams to shadow
-
-            for digest, listed_tool in batch:
-                if digest not in memo.words:
-                    memo.words[digest] = identifiers(listed_tool)
-        took = time.perf_counter() - began
-        spent += took
-        done += len(batch)
-        # the dearer of the last batch's share and the mean so far: a listing's first tools, which
-        # bring most of its words, cost the most, so the mean comes down slowly and stays safe
-        each = max(took / len(batch), spent / done)
+    await slices.fresh()  # the scan starts a slice of its own
+    for _ in memo.scanning(listed):  # steps of a fraction of a ms: the slice ends between two
         await slices.tick()
+    if shadowing:
+        from sidecar.trust.scan import identifiers  # only with other upstreams to shadow
+
+        for digest, listed_tool in listed:
+            if digest not in memo.words:
+                memo.words[digest] = identifiers(listed_tool)
+                await slices.tick()
     if not first_sight:
         await asyncio.sleep(0)
         return None

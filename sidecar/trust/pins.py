@@ -16,7 +16,7 @@ no pins yet is trusted on its first listing (its flagged tools still count as ch
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from typing import Any, Literal, Protocol
 
 import msgspec
@@ -266,16 +266,22 @@ class Memo:
 
     def scan(self, listed: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
         """Scan, in one batch, every (digest, tool) not scanned before."""
+        for _ in self.scanning(listed):
+            pass
+
+    def scanning(self, listed: Sequence[tuple[str, Mapping[str, Any]]]) -> Generator[None, None, None]:
+        """`scan` in steps of a fraction of a ms each (`sidecar.trust.scan.scan_steps`)."""
         # the digest covers every forwarded field, as the scan reads them all: one key serves both
         unseen = {digest: tool for digest, tool in listed if digest not in self.findings}
         if not unseen:
             return
-        from sidecar.trust.scan import scan_tools  # loaded by the first definition its kept findings lack
+        from sidecar.trust.scan import scan_steps  # loaded by the first definition its kept findings lack
 
+        found = yield from scan_steps(list(unseen.values()))
         if len(self.findings) + len(unseen) > self.LIMIT:
             self.findings.clear()
             self.words.clear()
-        self.findings.update(zip(unseen, scan_tools(list(unseen.values()))))
+        self.findings.update(zip(unseen, found))
 
     def cannot_shadow(self, tools: Sequence[Mapping[str, Any]], foreign: Mapping[str, str]) -> bool:
         """True when no word of this very listing names a tool of `foreign` (so no tool of

@@ -45,8 +45,12 @@ def plain_text(tool: Mapping[str, Any]) -> str | None:
     except _TooDeep:
         return None
     joined = " ".join(out)
-    if not joined.isascii() or not (joined.isprintable()
-                                    or joined.replace("\n", "").replace("\t", "").replace("\r", "").isprintable()):
+    if not joined.isascii():
+        return None
+    if joined.isprintable():  # no tab or line end: whitespace runs are runs of spaces only
+        if "  " not in joined and joined[:1] != " " and joined[-1:] != " ":
+            return joined.lower()  # already folded but for case (most texts: one pass at C speed)
+    elif not joined.replace("\n", "").replace("\t", "").replace("\r", "").isprintable():
         return None
     return " ".join(joined.lower().split())
 

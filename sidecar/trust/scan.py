@@ -34,7 +34,7 @@ import bisect
 import functools
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import msgspec
@@ -56,11 +56,11 @@ from sidecar.trust.scan_rules import (
 from sidecar.catalog.sanitize import strip_invisible
 from sidecar.trust.findings import Finding
 from sidecar.trust.plain_text import plain_text
-from sidecar.trust.sentences import GATE_LITERALS, may_fire
+from sidecar.trust.sentences import GATE_LITERALS, may_fire_steps
 from sidecar.trust.sentences import forget as forget_sentences, remembered as sentences_remembered
 
 __all__ = ["Finding", "RULES", "RULES_VERSION", "Rule", "forget_texts", "foreign_names", "identifiers", "scan_tool",
-           "remembered_texts", "scan_tools", "shadowing", "tool_text"]
+           "remembered_texts", "scan_steps", "scan_tools", "shadowing", "tool_text"]
 
 _TEXT_KEYS = ("description", "title")
 
@@ -96,6 +96,16 @@ _field_needles: dict[str, frozenset[str]] = {}  # a field read -> the needles it
 def _learn(words: Iterable[str]) -> None:
     """Read words new to the scan for every needle, in one text (no needle holds a line end,
     so none is found across two words)."""
+    for _ in _learn_steps(words):
+        pass
+
+
+_NEEDLES_AT_ONCE = 32  # needles searched for in one step of `_learn_steps`
+_FIELDS_AT_ONCE = 64  # fields cut into words in one step of `_learning`
+
+
+def _learn_steps(words: Iterable[str]) -> Generator[None, None, None]:
+    """`_learn` in steps of `_NEEDLES_AT_ONCE` needles each (the words remembered at the end)."""
     ordered = list(words)
     joined = "\n".join(ordered)
     ends: list[int] = []  # where each word ends in `joined`
@@ -105,15 +115,33 @@ def _learn(words: Iterable[str]) -> None:
         ends.append(at)
     found: dict[int, list[str]] = {}
     find = joined.find
-    for needle in [n for n in _NEEDLES if n in joined]:  # most are in none of them: told apart at C speed
-        at = find(needle)
-        while at != -1:
-            index = bisect.bisect_right(ends, at)  # the word `at` lies in (`ends[index]` is its line end)
-            found.setdefault(index, []).append(needle)
-            at = find(needle, ends[index] + 1)
+    for start in range(0, len(_NEEDLES), _NEEDLES_AT_ONCE):
+        for needle in [n for n in _NEEDLES[start:start + _NEEDLES_AT_ONCE] if n in joined]:  # most: in none
+            at = find(needle)
+            while at != -1:
+                index = bisect.bisect_right(ends, at)  # the word `at` lies in (`ends[index]` is its line end)
+                found.setdefault(index, []).append(needle)
+                at = find(needle, ends[index] + 1)
+        if len(ordered) > _FIELDS_AT_ONCE:  # (a few words: every needle in one go)
+            yield
     _words_seen.update(ordered)
     for index, needles in found.items():
         _word_needles[ordered[index]] = frozenset(needles)
+
+
+def _learning(fields: list[str]) -> Generator[None, None, None]:
+    """The words of `fields` new to the scan learnt, in steps (`may_fire_steps` reads them so)."""
+    if len(_words_seen) >= _REMEMBERED:  # as `_read_fields` would forget them
+        _words_seen.clear()
+        _word_needles.clear()
+    new: set[str] = set()
+    for start in range(0, len(fields), _FIELDS_AT_ONCE):
+        for field in fields[start:start + _FIELDS_AT_ONCE]:
+            new.update(field.split(" "))
+        yield
+    new -= _words_seen
+    if new:
+        yield from _learn_steps(new)
 
 
 def _needles_of(fields: list[str]) -> frozenset[str]:
@@ -431,14 +459,40 @@ def scan_tools(tools: Sequence[Mapping[str, Any]]) -> list[tuple[Finding, ...]]:
     rule or a credential path, it has no finding. Else, and for any other definition, the scan
     reads it field by field (a finding names its field). A listing repeats its sentences:
     each distinct one is read for literals (as a field: `_read_fields`) and judged once."""
-    texts = [plain_text(tool) for tool in tools]
-    plain = [text for text in texts if text is not None]
-    fires = iter(may_fire(plain, _literals_of))
+    steps = scan_steps(tools)
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            found: list[tuple[Finding, ...]] = done.value
+            return found
+
+
+_AT_ONCE = 8  # tools read as plain text, or fields learnt, in one step of `scan_steps`
+
+
+def scan_steps(tools: Sequence[Mapping[str, Any]]) -> Generator[None, None, list[tuple[Finding, ...]]]:
+    """`scan_tools` in steps of a fraction of a ms each (a yield between them), its findings
+    returned: the whole listing's plain texts, their distinct sentences judged, then the full
+    read of each definition that may hold a finding, one at a time."""
+    texts: list[str | None] = []
+    for start in range(0, len(tools), _AT_ONCE):
+        texts.extend(plain_text(tool) for tool in tools[start:start + _AT_ONCE])
+        yield
+    fires = iter((yield from may_fire_steps([text for text in texts if text is not None], _literals_of,
+                                            _learning)))
     found: list[tuple[Finding, ...] | None] = [None if text is None or next(fires) else () for text in texts]
-    pieces_of = {index: tool_text(tools[index]) for index, seen in enumerate(found) if seen is None}
-    if len(pieces_of) > 1:
-        _read_fields([_normal(text) for listed in pieces_of.values() for _, text in listed])
-    return [seen if seen is not None else _scan_pieces(pieces_of[index]) for index, seen in enumerate(found)]
+    unread = [index for index, seen in enumerate(found) if seen is None]
+    for start in range(0, len(unread), _AT_ONCE):
+        chunk = unread[start:start + _AT_ONCE]
+        pieces_of = {index: tool_text(tools[index]) for index in chunk}
+        if len(unread) > 1:  # their fields' new words learnt together
+            _read_fields([_normal(text) for listed in pieces_of.values() for _, text in listed])
+            yield
+        for index in chunk:
+            found[index] = _scan_pieces(pieces_of[index])
+            yield
+    return [seen if seen is not None else () for seen in found]
 
 
 def _literals_of(pieces: list[str]) -> list[frozenset[str]]:

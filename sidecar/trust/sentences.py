@@ -27,13 +27,14 @@ from __future__ import annotations
 
 import importlib
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Generator, Iterable, Sequence
 from typing import Any
 
 from sidecar.trust.scan_gates import GATES
 from sidecar.trust.scan_rules import CREDENTIAL_PATH, RULES, LazyPattern
 
-__all__ = ["GATE_LITERALS", "forget", "judged", "may_fire", "remembered", "required_groups", "sentences"]
+__all__ = ["GATE_LITERALS", "forget", "judged", "may_fire", "may_fire_steps", "remembered", "required_groups",
+           "sentences"]
 
 # what may follow a sentence end inside a match: `[\w.-]+[`'"]?\s+(?:parameter|argument|field|param|arg|property|input)`
 _PARAMETER_STARTS = ("param", "arg", "field", "property", "input")
@@ -91,30 +92,79 @@ def _judged_as(piece: str) -> str:
     return " " + piece + "."
 
 
-def may_fire(texts: Sequence[str], literals_of: Callable[[list[str]], Sequence[frozenset[str]]]) -> list[bool]:
+LiteralsOf = Callable[[list[str]], Sequence[frozenset[str]]]
+Learning = Callable[[list[str]], Generator[None, None, None]]
+_AT_ONCE = 32  # texts cut in one step of `may_fire_steps` (well under a ms)
+_JUDGED_AT_ONCE = 16  # sentences judged in one step (a few of them may search a pattern or two)
+
+
+def may_fire(texts: Sequence[str], literals_of: LiteralsOf) -> list[bool]:
     """For each plain text (one line), whether a pattern may match in one of its sentences
     (each distinct sentence of `texts` judged once; `literals_of` gives the gate literals each
     of those not judged yet holds, among others)."""
-    cut = [set(text.split(". ")) for text in texts]
-    crossing = {piece for piece in set().union(*cut) if piece.startswith(_PARAMETER_STARTS)}
+    steps = may_fire_steps(texts, literals_of)
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            found: list[bool] = done.value
+            return found
+
+
+def may_fire_steps(texts: Sequence[str], literals_of: LiteralsOf,
+                   learning: Learning | None = None) -> Generator[None, None, list[bool]]:
+    """`may_fire` in steps of a fraction of a ms (a yield between them), its answer returned:
+    the texts cut `_AT_ONCE` at a time, the words of the distinct sentences not judged yet read
+    (`learning`, in steps of its own), then those sentences judged `_JUDGED_AT_ONCE` at a time."""
+    cut: list[set[str]] = []
+    pieces: set[str] = set()
+    for start in range(0, len(texts), _AT_ONCE):
+        for text in texts[start:start + _AT_ONCE]:
+            cut.append(set(text.split(". ")))
+            pieces |= cut[-1]
+        yield
+    crossing = {piece for piece in pieces if piece.startswith(_PARAMETER_STARTS)}
     if crossing:  # the texts holding such a piece are cut again, joined where a parameter's word follows
-        cut = [set(_joined_across(text.split(". "))) if not pieces.isdisjoint(crossing) else pieces
-               for text, pieces in zip(texts, cut)]
-    dirty = judged(set().union(*cut), literals_of)
-    return [any(dirty[piece] for piece in pieces) for pieces in cut]
+        again = [index for index, text_cut in enumerate(cut) if not text_cut.isdisjoint(crossing)]
+        for start in range(0, len(again), _AT_ONCE):
+            for index in again[start:start + _AT_ONCE]:
+                cut[index] = set(_joined_across(texts[index].split(". ")))
+                pieces |= cut[index]
+            yield
+    if len(_dirty) + len(pieces) > _REMEMBERED:
+        _dirty.clear()
+    # this listing's verdicts, its own (another listing's steps may run between these and clear `_dirty`)
+    verdicts = {piece: _dirty[piece] for piece in pieces if piece in _dirty}
+    fresh = [piece for piece in pieces if piece not in verdicts]
+    searched = [_judged_as(piece) for piece in fresh]
+    if learning is not None:
+        yield from learning(searched)
+    for start in range(0, len(fresh), _JUDGED_AT_ONCE):
+        end = start + _JUDGED_AT_ONCE
+        verdicts.update(_judge(fresh[start:end], searched[start:end], literals_of))
+        yield
+    dirty = {piece for piece, may in verdicts.items() if may}
+    return [not pieces.isdisjoint(dirty) for pieces in cut]
 
 
-def judged(pieces: set[str], literals_of: Callable[[list[str]], Sequence[frozenset[str]]]) -> dict[str, bool]:
+def judged(pieces: set[str], literals_of: LiteralsOf) -> dict[str, bool]:
     """Every one of `pieces` judged (those not judged yet, at once: `literals_of` gives the
     gate literals each holds, among others); the verdicts, by piece."""
     if len(_dirty) + len(pieces) > _REMEMBERED:
         _dirty.clear()
     fresh = [piece for piece in pieces if piece not in _dirty]
-    if fresh:
-        searched = [_judged_as(piece) for piece in fresh]
-        for piece, text, held in zip(fresh, searched, literals_of(searched), strict=True):
-            _dirty[piece] = _may_match(text, held)
+    _judge(fresh, [_judged_as(piece) for piece in fresh], literals_of)
     return _dirty
+
+
+def _judge(fresh: list[str], searched: list[str], literals_of: LiteralsOf) -> dict[str, bool]:
+    """`fresh` judged, each as `searched` (`_judged_as`); remembered in `_dirty` too."""
+    if not fresh:
+        return {}
+    verdicts = {piece: _may_match(text, held)
+                for piece, text, held in zip(fresh, searched, literals_of(searched), strict=True)}
+    _dirty.update(verdicts)
+    return verdicts
 
 
 def _may_match(piece: str, held: frozenset[str]) -> bool:
