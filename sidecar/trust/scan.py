@@ -93,40 +93,77 @@ _word_needles: dict[str, frozenset[str]] = {}  # a word read -> the needles it h
 _field_needles: dict[str, frozenset[str]] = {}  # a field read -> the needles its words hold
 
 
-def _learn(words: Iterable[str]) -> None:
-    """Read words new to the scan for every needle, in one text (no needle holds a line end,
-    so none is found across two words)."""
-    for _ in _learn_steps(words):
-        pass
+_GRAM = 3  # a needle this long or longer is found in a short word by its first characters
 
 
+def _by_gram() -> dict[str, tuple[str, ...]]:
+    """The needles of `_GRAM` characters or more, by their first `_GRAM`."""
+    starting: dict[str, tuple[str, ...]] = {}
+    for needle in _NEEDLES:
+        if len(needle) >= _GRAM:
+            starting[needle[:_GRAM]] = (*starting.get(needle[:_GRAM], ()), needle)
+    return starting
+
+
+_BY_GRAM = _by_gram()
+_SHORT_NEEDLES = tuple(n for n in _NEEDLES if len(n) < _GRAM)
+_GRAMMED = 40  # words this long at most are read gram by gram; a longer one, for each needle at C speed
+_WORDS_AT_ONCE = 256  # words read gram by gram in one step of `_learn_steps`
 _NEEDLES_AT_ONCE = 32  # needles searched for in one step of `_learn_steps`
 _FIELDS_AT_ONCE = 64  # fields cut into words in one step of `_learning`
 
 
+def _learn(words: Iterable[str]) -> None:
+    """Read words new to the scan for every needle (each needle of `_GRAM` characters or more
+    in a short word, at each of the word's grams; the others in the words joined by line
+    ends, where no needle is found across two words, as none holds a line end)."""
+    for _ in _learn_steps(words):
+        pass
+
+
 def _learn_steps(words: Iterable[str]) -> Generator[None, None, None]:
-    """`_learn` in steps of `_NEEDLES_AT_ONCE` needles each (the words remembered at the end)."""
+    """`_learn` in steps of a fraction of a ms each (the words remembered at the end)."""
     ordered = list(words)
-    joined = "\n".join(ordered)
+    short = [word for word in ordered if len(word) <= _GRAMMED]
+    found: dict[str, list[str]] = {}
+    grams = _BY_GRAM.get
+    for start in range(0, len(short), _WORDS_AT_ONCE):
+        for word in short[start:start + _WORDS_AT_ONCE]:
+            for at in range(len(word) - _GRAM + 1):
+                starting = grams(word[at:at + _GRAM])
+                if starting is not None:
+                    for needle in starting:
+                        if word.startswith(needle, at):
+                            found.setdefault(word, []).append(needle)
+        yield
+    yield from _search_joined(short, _SHORT_NEEDLES, found)
+    yield from _search_joined([word for word in ordered if len(word) > _GRAMMED], _NEEDLES, found)
+    _words_seen.update(ordered)
+    for word, needles in found.items():
+        _word_needles[word] = frozenset(needles)
+
+
+def _search_joined(words: list[str], needles: Sequence[str], found: dict[str, list[str]]) -> Iterator[None]:
+    """Add to `found` the `needles` each of `words` holds, searched in the words joined by line
+    ends (a step every `_NEEDLES_AT_ONCE` needles)."""
+    if not words:
+        return
+    joined = "\n".join(words)
     ends: list[int] = []  # where each word ends in `joined`
     at = -1
-    for word in ordered:
+    for word in words:
         at += len(word) + 1
         ends.append(at)
-    found: dict[int, list[str]] = {}
     find = joined.find
-    for start in range(0, len(_NEEDLES), _NEEDLES_AT_ONCE):
-        for needle in [n for n in _NEEDLES[start:start + _NEEDLES_AT_ONCE] if n in joined]:  # most: in none
+    for start in range(0, len(needles), _NEEDLES_AT_ONCE):
+        for needle in [n for n in needles[start:start + _NEEDLES_AT_ONCE] if n in joined]:  # most: in none
             at = find(needle)
             while at != -1:
                 index = bisect.bisect_right(ends, at)  # the word `at` lies in (`ends[index]` is its line end)
-                found.setdefault(index, []).append(needle)
+                found.setdefault(words[index], []).append(needle)
                 at = find(needle, ends[index] + 1)
-        if len(ordered) > _FIELDS_AT_ONCE:  # (a few words: every needle in one go)
+        if len(needles) > _NEEDLES_AT_ONCE:
             yield
-    _words_seen.update(ordered)
-    for index, needles in found.items():
-        _word_needles[ordered[index]] = frozenset(needles)
 
 
 def _learning(fields: list[str]) -> Generator[None, None, None]:
