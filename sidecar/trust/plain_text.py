@@ -70,10 +70,13 @@ def _strings(value: Any, key: str, out: list[str], depth: int) -> None:
         raise _TooDeep
     elif isinstance(value, dict):
         for inner_key, inner in value.items():
-            inner_key = str(inner_key)
-            if inner_key not in SCHEMA_WORDS:
-                _key(inner_key, out)
-            if isinstance(inner, str):  # most values: read here, without a call
+            if type(inner_key) is not str:
+                inner_key = str(inner_key)
+            if inner_key not in SCHEMA_WORDS:  # `_key`, without a call
+                out.append(inner_key)
+                if ("_" in inner_key or "-" in inner_key) and inner_key.count("_") + inner_key.count("-") >= 2:
+                    out.append(inner_key.replace("_", " ").replace("-", " "))
+            if type(inner) is str:  # most values: read here, without a call
                 if not (inner_key == "type" and inner in JSON_TYPES):
                     out.append(inner)
             else:

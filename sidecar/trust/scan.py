@@ -108,44 +108,32 @@ def _by_gram() -> dict[str, tuple[str, ...]]:
 _BY_GRAM = _by_gram()
 _SHORT_NEEDLES = tuple(n for n in _NEEDLES if len(n) < _GRAM)
 _GRAMMED = 40  # words this long at most are read gram by gram; a longer one, for each needle at C speed
-_WORDS_AT_ONCE = 256  # words read gram by gram in one step of `_learn_steps`
-_NEEDLES_AT_ONCE = 32  # needles searched for in one step of `_learn_steps`
-_FIELDS_AT_ONCE = 64  # fields cut into words in one step of `_learning`
 
 
 def _learn(words: Iterable[str]) -> None:
-    """Read words new to the scan for every needle (each needle of `_GRAM` characters or more
-    in a short word, at each of the word's grams; the others in the words joined by line
-    ends, where no needle is found across two words, as none holds a line end)."""
-    for _ in _learn_steps(words):
-        pass
-
-
-def _learn_steps(words: Iterable[str]) -> Generator[None, None, None]:
-    """`_learn` in steps of a fraction of a ms each (the words remembered at the end)."""
+    """Read words new to the scan for every needle: each needle of `_GRAM` characters or more
+    in a short word at each of the word's grams; the others in the words joined by line ends,
+    where no needle is found across two words, as none holds a line end."""
     ordered = list(words)
     short = [word for word in ordered if len(word) <= _GRAMMED]
     found: dict[str, list[str]] = {}
     grams = _BY_GRAM.get
-    for start in range(0, len(short), _WORDS_AT_ONCE):
-        for word in short[start:start + _WORDS_AT_ONCE]:
-            for at in range(len(word) - _GRAM + 1):
-                starting = grams(word[at:at + _GRAM])
-                if starting is not None:
-                    for needle in starting:
-                        if word.startswith(needle, at):
-                            found.setdefault(word, []).append(needle)
-        yield
-    yield from _search_joined(short, _SHORT_NEEDLES, found)
-    yield from _search_joined([word for word in ordered if len(word) > _GRAMMED], _NEEDLES, found)
+    for word in short:
+        for at in range(len(word) - _GRAM + 1):
+            starting = grams(word[at:at + _GRAM])
+            if starting is not None:
+                for needle in starting:
+                    if word.startswith(needle, at):
+                        found.setdefault(word, []).append(needle)
+    _search_joined(short, _SHORT_NEEDLES, found)
+    _search_joined([word for word in ordered if len(word) > _GRAMMED], _NEEDLES, found)
     _words_seen.update(ordered)
     for word, needles in found.items():
         _word_needles[word] = frozenset(needles)
 
 
-def _search_joined(words: list[str], needles: Sequence[str], found: dict[str, list[str]]) -> Iterator[None]:
-    """Add to `found` the `needles` each of `words` holds, searched in the words joined by line
-    ends (a step every `_NEEDLES_AT_ONCE` needles)."""
+def _search_joined(words: list[str], needles: Sequence[str], found: dict[str, list[str]]) -> None:
+    """Add to `found` the `needles` each of `words` holds, searched in the words joined by line ends."""
     if not words:
         return
     joined = "\n".join(words)
@@ -155,30 +143,12 @@ def _search_joined(words: list[str], needles: Sequence[str], found: dict[str, li
         at += len(word) + 1
         ends.append(at)
     find = joined.find
-    for start in range(0, len(needles), _NEEDLES_AT_ONCE):
-        for needle in [n for n in needles[start:start + _NEEDLES_AT_ONCE] if n in joined]:  # most: in none
-            at = find(needle)
-            while at != -1:
-                index = bisect.bisect_right(ends, at)  # the word `at` lies in (`ends[index]` is its line end)
-                found.setdefault(words[index], []).append(needle)
-                at = find(needle, ends[index] + 1)
-        if len(needles) > _NEEDLES_AT_ONCE:
-            yield
-
-
-def _learning(fields: list[str]) -> Generator[None, None, None]:
-    """The words of `fields` new to the scan learnt, in steps (`may_fire_steps` reads them so)."""
-    if len(_words_seen) >= _REMEMBERED:  # as `_read_fields` would forget them
-        _words_seen.clear()
-        _word_needles.clear()
-    new: set[str] = set()
-    for start in range(0, len(fields), _FIELDS_AT_ONCE):
-        for field in fields[start:start + _FIELDS_AT_ONCE]:
-            new.update(field.split(" "))
-        yield
-    new -= _words_seen
-    if new:
-        yield from _learn_steps(new)
+    for needle in [n for n in needles if n in joined]:  # most are in none of them: told apart at C speed
+        at = find(needle)
+        while at != -1:
+            index = bisect.bisect_right(ends, at)  # the word `at` lies in (`ends[index]` is its line end)
+            found.setdefault(words[index], []).append(needle)
+            at = find(needle, ends[index] + 1)
 
 
 def _needles_of(fields: list[str]) -> frozenset[str]:
@@ -505,7 +475,7 @@ def scan_tools(tools: Sequence[Mapping[str, Any]]) -> list[tuple[Finding, ...]]:
             return found
 
 
-_AT_ONCE = 8  # tools read as plain text, or fields learnt, in one step of `scan_steps`
+_AT_ONCE = 8  # tools read as plain text, or read in full, in one step of `scan_steps`
 
 
 def scan_steps(tools: Sequence[Mapping[str, Any]]) -> Generator[None, None, list[tuple[Finding, ...]]]:
@@ -516,8 +486,7 @@ def scan_steps(tools: Sequence[Mapping[str, Any]]) -> Generator[None, None, list
     for start in range(0, len(tools), _AT_ONCE):
         texts.extend(plain_text(tool) for tool in tools[start:start + _AT_ONCE])
         yield
-    fires = iter((yield from may_fire_steps([text for text in texts if text is not None], _literals_of,
-                                            _learning)))
+    fires = iter((yield from may_fire_steps([text for text in texts if text is not None], _literals_of)))
     found: list[tuple[Finding, ...] | None] = [None if text is None or next(fires) else () for text in texts]
     unread = [index for index, seen in enumerate(found) if seen is None]
     for start in range(0, len(unread), _AT_ONCE):

@@ -59,6 +59,7 @@ def _opening() -> dict[str, tuple[int, ...]]:
 
 
 _OPENING = _opening()
+_REST = tuple(tuple(frozenset(gate) for gate in GATES.get(pattern.source, ())[1:]) for pattern in _PATTERNS)
 
 _dirty: dict[str, bool] = {}  # a sentence judged -> whether a pattern may match in it
 _relaxed_patterns: dict[int, re.Pattern[str]] = {}
@@ -93,9 +94,8 @@ def _judged_as(piece: str) -> str:
 
 
 LiteralsOf = Callable[[list[str]], Sequence[frozenset[str]]]
-Learning = Callable[[list[str]], Generator[None, None, None]]
 _AT_ONCE = 32  # texts cut in one step of `may_fire_steps` (well under a ms)
-_JUDGED_AT_ONCE = 16  # sentences judged in one step (a few of them may search a pattern or two)
+_JUDGED_AT_ONCE = 8  # sentences judged in one step (a few of them may search a pattern or two)
 
 
 def may_fire(texts: Sequence[str], literals_of: LiteralsOf) -> list[bool]:
@@ -111,11 +111,10 @@ def may_fire(texts: Sequence[str], literals_of: LiteralsOf) -> list[bool]:
             return found
 
 
-def may_fire_steps(texts: Sequence[str], literals_of: LiteralsOf,
-                   learning: Learning | None = None) -> Generator[None, None, list[bool]]:
+def may_fire_steps(texts: Sequence[str], literals_of: LiteralsOf) -> Generator[None, None, list[bool]]:
     """`may_fire` in steps of a fraction of a ms (a yield between them), its answer returned:
-    the texts cut `_AT_ONCE` at a time, the words of the distinct sentences not judged yet read
-    (`learning`, in steps of its own), then those sentences judged `_JUDGED_AT_ONCE` at a time."""
+    the texts cut `_AT_ONCE` at a time, then the distinct sentences not judged yet judged
+    `_JUDGED_AT_ONCE` at a time (each batch's new words read at once, `literals_of`)."""
     cut: list[set[str]] = []
     pieces: set[str] = set()
     for start in range(0, len(texts), _AT_ONCE):
@@ -137,8 +136,6 @@ def may_fire_steps(texts: Sequence[str], literals_of: LiteralsOf,
     verdicts = {piece: _dirty[piece] for piece in pieces if piece in _dirty}
     fresh = [piece for piece in pieces if piece not in verdicts]
     searched = [_judged_as(piece) for piece in fresh]
-    if learning is not None:
-        yield from learning(searched)
     for start in range(0, len(fresh), _JUDGED_AT_ONCE):
         end = start + _JUDGED_AT_ONCE
         verdicts.update(_judge(fresh[start:end], searched[start:end], literals_of))
@@ -172,12 +169,18 @@ def _may_match(piece: str, held: frozenset[str]) -> bool:
     True for a piece longer than `_LONGEST` (the full scan reads it in windows, as before)."""
     if len(piece) > _LONGEST:
         return True
-    opened = {index for literal in held for index in _OPENING.get(literal, ())}
-    for index in sorted(opened.union(_UNGATED)):
-        pattern = _PATTERNS[index]
-        if all(not held.isdisjoint(gate) for gate in GATES.get(pattern.source, ())[1:]) and \
-                _relaxed(pattern).search(piece) is not None:
-            return True
+    opened = set(_UNGATED)
+    for literal in held:
+        indices = _OPENING.get(literal)
+        if indices is not None:
+            opened.update(indices)
+    for index in opened:
+        for gate in _REST[index]:
+            if held.isdisjoint(gate):
+                break
+        else:
+            if _relaxed(_PATTERNS[index]).search(piece) is not None:
+                return True
     return False
 
 

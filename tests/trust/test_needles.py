@@ -1,6 +1,6 @@
 """The scan learns which needles (anchors and gate literals) each word holds: gram by gram
-for a short word, the joined way for a short needle or a long word, in steps or at once;
-always exactly the needles a substring search per needle finds."""
+for a short word, the joined way for a short needle or a long word; always exactly the
+needles a substring search per needle finds."""
 
 from __future__ import annotations
 
@@ -26,8 +26,7 @@ def test_each_word_holds_exactly_the_needles_a_search_finds(words: list[str]) ->
 def test_long_and_short_words_alike() -> None:
     words = ["x" * 30 + "ignore", "y" * 60 + "ignore" + "z" * 10, "be", "of", "~/.ssh", "a" * 41 + "id_rsa"]
     poison.forget_texts()
-    for _ in poison._learn_steps(words):
-        pass
+    poison._learn(words)
     for word in words:
         assert poison._word_needles.get(word, frozenset()) == {n for n in poison._NEEDLES if n in word}, word
     poison.forget_texts()
