@@ -15,15 +15,16 @@ caches, `pin_tools`): the screen then finds it remembered, and its verdict is th
 
 from __future__ import annotations
 
-import asyncio
 import gc
 import sys
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from sidecar.trust.pins import Memo, Pin, PinsNotKept, definition_of
+
+# Cheap to import (the standard library's builtins, msgspec through `pins`): asyncio loads on
+# the first listing prepared (the runtime has it loaded by then), no dataclass is built here.
 
 __all__ = ["SLICE_SECONDS", "FirstSight", "prepare_listing"]
 
@@ -31,15 +32,18 @@ SLICE_SECONDS = 0.003  # the longest the loop waits on this work at a time (the 
 _WORDS_AT_ONCE = 100  # tools whose listing words are read in one go (about 2 ms)
 
 
-@dataclass
 class FirstSight:
     """The pins of a listing seen for the first time, made ahead of its screen."""
 
-    tools: list[dict[str, Any]]  # the very list they were made from (the screen checks identity)
-    pins: dict[str, Pin]
-    # what the store answered when they were kept ahead (`Trust.prepare`, in a loop turn of its
-    # own): the pins kept, or why they could not be; None: not tried (the screen keeps them)
-    kept: dict[str, Pin] | PinsNotKept | None = None
+    __slots__ = ("tools", "pins", "kept")
+
+    def __init__(self, tools: list[dict[str, Any]], pins: dict[str, Pin],
+                 kept: dict[str, Pin] | PinsNotKept | None = None) -> None:
+        self.tools = tools  # the very list they were made from (the screen checks identity)
+        self.pins = pins
+        # what the store answered when they were kept ahead (`Trust.prepare`, in a loop turn of its
+        # own): the pins kept, or why they could not be; None: not tried (the screen keeps them)
+        self.kept = kept
 
 
 class _Slices:
@@ -56,6 +60,8 @@ class _Slices:
 
     async def fresh(self) -> None:
         """End the slice now: the loop's turn, a young collection if one is due, a new slice."""
+        import asyncio
+
         await asyncio.sleep(0)
         if gc.get_count()[0] >= gc.get_threshold()[0]:
             gc.collect(0)
@@ -88,6 +94,8 @@ async def prepare_listing(tools: list[dict[str, Any]], memo: Memo, *, first_sigh
             if _collector_held:
                 gc.enable()
                 _collector_held = False
+            import asyncio
+
             asyncio.get_running_loop().call_soon(_forget_when_idle)
 
 
@@ -99,6 +107,8 @@ def _forget_when_idle() -> None:
 
 async def _prepare(tools: list[dict[str, Any]], memo: Memo, *, first_sight: bool,
                    shadowing: bool, foreign: Mapping[str, str] | None) -> FirstSight | None:
+    import asyncio
+
     slices = _Slices()
     listed: list[tuple[str, Mapping[str, Any]]] = []
     digests: list[str] = []
