@@ -1,8 +1,8 @@
 """A listing's digests, scan and first pins made ahead, in slices that leave the loop free.
 
 Owns the slow part of trusting a big listing, moved before the screen: each tool's digest,
-the poisoning scan of the definitions not seen before (in batches sized to what is left of
-a slice, by a tool's cost so far: the scan reads a batch's new words at once), the words the
+the poisoning scan of the definitions not seen before (the whole listing at once, in steps of
+a fraction of a ms: `sidecar.trust.scan.scan_steps`), the words the
 shadowing rule reads when other upstreams exist, and, when the upstream has no pins yet,
 the pins of its first sight (kept by `Trust.prepare` in a loop turn of their own, before the
 screen, which fails closed when they could not be). The

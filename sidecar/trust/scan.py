@@ -73,8 +73,8 @@ _WINDOW = 320  # characters either side of an anchor a match may reach (patterns
 # words joined by single spaces, so an anchor without a space lies inside one word, and a
 # listing's distinct words are few (the 425-tool shop catalog: 1,600 words, 13 KB, in
 # 420 KB of distinct fields). Each word new to the scan is read once for every anchor
-# (`_learn`: one substring search per anchor over the new words joined by line ends); a
-# field's anchors are then the union of its words'. An anchor with a space can run across
+# (`_learn`: gram by gram for a short word, one substring search per anchor over the long
+# words joined by line ends); a field's anchors are then the union of its words'. An anchor with a space can run across
 # words and fields: it is searched in the joined text only when each of its space-free
 # parts lies in a word of it (a necessary condition, read from the same word table).
 _ANCHORS = frozenset({a for rule in RULES for groups, _ in rule.patterns for group in groups for a in group}
