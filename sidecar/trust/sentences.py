@@ -139,7 +139,7 @@ def may_fire_steps(texts: Sequence[str], literals_of: LiteralsOf) -> Generator[N
         verdicts.update(_judge(fresh[start:end], searched[start:end], literals_of))
         yield
     dirty = {piece for piece, may in verdicts.items() if may}
-    return [not pieces.isdisjoint(dirty) for pieces in cut]
+    return [not text_pieces.isdisjoint(dirty) for text_pieces in cut]
 
 
 def judged(pieces: set[str], literals_of: LiteralsOf) -> dict[str, bool]:
