@@ -1,13 +1,15 @@
-"""Run the sidecar as `python -m sidecar` does, leaving timed marks along its start-up.
+"""Run the sidecar as its `omb-sidecar` command does, leaving timed marks along its start-up.
 
 The instrument of `bench.startup_timeline`, never part of the product: it is started as
 `python bench/timeline_boot.py --config PATH` with `BENCH_TIMELINE` naming a file, and
 appends one line per mark to it (`who<TAB>what<TAB>perf_counter<TAB>process CPU`). The
 clock is CLOCK_MONOTONIC, the one the client and the upstreams read too.
 
-It imports only `os`, `sys` and `time` before the sidecar, and patches each watched
+It imports only `os`, `sys`, `time` and (as pip's launcher of the installed command does)
+`re` before the sidecar, and patches each watched
 module the moment it finishes loading (an import hook), so the order and cost of the
-sidecar's own imports are the ones a real start has.
+sidecar's own imports are the ones a real start has. The sidecar imported is the one the
+interpreter has installed, unless `BENCH_TIMELINE_SOURCES=checkout` puts the checkout first.
 """
 
 from __future__ import annotations
@@ -117,7 +119,9 @@ def _wrap_loader(loader, name: str) -> None:  # type: ignore[no-untyped-def]
 def main() -> None:
     sys.meta_path.insert(0, _PatchAfterLoad())
     sys.argv[0] = "omb-sidecar"
-    from sidecar.entry import main as sidecar_main  # what `python -m sidecar` runs
+    import re  # noqa: F401 (pip's console-script launcher imports it before the entry point)
+
+    from sidecar.entry import main as sidecar_main  # what the `omb-sidecar` command runs
 
     code = sidecar_main()
     mark("exit")
@@ -125,5 +129,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    sys.path.pop(0)  # bench/, which a launcher of the installed command does not have
+    if os.environ.get("BENCH_TIMELINE_SOURCES") == "checkout":
+        sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     main()

@@ -3,16 +3,29 @@ a smoke run, never a judgement of speed)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
+from bench.candidates import CHECKOUT, from_wheel, use
 from bench.catalogs import TINY
 from bench.startup_timeline import run_specs, summary
 
 
-def test_the_timeline_marks_a_start_in_order() -> None:
-    [marks] = run_specs((TINY,), 1)
+@pytest.mark.parametrize("installed", [False, True], ids=["checkout", "wheel"])
+def test_the_timeline_marks_a_start_in_order(installed: bool, tmp_path: Path) -> None:
+    """From the checkout, and from the built wheel as `python -m bench.startup_timeline`
+    starts it by default (the installed `sidecar`, the wheel venv's interpreter)."""
+    previous = use(from_wheel(tmp_path) if installed else CHECKOUT)
+    try:
+        [marks] = run_specs((TINY,), 1)
+    finally:
+        use(previous)
     seen = [(who, what) for who, what, _, _ in marks]
     if ("sidecar", "tools/list answered from the snapshot ends") in seen:  # an earlier round kept the listing
+        # (the upstream marks its answer after writing it: the snapshot's answer may be marked first)
         order = [("client", "Popen"), ("sidecar", "interpreter and site up"), ("sidecar", "spawn begins"),
-                 ("gh", "answered tools/list"), ("client", "tools/list complete"), ("sidecar", "loop running begins"),
+                 ("gh", "got tools/list"), ("client", "tools/list complete"), ("sidecar", "loop running begins"),
                  ("sidecar", "upstream tools/list read+decoded gh ends")]
     else:
         order = [("client", "Popen"), ("sidecar", "interpreter and site up"), ("sidecar", "spawn begins"),
