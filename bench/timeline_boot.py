@@ -5,8 +5,8 @@ The instrument of `bench.startup_timeline`, never part of the product: it is sta
 appends one line per mark to it (`who<TAB>what<TAB>perf_counter<TAB>process CPU`). The
 clock is CLOCK_MONOTONIC, the one the client and the upstreams read too.
 
-It imports only `os`, `sys`, `time` and (as pip's launcher of the installed command does)
-`re` before the sidecar, and patches each watched
+It imports only `os`, `sys` and `time` before the sidecar (the installed command's script
+imports `sys` alone), and patches each watched
 module the moment it finishes loading (an import hook), so the order and cost of the
 sidecar's own imports are the ones a real start has. The sidecar imported is the one the
 interpreter has installed, unless `BENCH_TIMELINE_SOURCES=checkout` puts the checkout first.
@@ -69,6 +69,8 @@ WATCHED = {
     "sidecar.cli": [("_main", "sidecar.cli imported", "begin"), ("_load", "config read", "end"), ("_answer_waiting_initialize", "early answer", "end"),
                     ("run_async", "runtime imported, loop starting", "begin")],
     "sidecar.upstream.spawn": [("start_launch", "spawn", "both")],
+    "sidecar.upstream.greeting": [("Greeting._digest", "greeting's listing digest", "both")],
+    "sidecar.listing_snapshot": [("read_kept", "snapshot read", "both")],
     "sidecar.stdin_ahead": [("answer_ahead", "early answer before the CLI", "end"),
                             ("write_listing", "tools/list answered from the snapshot", "end")],
     "sidecar.app": [("run_stdio", "loop running", "begin")],
@@ -119,8 +121,6 @@ def _wrap_loader(loader, name: str) -> None:  # type: ignore[no-untyped-def]
 def main() -> None:
     sys.meta_path.insert(0, _PatchAfterLoad())
     sys.argv[0] = "omb-sidecar"
-    import re  # noqa: F401 (pip's console-script launcher imports it before the entry point)
-
     from sidecar.entry import main as sidecar_main  # what the `omb-sidecar` command runs
 
     code = sidecar_main()
