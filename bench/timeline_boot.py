@@ -35,11 +35,10 @@ def _label(label: str, args: tuple[object, ...]) -> str:
 
 
 def _wrapped(function, label: str, ends: str):  # type: ignore[no-untyped-def]
-    """`function` marking its begin and/or end (`ends`: 'begin', 'end' or 'both')."""
-    import functools  # the CLI imports it anyway; inspect would cost start-up time of its own
-
+    """`function` marking its begin and/or end (`ends`: 'begin', 'end' or 'both'). Named as
+    `function` by hand: `functools` (with `collections`) would load before the first spawn,
+    which a real start no longer does."""
     if function.__code__.co_flags & 0x80:  # CO_COROUTINE
-        @functools.wraps(function)
         async def timed_async(*args, **kwargs):  # type: ignore[no-untyped-def]
             named = _label(label, args)
             if ends != "end":
@@ -49,9 +48,8 @@ def _wrapped(function, label: str, ends: str):  # type: ignore[no-untyped-def]
             finally:
                 if ends != "begin":
                     mark(f"{named} ends")
-        return timed_async
+        return _named(timed_async, function)
 
-    @functools.wraps(function)
     def timed(*args, **kwargs):  # type: ignore[no-untyped-def]
         named = _label(label, args)
         if ends != "end":
@@ -61,7 +59,14 @@ def _wrapped(function, label: str, ends: str):  # type: ignore[no-untyped-def]
         finally:
             if ends != "begin":
                 mark(f"{named} ends")
-    return timed
+    return _named(timed, function)
+
+
+def _named(wrapper, function):  # type: ignore[no-untyped-def]
+    for attribute in ("__module__", "__name__", "__qualname__", "__doc__"):
+        setattr(wrapper, attribute, getattr(function, attribute))
+    wrapper.__wrapped__ = function
+    return wrapper
 
 
 # module -> (attribute path, label, which ends are marked)
