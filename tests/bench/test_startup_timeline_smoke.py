@@ -35,3 +35,13 @@ def test_the_timeline_marks_a_start_in_order(installed: bool, tmp_path: Path) ->
     assert [seen.index(step) for step in order] == sorted(seen.index(step) for step in order), seen
     assert ("gh", "answered tools/list") in seen  # the upstream's own marks, through its configured environment
     assert summary([marks])
+
+
+def test_the_cpu_to_the_first_spawn_is_measured(capsys: pytest.CaptureFixture[str]) -> None:
+    """`python -m bench.first_spawn` runs this tree's entry point to its first spawn, both
+    launchers (a smoke run: no figure is judged)."""
+    from bench.first_spawn import main
+
+    main(["--rounds", "1", "--launcher", "script", "--launcher", "console"])
+    out = capsys.readouterr().out
+    assert "bare" in out and "(script)" in out and "(console)" in out
