@@ -35,6 +35,8 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
                         "always kept: every ratio needs them)")
     parser.add_argument("--relay-modes", action="store_true",
                         help="also measure the relay's select and uvloop copy loops")
+    parser.add_argument("--checkout", action="store_true",
+                        help="start every candidate from the checkout and this interpreter, not from the built wheel")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
     parser.add_argument("--no-search", action="store_true", help="skip the search section (bench.search)")
     parser.add_argument("--docs", type=Path, metavar="DIR",
@@ -58,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         if not args.quiet:
             print(line, file=sys.stderr, flush=True)
 
-    results = derive(run(settings, candidates, progress))
+    results = derive(run(settings, candidates, progress, wheel=not args.checkout))
     if not args.no_search:
         from bench import search
 

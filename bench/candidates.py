@@ -10,6 +10,16 @@ many-upstream cases.
 
 Refuses to start anything: it returns argv lists and says why a candidate is
 unavailable (`missing`) instead of failing later.
+
+Which interpreter starts them (`Launch`): a run measures what a user installs by default
+(`from_wheel`: the checkout's wheel built and installed with its dependencies into a venv
+outside the checkout; the sidecar started as its `omb-sidecar` command, every Python
+upstream, relay and py-floor by that venv's interpreter). The dev venv's editable install
+puts a finder on every interpreter's start there (about 12 ms each on this machine), which
+the sidecar's path would pay twice in series and direct once. `CHECKOUT` starts everything
+from the running interpreter and the checkout's sources instead. The fastmcp and SDK proxies
+need packages the wheel does not depend on: they keep the running interpreter (their
+upstream still starts from the wheel's venv).
 """
 
 from __future__ import annotations
@@ -22,11 +32,71 @@ from pathlib import Path
 
 from bench.catalogs import CatalogSpec
 
-__all__ = ["BENCH_DIR", "REPO_ROOT", "Candidate", "Upstream", "all_candidates", "compile_sidecar", "upstream_argv"]
+__all__ = ["BENCH_DIR", "CHECKOUT", "REPO_ROOT", "Candidate", "Launch", "Upstream", "all_candidates",
+           "compile_sidecar", "from_wheel", "launch", "upstream_argv", "use"]
 
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent
-PYTHON = sys.executable
+PYTHON = sys.executable  # the running interpreter (the fastmcp and SDK proxies, the in-memory benchmarks)
+
+
+@dataclass(frozen=True)
+class Launch:
+    """What starts the candidates: `python` runs every Python upstream, the relay and
+    py-floor; `sidecar` is the sidecar's command before its arguments; `where` says which
+    install they come from (the report prints it)."""
+
+    python: str
+    sidecar: tuple[str, ...]
+    where: str
+
+
+CHECKOUT = Launch(PYTHON, (PYTHON, "-m", "sidecar"), "the checkout's sources, run by the running interpreter")
+_LAUNCH = [CHECKOUT]
+
+
+def launch() -> Launch:
+    """How candidates start now (`use` changes it; `CHECKOUT` until then)."""
+    return _LAUNCH[0]
+
+
+def use(how: Launch) -> Launch:
+    """Start every later candidate as `how` says; returns the previous way."""
+    previous, _LAUNCH[0] = _LAUNCH[0], how
+    return previous
+
+
+def from_wheel(workdir: Path) -> Launch:
+    """The checkout's wheel installed (with its dependencies, kept between runs) into the
+    bench's venv outside the checkout, the way the install tests build theirs
+    (`tests/install/clean_venv.py`); built into `workdir` only when the package's sources
+    changed since the venv's last install. The sidecar is then its `omb-sidecar` command, as
+    a user starts it."""
+    from tests.install.clean_venv import SOURCES, build_wheel, cache_key, cache_root, install
+
+    root = cache_root().parent / "bench-venv"
+    venv = root / cache_key()
+    tree, stamp = _sources_digest(SOURCES), venv / "BENCH_SOURCES"
+    if not (venv / "READY").exists() or not stamp.exists() or stamp.read_text() != tree:
+        install(build_wheel(workdir), root=root)
+        stamp.write_text(tree)
+    return Launch(str(venv / "bin" / "python"), (str(venv / "bin" / "omb-sidecar"),),
+                  f"the built wheel, installed in {venv} (the sidecar as its omb-sidecar command)")
+
+
+def _sources_digest(sources: tuple[str, ...]) -> str:
+    """A digest of every file the wheel is built from (names and bytes; caches left out)."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for name in sources:
+        origin = REPO_ROOT / name
+        files = sorted(origin.rglob("*")) if origin.is_dir() else [origin]
+        for path in files:
+            if path.is_file() and "__pycache__" not in path.parts:
+                digest.update(f"{path.relative_to(REPO_ROOT)}\0{path.stat().st_size}\0".encode())
+                digest.update(path.read_bytes())
+    return digest.hexdigest()
 
 
 @dataclass(frozen=True)
@@ -38,7 +108,7 @@ class Upstream:
 
 
 def upstream_argv(spec: CatalogSpec) -> list[str]:
-    return [PYTHON, str(BENCH_DIR / "fast_upstream.py"), *spec.argv()]
+    return [launch().python, str(BENCH_DIR / "fast_upstream.py"), *spec.argv()]
 
 
 def write_config(upstreams: list[Upstream], workdir: Path, budget_chars: int = 8000) -> Path:
@@ -86,12 +156,12 @@ def _direct(upstreams: list[Upstream], workdir: Path) -> list[str]:
 def _relay(upstream: Upstream, mode: str) -> list[str]:
     # -S: the floor pays for an interpreter, not for site-packages (uvloop is the one mode needing them)
     flags = [] if mode == "uvloop" else ["-S"]
-    return [PYTHON, *flags, str(BENCH_DIR / "relay.py"), "--mode", mode, "--",
+    return [launch().python, *flags, str(BENCH_DIR / "relay.py"), "--mode", mode, "--",
             *upstream_argv(upstream.spec)]
 
 
 def _floor(upstreams: list[Upstream], workdir: Path) -> list[str]:
-    return [PYTHON, str(BENCH_DIR / "floor_proxy.py"), "--", *upstream_argv(upstreams[0].spec)]
+    return [launch().python, str(BENCH_DIR / "floor_proxy.py"), "--", *upstream_argv(upstreams[0].spec)]
 
 
 def _sdk(upstreams: list[Upstream], workdir: Path) -> list[str]:
@@ -99,7 +169,7 @@ def _sdk(upstreams: list[Upstream], workdir: Path) -> list[str]:
 
 
 def _sidecar(upstreams: list[Upstream], workdir: Path) -> list[str]:
-    return [PYTHON, "-m", "sidecar", "--config", str(write_config(upstreams, workdir))]
+    return [*launch().sidecar, "--config", str(write_config(upstreams, workdir))]
 
 
 def _fastmcp(upstreams: list[Upstream], workdir: Path) -> list[str]:

@@ -259,6 +259,7 @@ def _header(results: Results) -> list[str]:
         (f"machine: {m['cpu']}, {m['cores']} cores, {m['implementation']} {m['python']}, "
          f"Linux {m['kernel']}, load average {_load(m.get('loadavg'))} at start, "
          f"{_load(m.get('loadavg_end'))} at end"),
+        *([f"started from {m['launched']}"] if m.get("launched") else []),
         (f"rounds: {s['rounds']}; echo calls side by side, {s.get('cycles', '?')} cycles a round: a block of "
          f"{s.get('block_calls', '?')} sequential calls{_pinned(s)} and a burst of "
          f"{s.get('burst_calls', '?')} per window, each candidate in turn; run took {results['duration_s']} s"),

@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.candidates import Candidate, compile_sidecar
+from bench.candidates import CHECKOUT, Candidate, Launch, compile_sidecar, from_wheel, launch, use
 from bench.cases import Figures, Settings, measure_catalog, measure_fresh, measure_session
 from bench.client import ConnectionFailed
 from bench.gate import time_gate
@@ -115,35 +115,29 @@ def _applies(case: Case, candidate: Candidate) -> str | None:
 
 
 def run(settings: Settings, candidates: list[Candidate], progress: Progress,
-        workdir: Path | None = None) -> dict[str, Any]:
-    """Measure every case for every candidate, interleaved; return the JSON-ready results."""
+        workdir: Path | None = None, *, wheel: bool = True) -> dict[str, Any]:
+    """Measure every case for every candidate, interleaved; return the JSON-ready results.
+    With `wheel` (the default) every candidate starts from the checkout's built wheel
+    (`bench.candidates.from_wheel`), as a user installs it; else from the checkout."""
     started = time.time()
-    if any(c.name == "sidecar" and not c.missing for c in candidates):
-        compile_sidecar()
-    load_before = load_average()
     outcomes = {case.name: {c.name: Outcome() for c in candidates} for case in CASES}
     for case in CASES:
         for candidate in candidates:
             if (why := _applies(case, candidate)) is not None:
                 outcomes[case.name][candidate.name].skipped = why
-    paired: list[CallsRound] = []
     with tempfile.TemporaryDirectory(prefix="omb-bench-") as tmp:
         work = workdir or Path(tmp)
-        for round_no in range(settings.rounds):
-            for case in CASES:
-                for candidate in candidates:
-                    outcome = outcomes[case.name][candidate.name]
-                    if outcome.skipped is not None:
-                        continue
-                    t0 = time.perf_counter()
-                    status = _run_one(case, candidate, settings, work, outcome, round_no)
-                    progress(f"round {round_no + 1}/{settings.rounds} {case.name:8} "
-                             f"{candidate.name:10} {time.perf_counter() - t0:6.1f}s {status}")
-            paired.append(_calls_round(settings, candidates, outcomes, work, round_no, progress))
+        previous = use(_launch_for(candidates, wheel, work, progress))
+        try:
+            launched = launch().where
+            load_before = load_average()
+            paired = _rounds(settings, candidates, outcomes, work, progress)
+        finally:
+            use(previous)
     calls = summarize(paired, settings.windows)
     _into_session(calls, outcomes)
     return {
-        "machine": machine() | {"loadavg": load_before, "loadavg_end": load_average()},
+        "machine": machine() | {"loadavg": load_before, "loadavg_end": load_average(), "launched": launched},
         "settings": _settings_json(settings),
         "started_unix": round(started, 1),
         "duration_s": round(time.time() - started, 1),
@@ -158,6 +152,37 @@ def run(settings: Settings, candidates: list[Candidate], progress: Progress,
         "first_sight": _in_memory("first sight", _time_first_sight, settings, candidates, progress),
         "imports": _in_memory("imports", _time_imports, settings, candidates, progress),
     }
+
+
+def _launch_for(candidates: list[Candidate], wheel: bool, work: Path, progress: Progress) -> Launch:
+    """How this run starts its candidates: from the built wheel when asked and anything is
+    to be started, else from the checkout (its bytecode written first, as pip writes it)."""
+    if wheel and any(not c.missing for c in candidates):
+        t0 = time.perf_counter()
+        how = from_wheel(work / "wheel")
+        progress(f"wheel built and installed {time.perf_counter() - t0:6.1f}s: {how.where}")
+        return how
+    if any(c.name == "sidecar" and not c.missing for c in candidates):
+        compile_sidecar()
+    return CHECKOUT
+
+
+def _rounds(settings: Settings, candidates: list[Candidate], outcomes: dict[str, dict[str, Outcome]],
+            work: Path, progress: Progress) -> list[CallsRound]:
+    """Every round: each case for every candidate in turn, then the per-call cycles."""
+    paired: list[CallsRound] = []
+    for round_no in range(settings.rounds):
+        for case in CASES:
+            for candidate in candidates:
+                outcome = outcomes[case.name][candidate.name]
+                if outcome.skipped is not None:
+                    continue
+                t0 = time.perf_counter()
+                status = _run_one(case, candidate, settings, work, outcome, round_no)
+                progress(f"round {round_no + 1}/{settings.rounds} {case.name:8} "
+                         f"{candidate.name:10} {time.perf_counter() - t0:6.1f}s {status}")
+        paired.append(_calls_round(settings, candidates, outcomes, work, round_no, progress))
+    return paired
 
 
 def _calls_round(settings: Settings, candidates: list[Candidate], outcomes: dict[str, dict[str, Outcome]],

@@ -1,14 +1,19 @@
 """Where start -> a complete `tools/list` goes, mark by mark, for 425 tools and 3 x 425.
 
-Starts the sidecar through `bench/timeline_boot.py` (the product as `python -m sidecar`
-runs it, with timed marks patched in as its modules load) against the bench's fast
+Starts the sidecar through `bench/timeline_boot.py` (the product as its `omb-sidecar`
+command runs it, with timed marks patched in as its modules load) against the bench's fast
 upstreams, which mark their own steps when `BENCH_TIMELINE` is in their configured
 environment; the bench client marks the spawn, the `initialize` answer and the complete
 listing. Every mark is CLOCK_MONOTONIC, shown in ms from the client's `Popen`; the
 sidecar's marks also carry its own CPU time so far. Nothing here is on in the product.
 
+By default everything starts from the checkout's built wheel in the bench's venv outside the
+checkout (`bench.candidates.from_wheel`), as `python -m bench` measures it; `--checkout`
+starts from the checkout and this interpreter instead.
+
   python -m bench.startup_timeline                       # 425 and 3x425, pins kept, 5 rounds
   python -m bench.startup_timeline --case fresh --rounds 3   # a data folder never used
+  python -m bench.startup_timeline --checkout            # the dev venv and the checkout's sources
 
 Prints, per case, each mark's median over rounds (and its range).
 """
@@ -24,7 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.candidates import BENCH_DIR, PYTHON, REPO_ROOT, compile_sidecar, upstream_argv
+from bench.candidates import BENCH_DIR, CHECKOUT, REPO_ROOT, compile_sidecar, from_wheel, launch, upstream_argv, use
 from bench.catalogs import GITHUB, CatalogSpec, github_set
 from bench.client import Connection
 
@@ -48,8 +53,10 @@ def _config(specs: tuple[CatalogSpec, ...], folder: Path, marks: Path) -> Path:
 
 def _one_start(config: Path, marks: Path, expected: int) -> list[Mark]:
     marks.write_bytes(b"")
-    argv = [PYTHON, str(BENCH_DIR / "timeline_boot.py"), "--config", str(config)]
-    env = dict(os.environ, BENCH_TIMELINE=str(marks))
+    how = launch()
+    argv = [how.python, str(BENCH_DIR / "timeline_boot.py"), "--config", str(config)]
+    # the checkout's sources only when candidates start from the checkout; else the installed package
+    env = dict(os.environ, BENCH_TIMELINE=str(marks), BENCH_TIMELINE_SOURCES="checkout" if how == CHECKOUT else "installed")
     with Connection(argv, env=env, cwd=str(REPO_ROOT), stderr_path=config.parent / "stderr.log") as conn:
         start = conn.started
         conn.initialize(30.0)
@@ -119,12 +126,22 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--case", action="append", choices=sorted(CASES), help="default: 425 and 3x425")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--raw", action="store_true", help="also print every round's marks")
+    parser.add_argument("--checkout", action="store_true",
+                        help="start from the checkout and this interpreter, not from the built wheel")
     args = parser.parse_args(argv)
-    compile_sidecar()
-    for case in args.case or ["425", "3x425"]:
-        results = run_case(case, args.rounds)
-        print(f"== {case}: {args.rounds} rounds (median [min-max] ms from Popen; sidecar CPU ms so far)")
-        if args.raw:
+    if args.checkout:
+        compile_sidecar()
+    with tempfile.TemporaryDirectory(prefix="timeline-wheel-") as tmp:
+        use(CHECKOUT if args.checkout else from_wheel(Path(tmp)))
+        print(f"started from {launch().where}")
+        _print_cases(args.case or ["425", "3x425"], args.rounds, args.raw)
+
+
+def _print_cases(cases: list[str], rounds: int, raw: bool) -> None:
+    for case in cases:
+        results = run_case(case, rounds)
+        print(f"== {case}: {rounds} rounds (median [min-max] ms from Popen; sidecar CPU ms so far)")
+        if raw:
             for n, marks in enumerate(results):
                 print(f"-- round {n + 1}")
                 print("\n".join(f"{at:7.1f}  {who:8s} {what}" for who, what, at, _ in marks))

@@ -1,13 +1,15 @@
-"""Run the sidecar as `python -m sidecar` does, leaving timed marks along its start-up.
+"""Run the sidecar as its `omb-sidecar` command does, leaving timed marks along its start-up.
 
 The instrument of `bench.startup_timeline`, never part of the product: it is started as
 `python bench/timeline_boot.py --config PATH` with `BENCH_TIMELINE` naming a file, and
 appends one line per mark to it (`who<TAB>what<TAB>perf_counter<TAB>process CPU`). The
 clock is CLOCK_MONOTONIC, the one the client and the upstreams read too.
 
-It imports only `os`, `sys` and `time` before the sidecar, and patches each watched
+It imports only `os`, `sys` and `time` before the sidecar (the installed command's script
+imports `sys` alone), and patches each watched
 module the moment it finishes loading (an import hook), so the order and cost of the
-sidecar's own imports are the ones a real start has.
+sidecar's own imports are the ones a real start has. The sidecar imported is the one the
+interpreter has installed, unless `BENCH_TIMELINE_SOURCES=checkout` puts the checkout first.
 """
 
 from __future__ import annotations
@@ -33,11 +35,10 @@ def _label(label: str, args: tuple[object, ...]) -> str:
 
 
 def _wrapped(function, label: str, ends: str):  # type: ignore[no-untyped-def]
-    """`function` marking its begin and/or end (`ends`: 'begin', 'end' or 'both')."""
-    import functools  # the CLI imports it anyway; inspect would cost start-up time of its own
-
+    """`function` marking its begin and/or end (`ends`: 'begin', 'end' or 'both'). Named as
+    `function` by hand: `functools` (with `collections`) would load before the first spawn,
+    which a real start no longer does."""
     if function.__code__.co_flags & 0x80:  # CO_COROUTINE
-        @functools.wraps(function)
         async def timed_async(*args, **kwargs):  # type: ignore[no-untyped-def]
             named = _label(label, args)
             if ends != "end":
@@ -47,9 +48,8 @@ def _wrapped(function, label: str, ends: str):  # type: ignore[no-untyped-def]
             finally:
                 if ends != "begin":
                     mark(f"{named} ends")
-        return timed_async
+        return _named(timed_async, function)
 
-    @functools.wraps(function)
     def timed(*args, **kwargs):  # type: ignore[no-untyped-def]
         named = _label(label, args)
         if ends != "end":
@@ -59,7 +59,14 @@ def _wrapped(function, label: str, ends: str):  # type: ignore[no-untyped-def]
         finally:
             if ends != "begin":
                 mark(f"{named} ends")
-    return timed
+    return _named(timed, function)
+
+
+def _named(wrapper, function):  # type: ignore[no-untyped-def]
+    for attribute in ("__module__", "__name__", "__qualname__", "__doc__"):
+        setattr(wrapper, attribute, getattr(function, attribute))
+    wrapper.__wrapped__ = function
+    return wrapper
 
 
 # module -> (attribute path, label, which ends are marked)
@@ -67,6 +74,8 @@ WATCHED = {
     "sidecar.cli": [("_main", "sidecar.cli imported", "begin"), ("_load", "config read", "end"), ("_answer_waiting_initialize", "early answer", "end"),
                     ("run_async", "runtime imported, loop starting", "begin")],
     "sidecar.upstream.spawn": [("start_launch", "spawn", "both")],
+    "sidecar.upstream.greeting": [("Greeting._digest", "greeting's listing digest", "both")],
+    "sidecar.listing_snapshot": [("read_kept", "snapshot read", "both")],
     "sidecar.stdin_ahead": [("answer_ahead", "early answer before the CLI", "end"),
                             ("write_listing", "tools/list answered from the snapshot", "end")],
     "sidecar.app": [("run_stdio", "loop running", "begin")],
@@ -117,7 +126,7 @@ def _wrap_loader(loader, name: str) -> None:  # type: ignore[no-untyped-def]
 def main() -> None:
     sys.meta_path.insert(0, _PatchAfterLoad())
     sys.argv[0] = "omb-sidecar"
-    from sidecar.entry import main as sidecar_main  # what `python -m sidecar` runs
+    from sidecar.entry import main as sidecar_main  # what the `omb-sidecar` command runs
 
     code = sidecar_main()
     mark("exit")
@@ -125,5 +134,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    sys.path.pop(0)  # bench/, which a launcher of the installed command does not have
+    if os.environ.get("BENCH_TIMELINE_SOURCES") == "checkout":
+        sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     main()

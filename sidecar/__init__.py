@@ -20,13 +20,14 @@ def names_on_first_use(package: str, homes: dict[str, str]) -> Callable[[str], A
     """A package's `__getattr__` (PEP 562) that imports each name's module on first use:
     `homes` maps a name to the submodule of `package` that defines it. A name found is
     kept in the package, so the next lookup is a plain attribute."""
-    import importlib
     import sys
 
     def find(name: str) -> Any:
         home = homes.get(name)
         if home is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        import importlib  # at the first name looked up: `importlib` loads `warnings`, before the first spawn else
+
         value = getattr(importlib.import_module(f"{package}.{home}"), name)
         setattr(sys.modules[package], name, value)
         return value

@@ -34,8 +34,8 @@ from _blake2 import blake2b
 
 from sidecar import __version__
 
-__all__ = ["EPOCH_FILE", "SNAPSHOT_CAP", "SNAPSHOT_FILE", "GreetingLike", "ListingInputs", "Page", "invalidate",
-           "listing_environment", "read_snapshot", "snapshot_expected", "write_snapshot"]
+__all__ = ["EPOCH_FILE", "SNAPSHOT_CAP", "SNAPSHOT_FILE", "GreetingLike", "Kept", "ListingInputs", "Page", "invalidate",
+           "listing_environment", "read_kept", "read_snapshot", "snapshot_expected", "write_snapshot"]
 
 SNAPSHOT_FILE = "mcp-listing-snapshot"
 EPOCH_FILE = "mcp-trust-epoch"
@@ -179,15 +179,26 @@ def _seal(body: bytes) -> bytes:
     return b"%08x" % crc32(body)
 
 
-def read_snapshot(inputs: ListingInputs, key: str) -> list[Page] | None:
-    """The pages kept for this config under `key`, page one first; None when there are
-    none, or the file is another key's, oversized, unreadable or corrupt."""
+class Kept:
+    """A snapshot file read whole and checked (its length, CRC and pages): the `prekey` and
+    `key` it was kept under and its pages, page one first."""
+
+    __slots__ = ("key", "pages", "prekey")
+
+    def __init__(self, prekey: str, key: str, pages: list[Page]) -> None:
+        self.prekey, self.key, self.pages = prekey, key, pages
+
+
+def read_kept(inputs: ListingInputs) -> Kept | None:
+    """This config's snapshot, whatever its key (the entry point reads it while the upstreams
+    still start, and compares the key once their answers are in); None when there is none,
+    or it is oversized, unreadable or corrupt."""
     data = _read_small(os.path.join(inputs.folder, inputs.name), SNAPSHOT_CAP)
     if data is None:
         return None
     end = data.find(b"\n")
     head = data[:end].split(b" ") if 0 < end <= _HEAD_CAP else []
-    if len(head) != 7 or b" ".join(head[:2]) != _MAGIC or head[3] != key.encode() or not head[6].isdigit():
+    if len(head) != 7 or b" ".join(head[:2]) != _MAGIC or not head[6].isdigit():
         return None
     body = data[end + 1:]
     if head[4] != str(len(body)).encode() or head[5] != _seal(body):
@@ -204,7 +215,16 @@ def read_snapshot(inputs: ListingInputs, key: str) -> list[Page] | None:
         if len(result) != int(size) or not (result.startswith(b"{") and result.endswith(b"}")):
             return None
         pages.append((None if cursor == b"-" else cursor.decode(errors="replace"), result))
-    return pages if pages and pages[0][0] is None and at == len(body) else None
+    if not pages or pages[0][0] is not None or at != len(body):
+        return None
+    return Kept(head[2].decode(errors="replace"), head[3].decode(errors="replace"), pages)
+
+
+def read_snapshot(inputs: ListingInputs, key: str) -> list[Page] | None:
+    """The pages kept for this config under `key`, page one first; None when there are
+    none, or the file is another key's, oversized, unreadable or corrupt."""
+    kept = read_kept(inputs)
+    return kept.pages if kept is not None and kept.key == key else None
 
 
 def write_snapshot(inputs: ListingInputs, key: str, pages: list[Page]) -> bool:

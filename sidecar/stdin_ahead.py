@@ -14,9 +14,10 @@ callers, both with the standard library and `sidecar.wire.plain_hello` only load
 
 Then, once it answered the `initialize`, the entry point's listing ahead
 (`answer_listing_ahead`): when a listing snapshot is kept for this config under this
-start's `prekey` (`sidecar.listing_snapshot`: all but the upstreams' answers), it reads on
-until the engine's first `tools/list` (page one) is waiting, waits for every early
-upstream's listing, and on a hit answers it from the snapshot, the engine's id spliced in,
+start's `prekey` (`sidecar.listing_snapshot`: all but the upstreams' answers), it reads the
+snapshot whole and checks it (while the upstreams still start), reads on until the engine's
+first `tools/list` (page one) is waiting, waits for every early upstream's listing, and when
+the snapshot's key is this start's answers it from the snapshot, the engine's id spliced in,
 still before msgspec loads, then each next page the engine asks for at once; those lines
 are then cut from what the runtime reads (it never answers them twice). Every other byte
 read goes on to the CLI, in order. The reads are bounded (`AHEAD_CAP` in all,
@@ -36,7 +37,7 @@ import sys
 import time
 from collections.abc import Mapping
 
-from sidecar.listing_snapshot import ListingInputs, read_snapshot, snapshot_expected
+from sidecar.listing_snapshot import ListingInputs, read_kept, snapshot_expected
 from sidecar.wire.plain_hello import Ahead, ListedAhead, answer_plainly, plain_request, starting_capabilities
 
 __all__ = ["AHEAD_CAP", "LINE_WAIT_SECONDS", "answer_ahead", "answer_listing_ahead", "otlp_export_wanted",
@@ -104,13 +105,16 @@ def answer_listing_ahead(ahead: Ahead, inputs: ListingInputs, greeting_seconds: 
     less the lines answered (see above). Waits only when this config's snapshot was kept
     under the same `prekey` (only the upstreams' answers can still differ): for each line,
     `LINE_WAIT_SECONDS`; for the upstreams' listings, `greeting_seconds` at most."""
-    if not ahead.answered or not snapshot_expected(inputs):
+    # the snapshot is read and checked whole before any wait (the upstreams are still
+    # starting): once their answers are in, only its key is left to compare
+    kept = read_kept(inputs) if ahead.answered and snapshot_expected(inputs) else None
+    if kept is None or kept.prekey != inputs.prekey:
         return ahead._replace(listed=ListedAhead(inputs))
     read = bytearray(ahead.read)
     start = ahead.read.find(b"\n") + 1
     found = _next_listing(read, start, None, time.monotonic() + LINE_WAIT_SECONDS)
     key = inputs.key() if found is not None and inputs.all_in(greeting_seconds) else None
-    pages = read_snapshot(inputs, key) if key is not None else None
+    pages = kept.pages if key is not None and kept.key == key else None
     if found is None or pages is None:
         return Ahead(bytes(read), True, ListedAhead(inputs))
     for number, (_, result) in enumerate(pages):

@@ -23,7 +23,7 @@ import os
 import select
 import threading
 import time
-from typing import IO, Protocol
+from typing import IO, Any, Protocol
 
 from sidecar import __version__
 from sidecar.wire.versions import HANDSHAKE_VERSIONS
@@ -71,7 +71,10 @@ class Greeting:
         self.usable = True
         self.timed_out = False
         self.handed_over = False  # stopped early, the rest left to the connection
-        self.answers_digest: bytes | None = None  # set with `tools` (see `_digest`)
+        self.answers_digest: bytes | None = None  # set with `tools` (see `_Blanked`)
+        self._prefix = json.dumps(self.ids[0]).encode()[:-2]  # both ids, quoted, but their last digit
+        self._answers: Any = None  # the digest of the `initialize` answer, once it is in
+        self._line: _Blanked | None = None  # the digest of the line being read, after it
         self._deadline = time.monotonic() + seconds
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._run, name="early greeting", daemon=True)
@@ -108,9 +111,11 @@ class Greeting:
                 end = chunk.find(b"\n", start)
                 if end < 0:
                     pieces.append(chunk[start:])
+                    self._digesting(pieces[-1])
                     start = len(chunk)
                     break
                 pieces.append(chunk[start:end])
+                self._digesting(pieces[-1])
                 start = end + 1
                 self._take(b"".join(pieces))
                 pieces = []
@@ -135,28 +140,43 @@ class Greeting:
             self.usable = False
         return chunk
 
+    def _digesting(self, piece: bytes) -> None:
+        """Feed a piece of the line being read, once `initialize` is answered, to that line's
+        digest: a listing of a megabyte is digested as it arrives, not after it."""
+        if self._answers is not None:
+            if self._line is None:
+                self._line = _Blanked(self._answers.copy(), self._prefix)
+            self._line.feed(piece)
+
     def _take(self, line: bytes) -> None:
+        fed, self._line = self._line, None
         if len(line) > LINE_CAP:
             self.usable = False
         elif self.initialize is not None and self._tools_marker in line:
-            self.answers_digest = self._digest(self.initialize, line)
+            self.answers_digest = self._digest(fed if fed is not None else self._fed(line))
             self.tools = line
         else:
             self._other(line)
 
-    def _digest(self, initialize: bytes, tools: bytes) -> bytes:
+    def _digest(self, tools: _Blanked) -> bytes:
         """The two answers' digest as they came, their ids (random per start) blanked: what
         the listing snapshot's key reads of this upstream (`sidecar.listing_snapshot`),
         made here, in the greeting's own thread, while the other upstreams still answer."""
+        digest: bytes = tools.close().digest()
+        return digest
+
+    def _fed(self, line: bytes) -> _Blanked:
+        blanked = _Blanked(self._answers.copy(), self._prefix)
+        blanked.feed(line)
+        return blanked
+
+    def _answered(self, initialize: bytes) -> None:
         from _blake2 import blake2b
 
-        digest = blake2b(digest_size=32, person=b"omb-greeting")
-        for line in (initialize, tools):
-            for ident in self.ids:
-                line = line.replace(json.dumps(ident).encode(), b'""')
-            digest.update(len(line).to_bytes(8, "little"))
-            digest.update(line)
-        return digest.digest()
+        self.initialize = initialize
+        blanked = _Blanked(blake2b(digest_size=32, person=b"omb-greeting"), self._prefix)
+        blanked.feed(initialize)
+        self._answers = blanked.close()
 
     def _other(self, line: bytes) -> None:
         """A line that is not the `tools/list` answer: the `initialize` answer, a ping to
@@ -164,7 +184,7 @@ class Greeting:
         message = _small_object(line)
         ident = message.get("id") if message is not None else None
         if message is not None and ident == self.ids[0] and "method" not in message and self.initialize is None:
-            self.initialize = line
+            self._answered(line)
             self._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
             self._send({"jsonrpc": "2.0", "id": self.ids[1], "method": "tools/list"})
         elif message is not None and ident is not None and message.get("method") == "ping":
@@ -177,6 +197,46 @@ class Greeting:
             self.usable = self.handed_over
         else:
             self.replay.append(line)
+
+
+class _Blanked:
+    """A digest fed one line in pieces as they are read, with each of a greeting's two ids
+    in it (`prefix`: both, quoted, less their last digit and quote) blanked to `""`, taken
+    left to right; then the line's length as blanked (`close`). The same line cut into any
+    pieces gives the same digest (a possible id's start is held back until it is whole)."""
+
+    __slots__ = ("_digest", "_held", "_prefix", "_size", "_span")
+
+    def __init__(self, digest: Any, prefix: bytes) -> None:
+        self._digest, self._prefix, self._span = digest, prefix, len(prefix) + 2
+        self._held = b""
+        self._size = 0
+
+    def feed(self, piece: bytes) -> None:
+        data = self._held + piece if self._held else piece
+        view, at, end = memoryview(data), 0, len(data)
+        while (hit := data.find(self._prefix, at)) >= 0 and hit + self._span <= end:
+            if data[hit + self._span - 2:hit + self._span] in (b'1"', b'2"'):
+                self._put(view[at:hit])
+                self._put(b'""')
+                at = hit + self._span
+            else:
+                self._put(view[at:hit + 1])
+                at = hit + 1
+        keep = max(at, end - self._span + 1)  # an id starting here would not be whole yet
+        self._put(view[at:keep])
+        self._held = data[keep:]
+
+    def close(self) -> Any:
+        """The digest, the held tail and the blanked line's length added."""
+        self._put(self._held)
+        self._held = b""
+        self._digest.update(self._size.to_bytes(8, "little"))
+        return self._digest
+
+    def _put(self, part: bytes | memoryview) -> None:
+        self._digest.update(part)
+        self._size += len(part)
 
 
 def _small_object(line: bytes) -> dict[str, object] | None:

@@ -2,7 +2,9 @@
 module loads.
 
 Owns the first moments of a stdio start: the argv shape every engine uses, and a read of
-the config file with the standard library alone (`json`), so the upstreams' own start
+the config file with the standard library alone (the C scanner `json` itself decodes with,
+without `json` and the `re` it loads: about 10 ms of an interpreter's start on this
+machine, before the first spawn), so the upstreams' own start
 (an interpreter or a Node process each) overlaps the sidecar's imports of msgspec, the
 config and the runtime instead of following them. It starts only what the full config
 and the mount plan certainly start, and refuses to guess otherwise:
@@ -25,27 +27,31 @@ within milliseconds, never a server started that the sidecar serves.
 from __future__ import annotations
 
 import os
-import re
-from collections.abc import Sequence
 
 from sidecar.upstream.spawn import Launch, start_early_launches
+
+TYPE_CHECKING = False  # neither `typing` nor `collections` loads before the first spawn
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 START_SECONDS = 8.0  # sidecar.config.Face.start_timeout_seconds's default (a test keeps them equal)
 LIST_WAIT_SECONDS = 1.5  # sidecar.config.Face.list_wait_seconds's default (a test keeps them equal)
 
-__all__ = ["PlainStart", "early_launches", "list_wait_seconds", "plain_config_path", "plain_start",
-           "records_a_failure", "start_named_in", "start_seconds"]
+__all__ = ["PlainStart", "early_launches", "json_document", "list_wait_seconds", "plain_config_path", "plain_start",
+           "records_a_failure", "start_named_in", "start_seconds", "valid_name"]
 
 HEALTH_FILE = "mcp-health.json"  # sidecar.mounts.heads.HEALTH_FILE (a test keeps them equal)
 NEEDS_VALUE = "<needs a value>"  # sidecar.config.rules.NEEDS_VALUE
 # The config's own rules (sidecar.config.rules), for what an early start reads; a test
 # compares this module's choices with the full config's and mount plan's on many configs.
-_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
+_NAME_FIRST = frozenset("abcdefghijklmnopqrstuvwxyz")
+_NAME_REST = _NAME_FIRST | frozenset("0123456789_-")
+_MAX_NAME = 32  # sidecar.config.rules.MAX_NAME
+_SPACE = b" \t\n\r\x0b\x0c"  # what `\s` matches in a bytes pattern
 _RESERVED_NAMES = frozenset({"agents", "browser", "composio", "computer", "data", "dweb", "mcp", "ogb", "omb",
                              "openmausbot", "phone", "sidecar"})
 _SECTIONS = frozenset({"mcpServers", "budgets", "face", "features", "policy", "audit"})
 _ENTRY_KEYS = frozenset({"command", "args", "env", "cwd", "type"})
-_FAILED = re.compile(rb'"ok"\s*:\s*false')  # only a key can be a quoted word before a colon
 _PACKAGE_FOLDERS = ("site-packages", "dist-packages")
 
 
@@ -102,14 +108,51 @@ def start_named_in(argv: Sequence[str]) -> int:
 
 
 def _read(path: str) -> tuple[bytes, object]:
-    import json
-
     try:
         with open(path, "rb") as config:
             data = config.read()
-        return data, json.loads(data)
+        return data, json_document(data)
     except (OSError, ValueError, RecursionError):
         return b"", None
+
+
+class _Decoding:
+    """What `json.JSONDecoder()` hands its C scanner: strict, no hooks, `float` and `int`,
+    and the three constants `json` accepts."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+
+    @staticmethod
+    def parse_constant(name: str) -> float:
+        return {"-Infinity": float("-inf"), "Infinity": float("inf"), "NaN": float("nan")}[name]
+
+
+def json_document(data: bytes) -> object:
+    """`json.loads(data)`, read by the same C scanner `json.loads` uses but without importing
+    `json` (which imports `re`); ValueError where `json.loads` raises it. Bytes that
+    `json.loads` would not read as UTF-8 (a byte order mark, NULs of UTF-16 or -32 in the
+    first four) and interpreters without the C scanner go through `json.loads` itself."""
+    try:
+        from _json import make_scanner
+    except ImportError:  # an interpreter without the C scanner
+        make_scanner = None  # type: ignore[assignment,misc]
+    if make_scanner is None or data[:3] == b"\xef\xbb\xbf" or data[:2] in (b"\xff\xfe", b"\xfe\xff") or b"\0" in data[:4]:
+        import json
+
+        return json.loads(data)
+    text = data.decode("utf-8", "surrogatepass")  # what json.loads decodes UTF-8 bytes with
+    start = len(text) - len(text.lstrip(" \t\n\r"))  # json's WHITESPACE, around the one value
+    try:
+        document, end = make_scanner(_Decoding)(text, start)  # type: ignore[arg-type] # read as attributes
+    except StopIteration:
+        raise ValueError("Expecting value") from None
+    if text[end:].strip(" \t\n\r"):
+        raise ValueError("Extra data")
+    return document
 
 
 def start_seconds(document: object) -> float:
@@ -142,8 +185,21 @@ def _health_records_a_failure(path: str) -> bool:
 
 def records_a_failure(health: bytes) -> bool:
     """Whether a health file's bytes hold a record with `"ok": false` (in JSON a quoted
-    word followed by a colon is always a key: a string's own quotes are escaped)."""
-    return _FAILED.search(health) is not None
+    word followed by a colon is always a key: a string's own quotes are escaped): what
+    `re.search(rb'"ok"\\s*:\\s*false', health)` finds, without `re`."""
+    at = health.find(b'"ok"')
+    while at >= 0:
+        after = _past_space(health, at + 4)
+        if health[after:after + 1] == b":" and health.startswith(b"false", _past_space(health, after + 1)):
+            return True
+        at = health.find(b'"ok"', at + 1)
+    return False
+
+
+def _past_space(data: bytes, at: int) -> int:
+    while data[at:at + 1] and data[at] in _SPACE:
+        at += 1
+    return at
 
 
 def _inside_a_package(real: str) -> bool:
@@ -201,13 +257,20 @@ def _launch_of(entry: object) -> Launch | None:
 
 def _plain_entry(alias: object, entry: dict[str, object]) -> bool:
     """An entry the config reads as a valid stdio server with nothing left to fill."""
-    if not (isinstance(alias, str) and _NAME.match(alias) and "__" not in alias and alias not in _RESERVED_NAMES):
+    if not (isinstance(alias, str) and valid_name(alias) and "__" not in alias and alias not in _RESERVED_NAMES):
         return False
     if not set(entry) <= _ENTRY_KEYS or entry.get("type", "stdio") != "stdio":
         return False
     args, env = entry.get("args", []), entry.get("env", {})
     assert isinstance(args, list) and isinstance(env, dict)
     return NEEDS_VALUE not in args and all(_plain_variable(name, value) for name, value in env.items())
+
+
+def valid_name(alias: str) -> bool:
+    """What `re.match(r"^[a-z][a-z0-9_-]{0,31}$", alias)` (the config's name rule) accepts,
+    without `re`: its `$` also matches before one final newline."""
+    name = alias[:-1] if alias.endswith("\n") else alias
+    return 0 < len(name) <= _MAX_NAME and name[0] in _NAME_FIRST and all(c in _NAME_REST for c in name[1:])
 
 
 def _plain_variable(name: str, value: str) -> bool:

@@ -20,12 +20,12 @@ Both give a `Process`.
 from __future__ import annotations
 
 import os
-import signal
 import sys
-from collections.abc import Iterable, Mapping
 
 TYPE_CHECKING = False  # `typing` (2 ms to import) loads after the first spawn, not before
 if TYPE_CHECKING:
+    import signal as _signals
+    from collections.abc import Iterable, Mapping
     from typing import IO, Any, NamedTuple, Protocol
 
     from sidecar.config import ServerConfig
@@ -59,9 +59,27 @@ if TYPE_CHECKING:
 
         def wait(self, timeout: float | None = None) -> int: ...
 else:
-    from collections import namedtuple
+    # `signal`'s numbers without its enums, and the NamedTuple above without `collections`:
+    # neither `enum` nor `collections` (about 5 ms together here) loads before the first spawn
+    import _signal as _signals
 
-    _LaunchFields = namedtuple("_LaunchFields", ("command", "args", "env", "cwd"))
+    class _LaunchFields(tuple):
+        __slots__ = ()
+        _fields = ("command", "args", "env", "cwd")
+
+        def __new__(cls, command, args, env, cwd):
+            return tuple.__new__(cls, (command, args, env, cwd))
+
+        def __getnewargs__(self):
+            return tuple(self)
+
+        def __repr__(self):
+            return f"{type(self).__name__}(command={self[0]!r}, args={self[1]!r}, env={self[2]!r}, cwd={self[3]!r})"
+
+        command = property(lambda self: self[0], doc="the command")
+        args = property(lambda self: self[1], doc="its arguments")
+        env = property(lambda self: self[2], doc="its own environment, sorted by name")
+        cwd = property(lambda self: self[3], doc="its folder (None: the sidecar's)")
 
 __all__ = ["INHERITED_VARIABLES", "Launch", "Spawned", "child_environment", "discard_early", "early_greetings",
            "keep_early", "start_early", "start_early_launch", "start_early_launches", "start_launch", "start_process", "stop_process",
@@ -190,7 +208,7 @@ def _posix_spawn(argv: list[str], env: dict[str, str]) -> Spawned | None:
         actions: list[tuple[int, ...]] = [(os.POSIX_SPAWN_DUP2, fd, target) for target, fd in enumerate(ends)]
         actions += [(os.POSIX_SPAWN_CLOSE, fd) for fd in _inheritable_descriptors()]
         pid = os.posix_spawn(argv[0], argv, env, file_actions=actions, setsid=True,
-                             setsigdef=(signal.SIGPIPE, signal.SIGXFSZ))
+                             setsigdef=(_signals.SIGPIPE, _signals.SIGXFSZ))
     except (NotImplementedError, AttributeError, TypeError):  # no setsid support, say
         for fd in (*ends, *ours):
             os.close(fd)
@@ -262,7 +280,7 @@ def _die_with_parent_hook() -> Any:
         return None
 
     def die_with_parent() -> None:
-        prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+        prctl(_PR_SET_PDEATHSIG, _signals.SIGTERM)
 
     return die_with_parent
 
@@ -363,7 +381,7 @@ def stop_process(popen: Process, greeting: Greeting | None = None) -> None:
     process's output ends, so it stops within a poll): a number closed under a thread still
     reading it could be reused by a file opened meanwhile, and read as the server's."""
     try:
-        os.killpg(popen.pid, signal.SIGKILL)
+        os.killpg(popen.pid, _signals.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
     popen.wait()

@@ -244,8 +244,10 @@ def test_runner_report_and_json(tmp_path: Path) -> None:
     lines: list[str] = []
     picked = [CANDIDATES["direct"], CANDIDATES["relay"]]
     results = derive(run(TINY, picked, progress=lines.append))
-    # + direct with a fresh data folder, + the calls side by side (over HTTP only the sidecar
-    # runs: its baselines are inside)
+    # the wheel's build (or its venv reused), then + direct with a fresh data folder, + the
+    # calls side by side (over HTTP only the sidecar runs: its baselines are inside)
+    assert lines[0].startswith("wheel built and installed") and "built wheel" in results["machine"]["launched"]
+    lines = lines[1:]
     assert len(lines) == 3 * len(picked) + 2 and all(line.endswith("ok") for line in lines)
     for case in ("session", "many", "three"):
         for name in ("direct", "relay"):

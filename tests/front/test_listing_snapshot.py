@@ -359,3 +359,25 @@ def test_two_configs_in_one_folder_keep_a_snapshot_each(tmp_path: Path) -> None:
         noted = tmp_path / "noted.txt"
         noted.unlink(missing_ok=True)
         assert _listed(config, noted)[0] == first and noted.read_text() == "listed"
+
+
+def test_a_kept_snapshot_reads_back_whole_and_a_damaged_one_not_at_all(tmp_path: Path) -> None:
+    """`read_kept` (what the entry point reads while the upstreams start) gives back the
+    prekey, key and every page written; any changed byte of the body, or a shorter file, is
+    no snapshot; `read_snapshot` answers only for the key it was kept under."""
+    from sidecar.listing_snapshot import read_kept, read_snapshot
+
+    inputs = SimpleNamespace(folder=str(tmp_path), name=f"{SNAPSHOT_FILE}-x", prekey="p" * 64)
+    pages = [(None, b'{"tools":[],"nextCursor":"c 1"}'.replace(b"c 1", b"c1")), ("c1", b'{"tools":[{"name":"a"}]}')]
+    assert write_snapshot(inputs, "k" * 64, pages)  # type: ignore[arg-type]
+    kept = read_kept(inputs)  # type: ignore[arg-type]
+    assert kept is not None and (kept.prekey, kept.key, kept.pages) == ("p" * 64, "k" * 64, pages)
+    assert read_snapshot(inputs, "k" * 64) == pages and read_snapshot(inputs, "j" * 64) is None  # type: ignore[arg-type]
+    path = tmp_path / inputs.name
+    whole = path.read_bytes()
+    body_at = whole.index(b"\n") + 1
+    for at in range(body_at, len(whole)):
+        path.write_bytes(whole[:at] + bytes([whole[at] ^ 1]) + whole[at + 1:])
+        assert read_kept(inputs) is None, at  # type: ignore[arg-type]
+    path.write_bytes(whole[:-1])
+    assert read_kept(inputs) is None  # type: ignore[arg-type]

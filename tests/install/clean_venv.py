@@ -98,9 +98,10 @@ def build_wheel(workdir: Path) -> Path:
     return wheel
 
 
-def install(wheel: Path) -> CleanInstall:
-    """The cached venv with this wheel in it (created, with its dependencies, on first use)."""
-    root = cache_root()
+def install(wheel: Path, root: Path | None = None) -> CleanInstall:
+    """The cached venv with this wheel in it (created, with its dependencies, on first use);
+    under `root` instead of `cache_root()` when given (the benchmark keeps its own)."""
+    root = root or cache_root()
     root.mkdir(parents=True, exist_ok=True)
     venv = root / cache_key()
     with _locked(root / f"{venv.name}.lock"):

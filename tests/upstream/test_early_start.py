@@ -120,6 +120,92 @@ def test_a_failed_record_is_found_in_a_real_health_file_and_not_in_a_definition(
     assert records_a_failure(path.read_bytes())
 
 
+# -- the config read without `json` or `re` (what loads before the first spawn) -----------------
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=20)
+_SPACES = st.text(alphabet=" \t\n\r\x0b\x0c", max_size=3)
+
+
+def _loads_or_refusal(data: bytes, read: Any) -> object:
+    try:
+        return ("value", read(data))
+    except ValueError:  # json.JSONDecodeError and UnicodeDecodeError are ValueErrors
+        return ("refused",)
+    except RecursionError:
+        return ("too deep",)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_JSON_VALUES, _SPACES, _SPACES, st.booleans())
+def test_the_config_is_read_as_json_loads_reads_it(value: object, before: str, after: str, ascii_only: bool) -> None:
+    data = (before + json.dumps(value, ensure_ascii=ascii_only) + after).encode("utf-8", "surrogatepass")
+    assert repr(_loads_or_refusal(data, plain_config.json_document)) == repr(_loads_or_refusal(data, json.loads))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(st.binary(max_size=40),
+                 st.lists(st.sampled_from([b"{", b"}", b"[", b"]", b'"a"', b":", b",", b" ", b"\n", b"\x0c", b"1",
+                                           b"-0.5e3", b"NaN", b"Infinity", b"-Infinity", b"true", b"nul", b'"\\u00e9"',
+                                           b'"\\ud800"', b"\xef\xbb\xbf", b"\xff\xfe", b"\0", b"\xc3\xa9", b"\xff"]),
+                          max_size=12).map(b"".join)))
+def test_any_bytes_read_as_json_loads_reads_them(data: bytes) -> None:
+    assert repr(_loads_or_refusal(data, plain_config.json_document)) == repr(_loads_or_refusal(data, json.loads))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet="az09_-A\n .", max_size=35) | st.sampled_from(["a" * 32, "a" * 33, "a\n", "a\n\n", "\na", ""]))
+def test_a_name_is_valid_as_the_configs_rule_says(alias: str) -> None:
+    import re
+
+    assert plain_config.valid_name(alias) == bool(re.match(r"^[a-z][a-z0-9_-]{0,31}$", alias))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from([b'"ok"', b":", b"false", b" ", b"\t", b"\n", b"\x0b", b"\x0c", b"\r", b'"', b"ok",
+                                 b"fals", b"{", b"x"]), max_size=10).map(b"".join))
+def test_a_failed_record_is_found_as_the_pattern_finds_it(health: bytes) -> None:
+    import re
+
+    assert records_a_failure(health) == (re.search(rb'"ok"\s*:\s*false', health) is not None)
+
+
+def test_a_launch_is_the_tuple_it_names() -> None:
+    launch = Launch("node", ("a.js",), (("K", "v"),), None)
+    same = Launch(command="node", args=("a.js",), env=(("K", "v"),), cwd=None)
+    assert launch == same == ("node", ("a.js",), (("K", "v"),), None) and hash(launch) == hash(same)
+    assert (launch.command, launch.args, launch.env, launch.cwd) == ("node", ("a.js",), (("K", "v"),), None)
+    assert launch != Launch("node", ("a.js",), (), None) and len({launch, same}) == 1
+    assert repr(launch) == "Launch(command='node', args=('a.js',), env=(('K', 'v'),), cwd=None)"
+
+
+# The entry point as the `omb-sidecar` script runs it, from an interpreter without `site`
+# (no editable-install finder, no `.pth` file), saying which modules are loaded when the
+# first upstream is spawned beyond those the bare interpreter had.
+_AT_FIRST_SPAWN = ("import sys, os\n"
+                   "bare = set(sys.modules)\n"
+                   "def hook(event, args):\n"
+                   "    if event == 'os.posix_spawn':\n"
+                   "        os.write(2, ('SPAWN ' + ' '.join(sorted(set(sys.modules) - bare))).encode() + b'\\n')\n"
+                   "        os._exit(0)\n"
+                   "sys.addaudithook(hook)\n"
+                   "from sidecar.entry import main\n"
+                   "sys.exit(main())\n")
+
+
+def test_nothing_but_the_entry_and_the_early_start_loads_before_the_first_spawn(tmp_path: Path) -> None:
+    """No `json`, `re`, `typing`, `collections`, `enum` or `signal` (about 25 ms of CPU on a
+    small machine, before the upstreams' own start could begin)."""
+    config = _config(tmp_path, {"a": {"command": sys.executable, "args": ["-c", "pass"]}})
+    done = subprocess.run([sys.executable, "-S", "-c", _AT_FIRST_SPAWN, "--config", str(config)], cwd=REPO,
+                          stdin=subprocess.DEVNULL, capture_output=True, timeout=WAIT)
+    [line] = [line for line in done.stderr.decode().splitlines() if line.startswith("SPAWN")]
+    assert set(line.split()[1:]) == {"__future__", "_json", "sidecar", "sidecar.entry", "sidecar.upstream",
+                                     "sidecar.upstream.plain_config", "sidecar.upstream.spawn"}, line
+
+
 # -- real processes ------------------------------------------------------------------------------
 
 # An upstream that says its pid through a FIFO and then waits for a signal, deaf to its

@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sidecar.upstream.greeting import Greeting
 from sidecar.upstream.spawn import Launch, start_launch
@@ -165,3 +167,65 @@ def test_stopping_an_early_process_lets_its_greeting_finish_before_the_pipes_clo
     stop_process(popen, greeting)
     assert greeting.finished(0) and not greeting.usable and not greeting.timed_out
     assert popen.stdout is not None and popen.stdout.closed
+
+
+# -- the answers' digest, made as the listing arrives --------------------------------------------
+
+_PREFIX = b'"omb-early-0123456789ab-'
+_IDS = (_PREFIX + b'1"', _PREFIX + b'2"')
+
+
+def _blanked_digest(line: bytes, cuts: list[int]) -> bytes:
+    from _blake2 import blake2b
+
+    from sidecar.upstream.greeting import _Blanked
+
+    blanked = _Blanked(blake2b(digest_size=32), _PREFIX)
+    at = 0
+    for cut in sorted(cuts):
+        blanked.feed(line[at:cut])
+        at = cut
+    blanked.feed(line[at:])
+    return bytes(blanked.close().digest())
+
+
+def _replaced_digest(line: bytes) -> bytes:
+    """What the stream must equal where no id overlaps another: the ids replaced, then the length."""
+    from _blake2 import blake2b
+
+    for ident in _IDS:
+        line = line.replace(ident, b'""')
+    return blake2b(line + len(line).to_bytes(8, "little"), digest_size=32).digest()
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from([_IDS[0], _IDS[1], _PREFIX, _PREFIX + b"3\"", _PREFIX + b"1", b'"', b"x", b"12",
+                                 b'{"id":', b"-", b"omb-early-"]), max_size=12).map(b"".join),
+       st.lists(st.integers(min_value=0, max_value=400), max_size=6))
+def test_the_digest_is_the_lines_whatever_pieces_it_comes_in(line: bytes, cuts: list[int]) -> None:
+    cuts = [cut for cut in cuts if cut <= len(line)]
+    assert _blanked_digest(line, cuts) == _blanked_digest(line, [])
+    if _PREFIX[1:] not in line.replace(_IDS[0], b"").replace(_IDS[1], b""):  # no id within another's reach
+        assert _blanked_digest(line, cuts) == _replaced_digest(line)
+
+
+def test_two_starts_digest_the_same_answers_alike_and_a_changed_byte_apart() -> None:
+    """The ids, random per start, are blanked: the same answers give the same digest; a
+    listing that differs by one byte does not."""
+    tools = [{"name": f"t{n}", "description": "d" * 5000} for n in range(300)]
+    other = [{**tool, "description": tool["description"] + ("!" if n == 299 else "")} for n, tool in enumerate(tools)]
+
+    def digest(nonce: str, listed: list[dict[str, str]]) -> bytes:
+        from _blake2 import blake2b
+
+        from sidecar.upstream.greeting import _Blanked
+
+        prefix = f'"omb-early-{nonce}-'.encode()
+        line = json.dumps({"jsonrpc": "2.0", "id": f"omb-early-{nonce}-2", "result": {"tools": listed}}).encode()
+        blanked = _Blanked(blake2b(digest_size=32), prefix)
+        for at in range(0, len(line), 65536):
+            blanked.feed(line[at:at + 65536])
+        return bytes(blanked.close().digest())
+
+    assert digest("aaaaaaaaaaaa", tools) == digest("bbbbbbbbbbbb", tools)
+    assert digest("aaaaaaaaaaaa", tools) != digest("aaaaaaaaaaaa", other)

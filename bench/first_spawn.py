@@ -1,0 +1,95 @@
+"""The sidecar's CPU from its interpreter's start to its first upstream's spawn, tree against tree.
+
+A plain `--config PATH` start spawns its stdio upstreams before anything else loads
+(`sidecar.entry`, `sidecar.upstream.plain_config`); what it imports and does until then is
+in series with the upstream's own start, so it is the part of start -> `tools/list` the
+sidecar adds in front. Each start here runs the entry point of a tree (`--tree`, the
+checkout by default) with the bench venv's interpreter (the built wheel's, no editable
+finder: `bench.candidates.from_wheel`), as the installed `omb-sidecar` script does, or with
+`re` imported first as pip's console-script launcher does (`--launcher console`); at the
+spawn an audit hook reads the process's CPU time and ends it. The starts alternate between
+the trees (and a bare `python -c pass`), and each one's median and quartiles are printed.
+
+  python -m bench.first_spawn --tree OLD --tree . --rounds 30
+  python -m bench.first_spawn --launcher console --launcher script --rounds 30
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from bench.candidates import REPO_ROOT, from_wheel
+
+__all__ = ["cpu_to_first_spawn"]
+
+# Run as `python -c _PROBE TREE LAUNCHER --config PATH`: the tree's entry point, its CPU at the first spawn.
+_PROBE = """
+import sys
+tree, launcher = sys.argv[1:3]
+del sys.argv[1:3]
+sys.path.insert(0, tree)
+if launcher == "console":
+    import re  # pip's console-script launcher, before the entry point
+import os, time
+def hook(event, args):
+    if event == "os.posix_spawn":
+        os.write(2, b"CPU %.3f\\n" % (time.process_time() * 1e3))
+        os._exit(0)
+sys.addaudithook(hook)
+sys.argv[0] = "omb-sidecar"
+from sidecar.entry import main
+sys.exit(main())
+"""
+
+
+def cpu_to_first_spawn(python: str, arms: list[tuple[str, str]], rounds: int, config: Path) -> dict[str, list[float]]:
+    """Each arm's (tree, launcher) CPU ms to the first spawn, `rounds` alternated starts; and
+    the bare interpreter's CPU (`python -c pass`) under "bare"."""
+    found: dict[str, list[float]] = {"bare": []}
+    for _ in range(rounds):
+        bare = subprocess.run([python, "-c", "import os, time; os.write(2, b'CPU %.3f' % (time.process_time() * 1e3))"],
+                              capture_output=True, cwd="/")
+        found["bare"].append(float(bare.stderr.split()[1]))
+        for tree, launcher in arms:
+            done = subprocess.run([python, "-c", _PROBE, tree, launcher, "--config", str(config)],
+                                  stdin=subprocess.DEVNULL, capture_output=True, cwd="/")
+            line = [part for part in done.stderr.decode().splitlines() if part.startswith("CPU ")]
+            if not line:
+                raise RuntimeError(f"{tree} ({launcher}) spawned nothing: {done.stderr.decode()[-500:]}")
+            found.setdefault(f"{tree} ({launcher})", []).append(float(line[0].split()[1]))
+    return found
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--tree", action="append", type=Path, help="a checkout (default: this one)")
+    parser.add_argument("--launcher", action="append", choices=("script", "console"),
+                        help="script: the entry point first (the installed command); console: `re` first")
+    parser.add_argument("--rounds", type=int, default=30)
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="first-spawn-") as tmp:
+        python = from_wheel(Path(tmp)).python
+        config = Path(tmp) / "config.json"  # one upstream that ends at once: only its spawn matters
+        config.write_text(json.dumps({"mcpServers": {"up": {"command": python, "args": ["-c", "pass"]}}}))
+        for tree in args.tree or [REPO_ROOT]:  # the trees' bytecode, as pip writes it on install
+            subprocess.run([python, "-m", "compileall", "-q", str(tree.resolve() / "sidecar")], capture_output=True)
+        arms = [(str(tree.resolve()), launcher) for tree in args.tree or [REPO_ROOT]
+                for launcher in args.launcher or ["script"]]
+        found = cpu_to_first_spawn(python, arms, args.rounds, config)
+    print(f"CPU ms from the interpreter's start to the first spawn, {args.rounds} alternated starts each "
+          f"(load average {os.getloadavg()[0]:.1f} at the end):")
+    for name, values in found.items():
+        q1, _, q3 = statistics.quantiles(values, n=4) if len(values) > 1 else values * 3
+        print(f"  {statistics.median(values):6.1f}  [q1 {q1:.1f}, q3 {q3:.1f}, min {min(values):.1f}]  {name}")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
