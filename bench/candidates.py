@@ -78,6 +78,7 @@ def from_wheel(workdir: Path) -> Launch:
     venv = root / cache_key()
     tree, stamp = _sources_digest(SOURCES), venv / "BENCH_SOURCES"
     if not (venv / "READY").exists() or not stamp.exists() or stamp.read_text() != tree:
+        workdir.mkdir(parents=True, exist_ok=True)
         install(build_wheel(workdir), root=root)
         stamp.write_text(tree)
     return Launch(str(venv / "bin" / "python"), (str(venv / "bin" / "omb-sidecar"),),
