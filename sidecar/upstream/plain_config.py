@@ -2,8 +2,8 @@
 module loads.
 
 Owns the first moments of a stdio start: the argv shape every engine uses, and a read of
-the config file with the standard library alone (the C scanner `json` itself decodes with,
-without `json` and the `re` it loads: about 10 ms of an interpreter's start on this
+the config file with the standard library alone (`sidecar.plain_json`: the C scanner `json`
+itself decodes with, without `json` and the `re` it loads: about 10 ms of an interpreter's start on this
 machine, before the first spawn), so the upstreams' own start
 (an interpreter or a Node process each) overlaps the sidecar's imports of msgspec, the
 config and the runtime instead of following them. It starts only what the full config
@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import os
 
+from sidecar.plain_json import json_document
 from sidecar.upstream.spawn import Launch, start_early_launches
 
 TYPE_CHECKING = False  # neither `typing` nor `collections` loads before the first spawn
@@ -114,45 +115,6 @@ def _read(path: str) -> tuple[bytes, object]:
         return data, json_document(data)
     except (OSError, ValueError, RecursionError):
         return b"", None
-
-
-class _Decoding:
-    """What `json.JSONDecoder()` hands its C scanner: strict, no hooks, `float` and `int`,
-    and the three constants `json` accepts."""
-
-    strict = True
-    object_hook = None
-    object_pairs_hook = None
-    parse_float = float
-    parse_int = int
-
-    @staticmethod
-    def parse_constant(name: str) -> float:
-        return {"-Infinity": float("-inf"), "Infinity": float("inf"), "NaN": float("nan")}[name]
-
-
-def json_document(data: bytes) -> object:
-    """`json.loads(data)`, read by the same C scanner `json.loads` uses but without importing
-    `json` (which imports `re`); ValueError where `json.loads` raises it. Bytes that
-    `json.loads` would not read as UTF-8 (a byte order mark, NULs of UTF-16 or -32 in the
-    first four) and interpreters without the C scanner go through `json.loads` itself."""
-    try:
-        from _json import make_scanner
-    except ImportError:  # an interpreter without the C scanner
-        make_scanner = None  # type: ignore[assignment,misc]
-    if make_scanner is None or data[:3] == b"\xef\xbb\xbf" or data[:2] in (b"\xff\xfe", b"\xfe\xff") or b"\0" in data[:4]:
-        import json
-
-        return json.loads(data)
-    text = data.decode("utf-8", "surrogatepass")  # what json.loads decodes UTF-8 bytes with
-    start = len(text) - len(text.lstrip(" \t\n\r"))  # json's WHITESPACE, around the one value
-    try:
-        document, end = make_scanner(_Decoding)(text, start)  # type: ignore[arg-type] # read as attributes
-    except StopIteration:
-        raise ValueError("Expecting value") from None
-    if text[end:].strip(" \t\n\r"):
-        raise ValueError("Extra data")
-    return document
 
 
 def start_seconds(document: object) -> float:

@@ -202,8 +202,8 @@ def test_nothing_but_the_entry_and_the_early_start_loads_before_the_first_spawn(
     done = subprocess.run([sys.executable, "-S", "-c", _AT_FIRST_SPAWN, "--config", str(config)], cwd=REPO,
                           stdin=subprocess.DEVNULL, capture_output=True, timeout=WAIT)
     [line] = [line for line in done.stderr.decode().splitlines() if line.startswith("SPAWN")]
-    assert set(line.split()[1:]) == {"__future__", "_json", "sidecar", "sidecar.entry", "sidecar.upstream",
-                                     "sidecar.upstream.plain_config", "sidecar.upstream.spawn"}, line
+    assert set(line.split()[1:]) == {"__future__", "_json", "sidecar", "sidecar.entry", "sidecar.plain_json",
+                                     "sidecar.upstream", "sidecar.upstream.plain_config", "sidecar.upstream.spawn"}, line
 
 
 # -- real processes ------------------------------------------------------------------------------
