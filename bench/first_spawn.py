@@ -67,17 +67,23 @@ del sys.argv[1:3]
 sys.path.insert(0, tree)
 import os, time
 if mode != "warm":
-    write = os.write
-    def watched(fd, data):
-        done = write(fd, data)
+    write, writev = os.write, os.writev
+    def seen(fd, head):
         if fd == 1:
-            what = b"listing" if b'"tools":[' in bytes(data[:200]) else b"initialize"
+            what = b"listing" if b'"tools":[' in head else b"initialize"
             early = b"early" if "msgspec" not in sys.modules else b"late"
-            os.write(2, b"CPU %s %s %.3f\\n" % (what, early, time.process_time() * 1e3))
+            write(2, b"CPU %s %s %.3f\\n" % (what, early, time.process_time() * 1e3))
             if what == b"listing":
                 os._exit(0)
+    def watched(fd, data):
+        done = write(fd, data)
+        seen(fd, bytes(data[:200]))
         return done
-    os.write = watched
+    def watched_parts(fd, parts):
+        done = writev(fd, parts)
+        seen(fd, b"".join(bytes(part[:200]) for part in parts)[:400])
+        return done
+    os.write, os.writev = watched, watched_parts
 sys.argv[0] = "omb-sidecar"
 from sidecar.entry import main
 sys.exit(main())

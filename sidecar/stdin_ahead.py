@@ -123,8 +123,8 @@ def answer_listing_ahead(ahead: Ahead, inputs: ListingInputs, greeting_seconds: 
         return Ahead(bytes(read), True, ListedAhead(inputs))
     for number, (_, result) in enumerate(pages):
         begin, end, ident = found
-        write_listing(b"".join((b'{"jsonrpc":"2.0","id":', json_text(ident, ascii=False).encode(),
-                                b',"result":', result, b"}\n")))
+        write_listing((b'{"jsonrpc":"2.0","id":', json_text(ident, ascii=False).encode(), b',"result":', result,
+                       b"}\n"))
         del read[begin:end]
         if number + 1 == len(pages):
             break
@@ -134,9 +134,21 @@ def answer_listing_ahead(ahead: Ahead, inputs: ListingInputs, greeting_seconds: 
     return Ahead(bytes(read), True, ListedAhead(inputs, pages))
 
 
-def write_listing(answer: bytes) -> None:
-    """Write a listing answered from the snapshot (a mark of its own in the timeline)."""
-    write_whole(answer)
+def write_listing(parts: tuple[bytes, ...]) -> None:
+    """Write a listing answered from the snapshot, given in `parts` (a mark of its own in the
+    timeline): gathered by the kernel, not joined first (a megabyte's copy into fresh pages,
+    about 0.6 ms here, in series with the upstreams' answers). Dropped as `write_whole` drops."""
+    views = [memoryview(part) for part in parts if part]
+    try:
+        fd = sys.stdout.fileno()
+        while views:
+            done = os.writev(fd, views)
+            while views and done >= len(views[0]):
+                done -= len(views.pop(0))
+            if done:
+                views[0] = views[0][done:]
+    except (OSError, ValueError, AttributeError):  # closed, or no stdout at all
+        pass
 
 
 def _next_listing(read: bytearray, start: int, cursor: str | None,

@@ -171,17 +171,23 @@ import sys, os
 before = set(sys.modules)
 out = sys.argv.pop(1)
 sys.argv[0] = "omb-sidecar"
-write = os.write
-def noted(fd, data):
-    done = write(fd, data)
+write, writev = os.write, os.writev
+def seen(fd, head):
     if fd == 1:
-        what = "listing" if b'"tools":[' in bytes(data[:200]) else "initialize"
+        what = "listing" if b'"tools":[' in head else "initialize"
         with open(out, "a") as into:
             into.write(what + " " + " ".join(sorted(set(sys.modules) - before)) + "\\n")
         if what == "listing":
             os._exit(0)
+def noted(fd, data):
+    done = write(fd, data)
+    seen(fd, bytes(data[:200]))
     return done
-os.write = noted
+def noted_parts(fd, parts):
+    done = writev(fd, parts)
+    seen(fd, b"".join(bytes(part[:200]) for part in parts)[:400])
+    return done
+os.write, os.writev = noted, noted_parts
 from sidecar.entry import main
 raise SystemExit(main())
 """
