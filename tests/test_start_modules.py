@@ -196,8 +196,7 @@ raise SystemExit(main())
 EARLY_SIDECAR = frozenset({
     "sidecar", "sidecar.entry", "sidecar.plain_json", "sidecar.collector", "sidecar.upstream",
     "sidecar.upstream.plain_config", "sidecar.upstream.spawn", "sidecar.upstream.greeting", "sidecar.stdin_ahead",
-    "sidecar.listing_snapshot", "sidecar.wire", "sidecar.wire.plain_hello", "sidecar.wire.versions",
-    "sidecar.wire.task_shapes"})
+    "sidecar.listing_snapshot", "sidecar.wire", "sidecar.wire.plain_hello", "sidecar.wire.versions"})
 # ... and of the standard library, beyond a bare interpreter's: the C scanner and encoder of
 # `json`, the snapshot's digest and check, `select`, the collector and libc's mallopt. Not
 # `json` and `re`, `typing`, `threading` with `functools` and `collections`, the `ctypes`

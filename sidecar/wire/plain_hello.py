@@ -25,7 +25,6 @@ from __future__ import annotations
 
 from sidecar import __version__
 from sidecar.plain_json import json_document, json_text
-from sidecar.wire.task_shapes import TASKS_EXTENSION
 from sidecar.wire.versions import HANDSHAKE_VERSIONS, UI_EXTENSION
 
 TYPE_CHECKING = False  # `typing` (about 5 ms with what it loads) waits for the runtime
@@ -44,6 +43,9 @@ TASKS_WHILE_STARTING: dict[str, Any] = {"list": {}, "cancel": {}, "requests": {"
 PLAIN_DEPTH = 32
 _INT_RANGE = (-(1 << 63), (1 << 64) - 1)  # the integers msgspec decodes (int64 and uint64)
 _INFINITY = float("inf")
+# sidecar.wire.task_shapes.TASKS_EXTENSION (a test keeps them equal): that module is not loaded
+# for one name before the early answer
+TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 _ENVELOPE = frozenset({"jsonrpc", "id", "method", "params"})
 # InitializeParams' fields and the type each must have when present and not null
 _PARAM_TYPES: dict[str, type] = {"protocolVersion": str, "capabilities": dict, "clientInfo": dict, "_meta": dict}
