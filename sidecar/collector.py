@@ -29,6 +29,10 @@ from __future__ import annotations
 import gc
 import sys
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 __all__ = ["MMAP_THRESHOLD", "YOUNG_THRESHOLD", "give_back_large_blocks", "settle_heap"]
 
 YOUNG_THRESHOLD = 10_000  # net new container objects between young collections (CPython: 700)
@@ -56,11 +60,29 @@ def give_back_large_blocks(malloc_tuned: bool) -> bool:
     settings are read, tells it from the environment it passes on to the child)."""
     if not sys.platform.startswith("linux") or malloc_tuned:
         return False
-    import ctypes
+    mallopt = _libc_function("mallopt")
+    return mallopt is not None and bool(mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD))
 
+
+def _libc_function(name: str) -> Callable[[int, int], int] | None:
+    """libc's `name`, taking two C ints and returning one, by `_ctypes` alone (None where it
+    is missing): the `ctypes` package around it (struct, its type classes: about 4 ms more)
+    would load before the early greetings' threads start (`sidecar.upstream.spawn`)."""
     try:
-        mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):
-        return False
-    mallopt.argtypes, mallopt.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int
-    return bool(mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD))
+        import _ctypes
+
+        class Int(_ctypes._SimpleCData):  # type: ignore[type-arg]  # ctypes.c_int
+            _type_ = "i"
+
+        class Function(_ctypes.CFuncPtr):  # what ctypes.CDLL makes of a name
+            _flags_ = _ctypes.FUNCFLAG_CDECL
+            _restype_ = Int
+
+        class Process:  # ctypes.CDLL(None): the process's own symbols, as CFuncPtr reads a library
+            _handle = _ctypes.dlopen(None, 0)  # type: ignore[arg-type]  # RTLD_LOCAL, ctypes' default mode
+
+        function = Function((name, Process()))  # type: ignore[arg-type]  # it reads `_handle` alone
+        function.argtypes = (Int, Int)
+    except (ImportError, OSError, AttributeError):
+        return None
+    return function

@@ -43,9 +43,8 @@ def main() -> int:
 def _listing_ahead(ahead: Ahead) -> Ahead:
     """The engine's first listing answered from the snapshot when it can be (see above), and
     this start's listing inputs handed on in any case where they can be keyed."""
-    import json
-
     from sidecar.listing_snapshot import ListingInputs, listing_environment
+    from sidecar.plain_json import json_document
     from sidecar.stdin_ahead import answer_listing_ahead
     from sidecar.upstream.plain_config import list_wait_seconds, plain_start, start_seconds
     from sidecar.upstream.spawn import early_greetings
@@ -53,13 +52,13 @@ def _listing_ahead(ahead: Ahead) -> Ahead:
 
     plain = plain_start()
     greetings = early_greetings()
-    params = json.loads(ahead.read[:ahead.read.find(b"\n")]).get("params", {})  # read plainly: answered
+    params = json_document(ahead.read[:ahead.read.find(b"\n")]).get("params", {})  # read plainly: answered
     if (plain is None or not plain.every_server_early or params.get("protocolVersion") == MODERN_VERSION
             or not all(greeting is not None for _, greeting in greetings)):
         return ahead
     environment = listing_environment(os.environ, plain.config)
     inputs = ListingInputs(plain.folder, plain.path, plain.config, environment, params,
                            [(alias, greeting) for alias, greeting in greetings if greeting is not None])
-    document = json.loads(plain.config)
+    document = json_document(plain.config)
     # a first listing waits for the upstreams this long at most, in the runtime too (face.listWaitSeconds)
     return answer_listing_ahead(ahead, inputs, min(list_wait_seconds(document), start_seconds(document)))

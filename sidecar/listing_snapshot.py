@@ -24,17 +24,20 @@ Anything unreadable, oversized or corrupt reads as no snapshot.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
-from collections.abc import Mapping, Sequence
-from typing import Protocol
 
 from _blake2 import blake2b
 
 from sidecar import __version__
+from sidecar.plain_json import json_text
 
-__all__ = ["EPOCH_FILE", "SNAPSHOT_CAP", "SNAPSHOT_FILE", "GreetingLike", "Kept", "ListingInputs", "Page", "invalidate",
+TYPE_CHECKING = False  # neither `typing` nor `collections` loads on the early path
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from typing import Protocol
+
+__all__ = ["EPOCH_FILE", "SNAPSHOT_CAP", "SNAPSHOT_FILE", "Kept", "ListingInputs", "Page", "invalidate",
            "listing_environment", "read_kept", "read_snapshot", "snapshot_expected", "write_snapshot"]
 
 SNAPSHOT_FILE = "mcp-listing-snapshot"
@@ -49,20 +52,22 @@ _OWN_NAMES = ("HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "MALLOC_MMAP_THRESHOLD
 _NOT_SHAPING = frozenset({"OMB_LOG_LEVEL"})  # what only the log reads
 
 
-class GreetingLike(Protocol):
-    """What the key reads of an early upstream's greeting (`sidecar.upstream.greeting`)."""
+if TYPE_CHECKING:
+    class GreetingLike(Protocol):
+        """What the key reads of an early upstream's greeting (`sidecar.upstream.greeting`);
+        for the type checker only."""
 
-    ids: tuple[str, str]
-    initialize: bytes | None
-    tools: bytes | None
-    replay: list[bytes]
-    tail: bytes
-    usable: bool
-    timed_out: bool
-    handed_over: bool
-    answers_digest: bytes | None  # the two answers', ids blanked, made as they came
+        ids: tuple[str, str]
+        initialize: bytes | None
+        tools: bytes | None
+        replay: list[bytes]
+        tail: bytes
+        usable: bool
+        timed_out: bool
+        handed_over: bool
+        answers_digest: bytes | None  # the two answers', ids blanked, made as they came
 
-    def finished(self, timeout: float | None = None) -> bool: ...
+        def finished(self, timeout: float | None = None) -> bool: ...
 
 
 def listing_environment(environ: Mapping[str, str], config: bytes) -> list[tuple[str, str]]:
@@ -88,7 +93,7 @@ class ListingInputs:
         self._greetings = list(greetings)
         self._key: str | None = None
         digest = blake2b(digest_size=32, person=b"omb-listing")
-        engine = json.dumps(engine_params, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        engine = json_text(engine_params, ascii=False, sort_keys=True)
         for part in (__version__, sys.version, sys.executable, engine, *self.aliases):
             _add(digest, part.encode(errors="replace"))
         _add(digest, config)
@@ -171,7 +176,7 @@ def snapshot_expected(inputs: ListingInputs) -> bool:
 Page = tuple[str | None, bytes]  # the cursor a page is asked for with (None: page one), its result
 
 
-def _seal(body: bytes) -> bytes:
+def _seal(body: bytes | memoryview) -> bytes:
     """A check of the body against a torn or altered file (who can write the data folder
     can write the pins too: the key, not this, is what a changed listing cannot match)."""
     from zlib import crc32
@@ -200,18 +205,20 @@ def read_kept(inputs: ListingInputs) -> Kept | None:
     head = data[:end].split(b" ") if 0 < end <= _HEAD_CAP else []
     if len(head) != 7 or b" ".join(head[:2]) != _MAGIC or not head[6].isdigit():
         return None
-    body = data[end + 1:]
+    # the body read in place (each page copied once, out of `data`): with the collector's
+    # mmap threshold every copy of a megabyte is fresh pages, about 0.6 ms here
+    body, base = memoryview(data)[end + 1:], end + 1
     if head[4] != str(len(body)).encode() or head[5] != _seal(body):
         return None
     pages: list[Page] = []
     at = 0
     for _ in range(int(head[6])):
-        line_end = body.find(b"\n", at)
-        cursor, _, size = body[at:line_end].partition(b" ") if line_end > at else (b"", b"", b"")
+        line_end = data.find(b"\n", base + at) - base
+        cursor, _, size = data[base + at:base + line_end].partition(b" ") if line_end > at else (b"", b"", b"")
         if not size.isdigit():
             return None
         start, at = line_end + 1, line_end + 1 + int(size)
-        result = body[start:at]
+        result = bytes(body[start:at])
         if len(result) != int(size) or not (result.startswith(b"{") and result.endswith(b"}")):
             return None
         pages.append((None if cursor == b"-" else cursor.decode(errors="replace"), result))

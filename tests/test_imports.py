@@ -28,7 +28,8 @@ HEAVY = ("mcp", "pydantic", "aiohttp", "jmespath", "cryptography", "numpy", "use
 # package's `__init__`), or a whole sibling package.
 LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"settings", "lean_libraries"}),  # the environment, read once; msgspec loaded lean (neither imports the sidecar)
-    frozenset({"sidecar", "errors", "redact", "features", "concurrency", "collector", "private_files", "examples"}),
+    frozenset({"sidecar", "errors", "redact", "features", "concurrency", "collector", "private_files", "examples",
+               "plain_json"}),
     frozenset({"listing_snapshot"}),  # the first listing kept for the next start (read by the entry point)
     frozenset({"config", "logs"}),
     frozenset({"loop"}),  # the event loop's libraries, loaded without OpenSSL when nothing speaks TLS

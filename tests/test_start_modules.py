@@ -7,12 +7,14 @@ module of a way only some sessions take (confirmation, a 2026-07-28 round, tasks
 server's questions, a frame to repair, a capped or compact layout, a held result, a query), or a library the start does without
 (`typing_extensions` and `platform` for msgspec, OpenSSL for the loop). A change that pulls one back
 onto the start path fails here; the ways themselves are run by their own tests, and the
-lazy imports are checked below from fresh interpreters.
+lazy imports are checked below from fresh interpreters. The early path (the entry point up to
+its `initialize` answer and its listing from the snapshot) is pinned whole: what it loads.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -158,3 +160,69 @@ def test_libraries_loaded_lean_still_do_all_they_did() -> None:
     assert _fresh(_LEAN).split("\n")[:7] == [
         "True False False LoadedOnFirstUse LoadedOnFirstUse", "{'a': 1} 2", "refused", "True True 7",
         "'First line\\nsecond line' True module", "True module", "False"]
+
+
+# The early path of a start whose listing snapshot is kept: from a bare interpreter (`-S`:
+# no site, so no editable finder loading `re` and `enum` first), the modules loaded anew when
+# the entry point writes the early `initialize` answer and the listing from the snapshot;
+# the process ends there (the runtime, which needs site-packages, never loads).
+_EARLY = """
+import sys, os
+before = set(sys.modules)
+out = sys.argv.pop(1)
+sys.argv[0] = "omb-sidecar"
+write, writev = os.write, os.writev
+def seen(fd, head):
+    if fd == 1:
+        what = "listing" if b'"tools":[' in head else "initialize"
+        with open(out, "a") as into:
+            into.write(what + " " + " ".join(sorted(set(sys.modules) - before)) + "\\n")
+        if what == "listing":
+            os._exit(0)
+def noted(fd, data):
+    done = write(fd, data)
+    seen(fd, bytes(data[:200]))
+    return done
+def noted_parts(fd, parts):
+    done = writev(fd, parts)
+    seen(fd, b"".join(bytes(part[:200]) for part in parts)[:400])
+    return done
+os.write, os.writev = noted, noted_parts
+from sidecar.entry import main
+raise SystemExit(main())
+"""
+# What the early path loads, and nothing more of the sidecar: the config read, the spawns,
+# the greetings, the early answers, the snapshot.
+EARLY_SIDECAR = frozenset({
+    "sidecar", "sidecar.entry", "sidecar.plain_json", "sidecar.collector", "sidecar.upstream",
+    "sidecar.upstream.plain_config", "sidecar.upstream.spawn", "sidecar.upstream.greeting", "sidecar.stdin_ahead",
+    "sidecar.listing_snapshot", "sidecar.wire", "sidecar.wire.plain_hello", "sidecar.wire.versions"})
+# ... and of the standard library, beyond a bare interpreter's: the C scanner and encoder of
+# `json`, the snapshot's digest and check, `select`, the collector and libc's mallopt. Not
+# `json` and `re`, `typing`, `threading` with `functools` and `collections`, the `ctypes`
+# package, msgspec or the runtime (each several ms of CPU on a small machine, competing with
+# the upstreams' own start).
+EARLY_LIBRARIES = frozenset({"__future__", "_blake2", "_ctypes", "_json", "gc", "select", "zlib"})
+
+
+def test_the_early_answers_load_only_what_they_use(tmp_path: Path) -> None:
+    from tests.conftest import child_env
+    from tests.front.test_listing_snapshot import INITIALIZED, LIST, Folder, _init, _listed
+
+    folder = Folder(tmp_path)
+    _listed(folder)
+    folder.kept()
+    noted = tmp_path / "early.txt"
+    read_end, write_end = os.pipe()
+    os.write(write_end, b"".join(json.dumps(line).encode() + b"\n" for line in (_init(), INITIALIZED, LIST)))
+    os.close(write_end)
+    try:
+        done = subprocess.run([sys.executable, "-S", "-c", _EARLY, str(noted), "--config", str(folder.config)],
+                              stdin=read_end, capture_output=True, env=child_env(), cwd=str(REPO), timeout=60)
+    finally:
+        os.close(read_end)
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    seen = {line.split()[0]: set(line.split()[1:]) for line in noted.read_text().splitlines()}
+    assert set(seen) == {"initialize", "listing"}, seen  # both answered early
+    assert seen["listing"] == EARLY_SIDECAR | EARLY_LIBRARIES, sorted(seen["listing"] ^ (EARLY_SIDECAR | EARLY_LIBRARIES))
+    assert seen["initialize"] <= seen["listing"]

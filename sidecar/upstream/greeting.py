@@ -13,20 +13,24 @@ than `ping` before its `initialize` answer, a line over the line cap, or the end
 output first make the greeting unusable, and the process is then replaced by a fresh one
 the supervisor starts itself. Lines that are none of its two answers (notifications, junk,
 stray answers) are kept in order and fed to the connection once it exists. Standard
-library only: it runs before msgspec is loaded.
+library only, and neither `json`, `typing` nor `threading` (`sidecar.plain_json` reads and
+writes; the thread is `_thread`'s): it runs before msgspec is loaded, beside the early answers.
 """
 
 from __future__ import annotations
 
-import json
+import _thread
 import os
 import select
-import threading
 import time
-from typing import IO, Any, Protocol
 
 from sidecar import __version__
+from sidecar.plain_json import json_document, json_text
 from sidecar.wire.versions import HANDSHAKE_VERSIONS
+
+TYPE_CHECKING = False  # `typing` waits for the runtime
+if TYPE_CHECKING:
+    from typing import IO, Any, Protocol
 
 __all__ = ["CLIENT_CAPABILITIES", "CLIENT_INFO", "Greeting"]
 
@@ -41,14 +45,15 @@ _SMALL = 64 * 1024  # a line this short is read to tell a notification from a re
 _POLL = 0.05  # how often a waiting read looks at the deadline
 
 
-class Piped(Protocol):
-    """What a greeting reads of a started process (`sidecar.upstream.spawn.Process`)."""
+if TYPE_CHECKING:
+    class Piped(Protocol):
+        """What a greeting reads of a started process (`sidecar.upstream.spawn.Process`)."""
 
-    @property
-    def stdin(self) -> IO[bytes] | None: ...
+        @property
+        def stdin(self) -> IO[bytes] | None: ...
 
-    @property
-    def stdout(self) -> IO[bytes] | None: ...
+        @property
+        def stdout(self) -> IO[bytes] | None: ...
 
 
 class Greeting:
@@ -63,7 +68,7 @@ class Greeting:
         self._in, self._out = popen.stdin.fileno(), popen.stdout.fileno()
         nonce = os.urandom(6).hex()
         self.ids = (f"omb-early-{nonce}-1", f"omb-early-{nonce}-2")
-        self._tools_marker = json.dumps(self.ids[1]).encode()
+        self._tools_marker = json_text(self.ids[1]).encode()
         self.initialize: bytes | None = None
         self.tools: bytes | None = None
         self.replay: list[bytes] = []
@@ -72,17 +77,22 @@ class Greeting:
         self.timed_out = False
         self.handed_over = False  # stopped early, the rest left to the connection
         self.answers_digest: bytes | None = None  # set with `tools` (see `_Blanked`)
-        self._prefix = json.dumps(self.ids[0]).encode()[:-2]  # both ids, quoted, but their last digit
+        self._prefix = json_text(self.ids[0]).encode()[:-2]  # both ids, quoted, but their last digit
         self._answers: Any = None  # the digest of the `initialize` answer, once it is in
         self._line: _Blanked | None = None  # the digest of the line being read, after it
         self._deadline = time.monotonic() + seconds
-        self._done = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="early greeting", daemon=True)
-        self._thread.start()
+        # held until the thread stops reading; a bare thread and lock: `threading` loads
+        # `functools` and `collections` (about 5 ms), and the runtime never joins this one
+        self._done = _thread.allocate_lock()
+        self._done.acquire()
+        _thread.start_new_thread(self._run, ())
 
     def finished(self, timeout: float | None = None) -> bool:
         """Wait until the thread has stopped reading (True), or `timeout` passed."""
-        return self._done.wait(timeout)
+        if not self._done.acquire(True, -1 if timeout is None else max(0.0, timeout)):
+            return False
+        self._done.release()
+        return True
 
     def _run(self) -> None:
         try:
@@ -93,10 +103,10 @@ class Greeting:
         except OSError:  # the process is gone: the supervisor, starting afresh, says so
             self.usable = False
         finally:
-            self._done.set()
+            self._done.release()
 
     def _send(self, message: dict[str, object]) -> None:
-        data = memoryview(json.dumps(message, separators=(",", ":")).encode() + b"\n")
+        data = memoryview(json_text(message).encode() + b"\n")
         while data:
             data = data[os.write(self._in, data):]
 
@@ -243,7 +253,7 @@ def _small_object(line: bytes) -> dict[str, object] | None:
     if len(line) > _SMALL:
         return None
     try:
-        message = json.loads(line)
+        message = json_document(line)
     except ValueError:
         return None
     return message if isinstance(message, dict) else None

@@ -319,7 +319,7 @@ def start_early_launches(launches: Iterable[tuple[str, Launch]], start_seconds: 
             continue
     if not started:
         return 0
-    from sidecar.upstream.greeting import Greeting  # after the spawns: it loads typing, json, threading
+    from sidecar.upstream.greeting import Greeting  # after the spawns
     from sidecar.collector import give_back_large_blocks
 
     # before the greetings' threads read a big listing (see sidecar.collector)

@@ -5,10 +5,9 @@ Every name is re-exported lazily (PEP 562): the CLI decodes the engine's `initia
 are loaded.
 """
 
-from typing import TYPE_CHECKING
-
 from sidecar import names_on_first_use
 
+TYPE_CHECKING = False  # `typing` waits too: the early answers import `sidecar.wire.plain_hello`
 if TYPE_CHECKING:
     from sidecar.wire.events import Answer, ErrorAnswer, Event, Notice, Relayed, encode_event
     from sidecar.wire.framing import LineFramer

@@ -7,7 +7,8 @@ Owns two things the early answers share:
   start (the dispatcher's `server_capabilities` says the same then: a test builds a face
   and compares). `sidecar.wire.hello` answers with it once msgspec is loaded; this module
   answers with it before.
-- `answer_plainly`: the answer to a whole `initialize` first line, read with `json`, for the
+- `answer_plainly`: the answer to a whole `initialize` first line, read with `json`'s C
+  scanner (`sidecar.plain_json`, `json` itself not loaded), for the
   entry point (`sidecar.entry`) before msgspec, the config and the CLI load. It answers
   only a frame the strict decoder (`sidecar.wire.jsonrpc.decode_engine_frame`) and the
   typed params (`InitializeParams`) would take as they are, and says None for anything it
@@ -17,20 +18,19 @@ Owns two things the early answers share:
   dispatcher's judges the same bytes, as before. Its bytes are `encode_event(Answer(...))`'s
   (a test holds both to the same bytes over generated frames).
 
-No msgspec here, no I/O.
+No msgspec, `json` or `typing` here, no I/O.
 """
 
 from __future__ import annotations
 
-import json
-import math
-from typing import TYPE_CHECKING, Any, NamedTuple
-
 from sidecar import __version__
-from sidecar.wire.task_shapes import TASKS_EXTENSION
+from sidecar.plain_json import json_document, json_text
 from sidecar.wire.versions import HANDSHAKE_VERSIONS, UI_EXTENSION
 
+TYPE_CHECKING = False  # `typing` (about 5 ms with what it loads) waits for the runtime
 if TYPE_CHECKING:
+    from typing import Any
+
     from sidecar.listing_snapshot import ListingInputs, Page
 
 __all__ = ["PLAIN_DEPTH", "TASKS_WHILE_STARTING", "Ahead", "ListedAhead", "answer_plainly", "initialize_result", "offer",
@@ -42,30 +42,51 @@ TASKS_WHILE_STARTING: dict[str, Any] = {"list": {}, "cancel": {}, "requests": {"
 # The nesting an early answer reads, at most (the strict decoder's own limit is far above).
 PLAIN_DEPTH = 32
 _INT_RANGE = (-(1 << 63), (1 << 64) - 1)  # the integers msgspec decodes (int64 and uint64)
+_INFINITY = float("inf")
+# sidecar.wire.task_shapes.TASKS_EXTENSION (a test keeps them equal): that module is not loaded
+# for one name before the early answer
+TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 _ENVELOPE = frozenset({"jsonrpc", "id", "method", "params"})
 # InitializeParams' fields and the type each must have when present and not null
 _PARAM_TYPES: dict[str, type] = {"protocolVersion": str, "capabilities": dict, "clientInfo": dict, "_meta": dict}
 
 
-class ListedAhead(NamedTuple):
+class ListedAhead:
     """The listing side of what the entry point did: the inputs of this start's first
     listing (`sidecar.listing_snapshot`, for the runtime to keep its pages under their key)
     and, when it answered the engine's first `tools/list` from the snapshot, the pages kept
-    there (None: nothing sent; the runtime answers the engine's first listing itself)."""
+    there (None: nothing sent; the runtime answers the engine's first listing itself). A
+    plain class: a NamedTuple is built by `typing`."""
 
-    inputs: ListingInputs
-    sent: list[Page] | None = None
+    __slots__ = ("inputs", "sent")
+
+    def __init__(self, inputs: ListingInputs, sent: list[Page] | None = None) -> None:
+        self.inputs, self.sent = inputs, sent
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, ListedAhead) and (self.inputs, self.sent) == (other.inputs, other.sent))
+
+    def __repr__(self) -> str:
+        return f"ListedAhead(inputs={self.inputs!r}, sent={self.sent!r})"
 
 
-class Ahead(NamedTuple):
+class Ahead:
     """What the entry point read of stdin before the CLI loaded, and whether it answered its
     first line (`initialize`): the CLI goes on from there. A `tools/list` the entry point
     answered from the listing snapshot is not in `read` (the runtime never sees it);
     `listed` says what was sent, and what this start's listing depends on."""
 
-    read: bytes
-    answered: bool
-    listed: ListedAhead | None = None
+    __slots__ = ("answered", "listed", "read")
+
+    def __init__(self, read: bytes, answered: bool, listed: ListedAhead | None = None) -> None:
+        self.read, self.answered, self.listed = read, answered, listed
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, Ahead)
+                and (self.read, self.answered, self.listed) == (other.read, other.answered, other.listed))
+
+    def __repr__(self) -> str:
+        return f"Ahead(read={self.read!r}, answered={self.answered!r}, listed={self.listed!r})"
 
 
 def offer(offered: dict[str, Any], caps: dict[str, Any] | None) -> None:
@@ -119,7 +140,7 @@ def _plain_value(value: Any, depth: int) -> bool:
     if isinstance(value, int):
         return _INT_RANGE[0] <= value <= _INT_RANGE[1]
     if isinstance(value, float):
-        return math.isfinite(value)
+        return -_INFINITY < value < _INFINITY  # not NaN either
     if isinstance(value, list):
         return all(_plain_value(item, depth + 1) for item in value)
     assert isinstance(value, dict)
@@ -139,8 +160,14 @@ def plain_request(line: bytes) -> dict[str, Any] | None:
     takes as it is: an object of the envelope's keys, "jsonrpc" "2.0", a method, an id (when
     present) an integer or a string, params (when present) an object; None for anything it
     is not certain of (see above)."""
+    data = line.rstrip(b"\r")
+    # read as `json.loads(data.decode())` reads it: strict UTF-8, and no byte order mark or
+    # NUL (`json_document`, like `json.loads` of bytes, would take UTF-16 or -32 then)
+    if data.startswith(b"\xef\xbb\xbf") or b"\0" in data:
+        return None
     try:
-        frame = json.loads(line.rstrip(b"\r").decode(), object_pairs_hook=_pairs, parse_constant=_refuse_constant)
+        data.decode()
+        frame = json_document(data, object_pairs_hook=_pairs, parse_constant=_refuse_constant)
     except (ValueError, RecursionError):  # _NotCertain, not JSON, not UTF-8
         return None
     if not (isinstance(frame, dict) and set(frame) <= _ENVELOPE and frame.get("jsonrpc") == "2.0"
@@ -164,7 +191,7 @@ def answer_plainly(waiting: bytes, capabilities: dict[str, Any]) -> tuple[bytes,
     if any(params.get(name) is not None and type(params[name]) is not kind for name, kind in _PARAM_TYPES.items()):
         return None
     answer = {"jsonrpc": "2.0", "id": ident, "result": initialize_result(params, capabilities)}
-    return json.dumps(answer, ensure_ascii=False, separators=(",", ":")).encode() + b"\n", end + 1
+    return json_text(answer, ascii=False).encode() + b"\n", end + 1
 
 
 def initialize_result(params: dict[str, Any], capabilities: dict[str, Any]) -> dict[str, Any]:

@@ -17,7 +17,9 @@ as `notifications/tasks`.
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False  # `typing` waits for the runtime: the early answers read this module
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["CLIENT_CAPABILITIES", "LEGACY_TASK_STATUS", "MISSING_CAPABILITY", "TASKS_EXTENSION", "TASK_STATUS",
            "TERMINAL", "CreatedTask",

@@ -7,7 +7,9 @@ envelope. The front answers engines by them; upstream handshakes offer them.
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False  # `typing` waits for the runtime: the early answers read this module
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["CAPABILITIES_KEY", "ENVELOPE_KEYS", "HANDSHAKE_VERSIONS", "MODERN_VERSION", "without_envelope"]
 

@@ -172,6 +172,30 @@ def test_a_failed_record_is_found_as_the_pattern_finds_it(health: bytes) -> None
     assert records_a_failure(health) == (re.search(rb'"ok"\s*:\s*false', health) is not None)
 
 
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from([b'"ok"', b":", b"false", b" ", b"\n", b'"', b"ok", b"o", b"k", b"fals", b"f", b"e",
+                                 b"{", b"x"]), max_size=14).map(b"".join), st.integers(min_value=1, max_value=9))
+def test_the_health_file_read_in_pieces_finds_what_the_pattern_finds(health: bytes, read_size: int) -> None:
+    """However the file is cut into reads, a failed record is found as in the whole file."""
+    import re
+    import tempfile
+
+    with tempfile.NamedTemporaryFile() as file:
+        file.write(health)
+        file.flush()
+        found = plain_config._health_records_a_failure(file.name, read_size)
+    assert found == (re.search(rb'"ok"\s*:\s*false', health) is not None), (health, read_size)
+
+
+def test_a_health_file_read_in_pieces_holds_a_few_bytes_across_a_long_gap(tmp_path: Path) -> None:
+    health = tmp_path / "health.json"
+    health.write_bytes(b'{"a": {"ok"' + b" " * 300_000 + b":" + b"\n" * 300_000 + b"false}}")
+    assert plain_config._health_records_a_failure(str(health), 4096)
+    assert plain_config._unsettled(b'x"ok"   :  fal') == b'"ok":fal'
+    assert not plain_config._health_records_a_failure(str(tmp_path / "missing.json"))
+    assert plain_config._health_records_a_failure(str(tmp_path))  # unreadable: nothing starts early
+
+
 def test_a_launch_is_the_tuple_it_names() -> None:
     launch = Launch("node", ("a.js",), (("K", "v"),), None)
     same = Launch(command="node", args=("a.js",), env=(("K", "v"),), cwd=None)
@@ -202,8 +226,8 @@ def test_nothing_but_the_entry_and_the_early_start_loads_before_the_first_spawn(
     done = subprocess.run([sys.executable, "-S", "-c", _AT_FIRST_SPAWN, "--config", str(config)], cwd=REPO,
                           stdin=subprocess.DEVNULL, capture_output=True, timeout=WAIT)
     [line] = [line for line in done.stderr.decode().splitlines() if line.startswith("SPAWN")]
-    assert set(line.split()[1:]) == {"__future__", "_json", "sidecar", "sidecar.entry", "sidecar.upstream",
-                                     "sidecar.upstream.plain_config", "sidecar.upstream.spawn"}, line
+    assert set(line.split()[1:]) == {"__future__", "_json", "sidecar", "sidecar.entry", "sidecar.plain_json",
+                                     "sidecar.upstream", "sidecar.upstream.plain_config", "sidecar.upstream.spawn"}, line
 
 
 # -- real processes ------------------------------------------------------------------------------

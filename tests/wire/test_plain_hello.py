@@ -127,3 +127,9 @@ def test_the_capabilities_while_starting_are_the_dispatchers() -> None:
                        st.sampled_from(["", "true", " TRUE ", "false", "http://127.0.0.1:4318", "x"])))
 def test_the_early_reader_asks_about_traces_as_the_settings_do(environ: dict[str, str]) -> None:
     assert otlp_export_wanted(environ) == Settings.read(environ).tracing
+
+
+def test_the_tasks_extensions_name_is_task_shapes_own() -> None:
+    from sidecar.wire import plain_hello, task_shapes
+
+    assert plain_hello.TASKS_EXTENSION == task_shapes.TASKS_EXTENSION
