@@ -181,6 +181,9 @@ class Reading:
         if sent:
             self.sent = []
             for outbox in sent:
+                if not outbox._queued:  # its one frame went at once: only the turn ends (`flush`'s first step)
+                    outbox._turn_open = False
+                    continue
                 try:
                     outbox.flush()
                 except Exception:  # as a callback of the loop's would be: logged, the others still go
