@@ -26,6 +26,11 @@ pinned, every call of every candidate crosses between the two cores exactly as d
 does, so the difference is the proxy's own hop and work.
 
     python -m bench.paired_calls --only sidecar,py-floor --rounds 3   # the per-call rows alone
+    python -m bench.paired_calls --only sidecar,py-floor --tree base=/tmp/old   # and another checkout's sidecar
+
+`--tree LABEL=PATH` adds the sidecar of another checkout as candidate `sidecar@LABEL`,
+started from PATH (its own `sidecar` package), in the same cycles as this one: a change
+is read as a paired difference against the tree it started from, not across runs.
 
 Refuses to judge: ratios to targets are `bench.report`'s.
 """
@@ -145,10 +150,31 @@ def _burst(o: _Open, window: int, s: Settings) -> None:
     o.burst_cpu.setdefault(window, []).append((_cpu(conn.pid) - before) / done * 1e6)
 
 
+@dataclass(frozen=True)
+class TreeSidecar(Candidate):
+    """The sidecar of another checkout (`--tree LABEL=PATH`): started as this one's is, from
+    `tree`, so `python -m sidecar` runs that checkout's package."""
+
+    tree: Path = REPO_ROOT
+
+    @classmethod
+    def of(cls, spec: str) -> TreeSidecar:
+        label, _, path = spec.partition("=")
+        if not label or not path or not (Path(path) / "sidecar" / "__main__.py").exists():
+            raise SystemExit(f"--tree wants LABEL=PATH of a checkout with a sidecar package, not {spec!r}")
+        return cls(f"sidecar@{label}", merges=True, tree=Path(path).resolve())
+
+    def argv(self, upstreams: list[Upstream], workdir: Path) -> list[str]:
+        return Candidate("sidecar", merges=True).argv(upstreams, workdir / self.name.replace("@", "-"))
+
+
 def _open(candidate: Candidate, s: Settings, workdir: Path, stack: ExitStack) -> _Open:
     log = workdir / f"calls-{candidate.name}.stderr"
+    if isinstance(candidate, TreeSidecar):
+        (workdir / candidate.name.replace("@", "-")).mkdir(exist_ok=True)
     argv = candidate.argv([Upstream("gh", s.session_catalog)], workdir)
-    conn = stack.enter_context(Connection(argv, cwd=str(REPO_ROOT), stderr_path=log))
+    cwd = candidate.tree if isinstance(candidate, TreeSidecar) else REPO_ROOT
+    conn = stack.enter_context(Connection(argv, cwd=str(cwd), stderr_path=log))
     conn.initialize(s.timeout_s)
     names = conn.list_tools_until(s.session_catalog.tools, s.timeout_s)
     build = echo_request(find_tool(names, "echo", "gh"))
@@ -303,6 +329,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--cycles", type=int, help="cycles per round")
     parser.add_argument("--no-pin", action="store_true", help="leave every process where the scheduler puts it")
+    parser.add_argument("--tree", action="append", default=[], metavar="LABEL=PATH",
+                        help="also another checkout's sidecar, as candidate sidecar@LABEL")
     args = parser.parse_args(argv)
     s = Settings(pin_blocks=not args.no_pin)
     if args.cycles:
@@ -311,6 +339,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.only:
         wanted = {"direct", "relay", *args.only.split(",")}
         candidates = [c for c in candidates if c.name in wanted]
+    candidates += [TreeSidecar.of(spec) for spec in args.tree]
     rounds = []
     with tempfile.TemporaryDirectory(prefix="omb-calls-") as tmp:
         for n in range(args.rounds):

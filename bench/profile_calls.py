@@ -164,7 +164,7 @@ STAGES: list[tuple[str, tuple[str, ...]]] = [
     ("route upstream", ("sidecar/gate/route.py", "sidecar/gate/inline.py:start_call", "sidecar/upstream/pool.py", "sidecar/upstream/supervisor.py:ready_connection",
                         "sidecar/upstream/supervisor.py:state", "sidecar/upstream/lifecycle.py")),
     ("gate chain stages and record", ("sidecar/gate/", "sidecar/catalog/", "sidecar/redact.py")),
-    ("upstream request encode and write", ("sidecar/upstream/connection.py:start_request", "sidecar/upstream/connection.py:start_call",
+    ("upstream request encode and write", ("sidecar/upstream/connection.py:start_request", "sidecar/upstream/connection.py:send_call",
                                            "sidecar/upstream/connection.py:request",
                                            "sidecar/upstream/connection.py:__init__", "sidecar/wire/ids.py:allocate",
                                            "sidecar/wire/jsonrpc.py:encode_request", "sidecar/upstream/channel.py",

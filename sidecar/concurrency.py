@@ -6,22 +6,35 @@ anyio is not on the runtime path (its asyncio backend adds to the start-up, whic
 front of every engine turn: `python -X importtime`; it stays in tests and the admin commands).
 Owns the two things asyncio leaves to us: a task owner that is not a scope, for tasks
 started from callbacks (`Jobs`: a TaskGroup can only be entered by the task that awaits
-it; it also holds the futures of work started in a callback with no task of its own, so
-they are cancelled and awaited alike), and cleanup that finishes even when its task is
+it; it also holds work started in a callback with no task of its own, by a future or by
+any `Held` (a plain call under way: `sidecar.gate.inline.Started`), so it is cancelled and
+awaited alike), and cleanup that finishes even when its task is
 cancelled again (`finish`).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from itertools import filterfalse
 from operator import methodcaller
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
-__all__ = ["Jobs", "finish"]
+__all__ = ["Held", "Jobs", "finish"]
 
 T = TypeVar("T")
+
+
+class Held(Protocol):
+    """Work held with no task and no future of its own: it says whether it ended, ends at
+    once when cancelled (its done callbacks then run), and tells a done callback when it
+    ended (only a settling owner asks)."""
+
+    def done(self) -> bool: ...
+
+    def cancel(self) -> bool: ...
+
+    def add_done_callback(self, fn: Callable[[Any], object], /) -> None: ...
 
 
 _ended = methodcaller("done")
@@ -37,7 +50,7 @@ class Jobs:
 
     def __init__(self) -> None:
         self._loop = asyncio.get_running_loop()
-        self._running: set[asyncio.Future[Any]] = set()  # tasks, and futures held (`hold`)
+        self._running: set[asyncio.Future[Any] | Held] = set()  # tasks, and work held (`hold`)
         self._sweep_at = _SWEEP_FLOOR
         self._closed = False
 
@@ -50,10 +63,11 @@ class Jobs:
             running = self._sweep()
         running.add(self._loop.create_task(job))
 
-    def hold(self, waiting: asyncio.Future[Any]) -> None:
-        """Own work with no task of its own, by the future it waits on (a plain `tools/call`
-        started in the reader's callback): `aclose` cancels that future as it would a task,
-        and its done callbacks end the work. After `aclose`, it is cancelled at once."""
+    def hold(self, waiting: asyncio.Future[Any] | Held) -> None:
+        """Own work with no task of its own, by the future it waits on or as a `Held` (a
+        plain `tools/call` started in the reader's callback): `aclose` cancels it as it
+        would a task, and its done callbacks end the work. After `aclose`, it is cancelled
+        at once."""
         running = self._running
         if len(running) < self._sweep_at:  # 0 once closed: a closed owner never gets here
             running.add(waiting)
@@ -62,7 +76,7 @@ class Jobs:
         else:
             self._sweep().add(waiting)
 
-    def _sweep(self) -> set[asyncio.Future[Any]]:
+    def _sweep(self) -> set[asyncio.Future[Any] | Held]:
         """Let ended tasks go; the next sweep comes when the set has doubled again."""
         running = self._running = set(filterfalse(_ended, self._running))  # no bytecode per task
         self._sweep_at = max(_SWEEP_FLOOR, 2 * len(running))
@@ -76,9 +90,10 @@ class Jobs:
         self._sweep_at = 0  # `hold` meets the closed owner on its one test
         left = [task for task in self._running if not task.done()]
         for task in left:
-            task.cancel()
-        if left:
-            await asyncio.wait(left)
+            task.cancel()  # a `Held` ends here and now; a task or future when it next runs
+        waited = [task for task in left if isinstance(task, asyncio.Future)]
+        if waited:
+            await asyncio.wait(waited)
 
     def close_idle(self) -> bool:
         """Close at once when nothing it started still runs (no task to await: a held
@@ -96,7 +111,7 @@ class Jobs:
         try:
             async with asyncio.timeout(seconds):
                 while not interrupt.done():
-                    left = [task for task in self._running if not task.done()]
+                    left = [_awaitable(task) for task in self._running if not task.done()]
                     if not left:
                         return
                     await asyncio.wait([*left, interrupt], return_when=asyncio.FIRST_COMPLETED)
@@ -112,6 +127,20 @@ class Jobs:
     def __len__(self) -> int:
         """The tasks still running (ended ones may wait for the next sweep)."""
         return sum(1 for task in self._running if not task.done())
+
+
+def _awaitable(work: asyncio.Future[Any] | Held) -> asyncio.Future[Any]:
+    """A future done when `work` ended (`work` itself, unless it is a `Held`)."""
+    if isinstance(work, asyncio.Future):
+        return work
+    ended: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def tell(_: object) -> None:
+        if not ended.done():
+            ended.set_result(None)
+
+    work.add_done_callback(tell)
+    return ended
 
 
 async def finish(cleanup: Awaitable[T]) -> T:

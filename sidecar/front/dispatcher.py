@@ -38,6 +38,7 @@ from sidecar.front.handling import Handler, MethodTable, Result, Starter
 from sidecar.front.methods import METHODS, STARTERS
 from sidecar.gate.answer import error_body
 from sidecar.gate.route import ASKS, scrub_answer
+from sidecar.concurrency import Held
 from sidecar.hub.face import Face
 from sidecar.hub.session import EngineSession
 from sidecar.redact import Redactor
@@ -82,7 +83,7 @@ class Dispatcher:
         spawn: Callable[[Coroutine[Any, Any, None]], None],
         redactor: Redactor | None = None,
         methods: MethodTable | None = None,
-        hold: Callable[[asyncio.Future[Any]], None] | None = None,
+        hold: Callable[[asyncio.Future[Any] | Held], None] | None = None,
     ) -> None:
         if methods is None:  # the MCP methods of this revision, unless a caller brings its own
             methods = METHODS

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 
+from sidecar.concurrency import Held
 from sidecar.hub.face import Face
 from sidecar.hub.session import EngineSession
 from sidecar.redact import Redactor
@@ -41,7 +42,7 @@ class Handling(Protocol):
     session: EngineSession
     redact: Redactor
     ask_engine: EngineAsker  # how a 2026-07-28 server's questions reach this session's engine
-    hold: Callable[[asyncio.Future[Any]], None] | None  # the owner of work with no task (`Jobs.hold`)
+    hold: Callable[[asyncio.Future[Any] | Held], None] | None  # the owner of work with no task (`Jobs.hold`)
     spawn: Callable[[Coroutine[Any, Any, None]], None]
 
     def answer(self, req: Request, result: Result) -> None: ...

@@ -136,9 +136,8 @@ def start_tools_call(d: Handling, req: Request, params: CallParams) -> bool:
     if started is None:
         return False
     session.in_flight[req.id] = (started.conn, started.ident)  # where it went: a cancel follows it
-    future = started.future
-    future.add_done_callback(_Answering(d, req, started).done)
-    d.hold(future)  # type: ignore[misc]  # a starter runs only for a dispatcher that holds
+    started.arm(_Answering(d, req).done)  # answered when the connection ends it (no future)
+    d.hold(started)  # type: ignore[misc]  # a starter runs only for a dispatcher that holds
     return True
 
 
@@ -168,15 +167,14 @@ def _answer_of(d: Handling, call: ToolCall, meta: dict[str, Any] | None) -> Resu
 
 
 class _Answering(msgspec.Struct):
-    """A started call's answer, when its future is done (a bound method of a struct: no
-    closure and no Python `__init__` per call)."""
+    """A started call's answer, when it ended (a bound method of a struct: no closure and
+    no Python `__init__` per call)."""
 
     d: Handling
     req: Request
-    started: Started
 
-    def done(self, _: object) -> None:
-        d, started = self.d, self.started
+    def done(self, started: Started) -> None:
+        d = self.d
         try:
             tail = started.end()
             if tail is None:  # ended: a plain call's answer (no _meta, no task: nothing to adopt)

@@ -26,7 +26,7 @@ from sidecar.upstream.pipes import for_the_loop
 from sidecar.wire import Event, FrameRejected, LineFramer, encode_event, encode_notification
 from sidecar.wire.jsonrpc import refuse_dropped
 from sidecar.wire.salvage import DroppedFrame
-from sidecar.wire.outbox import HARD_BYTES, Outbox, Shedding
+from sidecar.wire.outbox import HARD_BYTES, READING, Outbox, Shedding
 
 __all__ = ["serve_stdio", "open_stdout", "EngineStdout", "ENGINE_LINE_CAP"]
 
@@ -66,7 +66,14 @@ class _StdinProtocol(asyncio.Protocol):
             self.data_received(prefix)
 
     def data_received(self, data: bytes) -> None:
-        self.framer.feed_each(data, self.on_line)
+        if READING.open:  # inside another read's handling: that one's end flushes
+            self.framer.feed_each(data, self.on_line)
+            return
+        READING.open = True  # frames sent from this read leave together at its end
+        try:
+            self.framer.feed_each(data, self.on_line)
+        finally:
+            READING.ended()
 
     def eof_received(self) -> bool:
         for line in self.framer.feed(b"\n"):  # a last request without its newline is still a request

@@ -3,9 +3,9 @@
 A call whose whole way is plain (resolved in place to a listed tool, no stage between the
 charge and the terminal, no deadline, no `_meta`) waits for one thing only: its upstream's
 answer. `Gate.start` runs its prefix in the reader's callback (resolve, then `start_call`
-here: the request written upstream) and returns a `Started`; the front adds a done
-callback to its `future`, where `end` does what `Gate.run` does after the terminal's
-await: the route's ending (as `sidecar.gate.route.route_upstream` ends a call), the
+here: the request written upstream) and returns a `Started`, the connection's waiter for
+the answer (no future: the answer ends it there and then); the front arms it with its
+answering, where `end` does what `Gate.run` does after the terminal's await: the route's ending (as `sidecar.gate.route.route_upstream` ends a call), the
 charge, the one ending and the one record. What must still wait (a server's questions, a
 large answer scrubbed off the loop, a result over budget) is handed back as an awaitable
 for `Gate.run(call, tail)` to finish in a task, so every call still ends once and is
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
@@ -51,26 +51,104 @@ class Ending(Protocol):
     def close(self, call: ToolCall) -> None: ...
 
 
-class Started(msgspec.Struct):
-    """A plain call whose request went upstream; `future` is done when its answer (or its
-    fault, or its cancellation) came. A struct: made per call with no Python `__init__`."""
+class Started(msgspec.Struct, eq=False):
+    """A plain call whose request went upstream: the connection's waiter for its answer
+    (`sidecar.upstream.connection.Waiter`) and its owner's held work (`Jobs.hold`), with
+    no future: the answer, a fault or a cancellation ends it there and then, and `then`
+    (the front's answering, given by `arm`) runs at once. A struct: made per call with no
+    Python `__init__`; compared and hashed by identity (its owner keeps it in a set)."""
 
     call: ToolCall
     conn: Connection
-    ident: int
     params: dict[str, Any]
-    future: asyncio.Future[UpstreamFrame]
     scrub: Redactor | None  # None when the servers' facts hide nothing (`ServerFacts.scrubbing`)
     gate: Ending
+    ident: int = 0
+    over: bool = False  # its answer, fault or cancellation came (set once)
+    frame: UpstreamFrame | None = None
+    fault: BaseException | None = None
+    then: Callable[[Started], object] | None = None  # armed: the front's answering
+    watchers: list[Callable[[Started], object]] | None = None  # a settling owner's (`Jobs.settle`)
+
+    # -- the waiter the connection ends (`Waiter`), and the owner's held work (`Held`) --
+
+    def done(self) -> bool:
+        return self.over
+
+    def set_result(self, frame: UpstreamFrame, /) -> None:
+        if self.over:
+            return
+        self.over, self.frame = True, frame
+        then = self.then
+        if then is not None:  # `_ended`, inline: every answer comes this way
+            try:
+                then(self)
+            except Exception as exc:
+                self._broke(exc)
+            if self.watchers is not None:
+                self._tell()
+
+    def set_exception(self, exception: BaseException, /) -> None:
+        if not self.over:
+            self.over, self.fault = True, exception
+            if self.then is not None:
+                self._ended()
+
+    def exception(self) -> BaseException | None:
+        return None  # a fault is this call's own: `end` reads it
+
+    def cancel(self) -> bool:
+        """Its owner closed (the session is gone): it ends now, cancelled."""
+        if self.over:
+            return False
+        self.set_exception(asyncio.CancelledError())
+        return True
+
+    def add_done_callback(self, fn: Callable[[Started], object], /) -> None:
+        if self.over and self.then is not None:
+            fn(self)
+        else:
+            self.watchers = [*(self.watchers or ()), fn]
+
+    def arm(self, then: Callable[[Started], object]) -> None:
+        """`then` runs once it ended (at once, from the connection); if it ended already
+        (a transport that faulted while sending), in the loop's next turn, as a future's
+        done callback would have."""
+        self.then = then
+        if self.over:
+            asyncio.get_running_loop().call_soon(self._ended)
+
+    def _ended(self) -> None:
+        then = self.then
+        assert then is not None
+        try:
+            then(self)
+        except Exception as exc:
+            self._broke(exc)
+        if self.watchers is not None:
+            self._tell()
+
+    def _broke(self, exc: Exception) -> None:
+        """Its answering raised: logged as a done callback's exception would be."""
+        log.error("answering a plain call to %s failed: %s", self.call.ran, type(exc).__name__, exc_info=exc)
+
+    def _tell(self) -> None:
+        watchers, self.watchers = self.watchers, None
+        for watcher in watchers or ():
+            watcher(self)
 
     def end(self) -> Awaitable[Any] | None:
-        """Once `future` is done: the call is ended and recorded now (None), or what it still
-        waits for is returned (`Gate.run(call, tail)` ends and records it). A cancelled wait
-        (the session closed) tells the upstream to stop, is recorded as cancelled, and
-        raises CancelledError."""
+        """Once it ended: the call is ended and recorded now (None), or what it still waits
+        for is returned (`Gate.run(call, tail)` ends and records it). A cancelled wait (the
+        session closed) tells the upstream to stop, is recorded as cancelled, and raises
+        CancelledError."""
         call = self.call
         try:
-            frame = self.future.result()
+            fault = self.fault
+            if fault is not None:
+                raise fault
+            frame = self.frame
+            assert frame is not None
             if frame.error:
                 raise upstream_error(frame.error)
             answer = frame.result if frame.result else _EMPTY_RESULT
@@ -83,7 +161,7 @@ class Started(msgspec.Struct):
             over = self.gate.charge.completed(call, len(result))
             if over is not None:
                 return over
-        except asyncio.CancelledError:  # the session closed (`Jobs.aclose` cancelled the future)
+        except asyncio.CancelledError:  # the session closed (`Jobs.aclose` cancelled it)
             self.conn.cancel(self.ident, _STOPPED_WAITING)
             if call.outcome is None:
                 call.fail(CallCancelled("the call was cancelled before it ended"))
@@ -121,10 +199,11 @@ def start_call(call: ToolCall, pool: Pool, facts: ServerFacts, gate: Ending,
     except SidecarError:
         return None
     params: dict[str, Any] = {"name": target.name, "arguments": call.arguments}
-    ident, future = conn.start_call(params)
+    started = Started(call, conn, params, facts.scrubbing, gate)
+    ident = started.ident = conn.send_call(params, started)
     if call.on_sent is not None:
         call.on_sent(conn, ident)
-    return Started(call, conn, ident, params, future, facts.scrubbing, gate)
+    return started
 
 
 def stage_broke(call: ToolCall, exc: Exception) -> None:

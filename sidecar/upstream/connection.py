@@ -49,7 +49,7 @@ from sidecar.wire.depth import too_deep
 from sidecar.wire.requests import PROGRESS_TOKEN, progress_token
 from sidecar.wire.salvage import EDGE_BYTES, DroppedFrame, salvage
 
-__all__ = ["Connection", "Transport", "PeerHandler", "ProgressSink"]
+__all__ = ["Connection", "Transport", "PeerHandler", "ProgressSink", "Waiter"]
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +61,7 @@ ProgressSink = Callable[[dict[str, Any]], None]
 _EMPTY_RESULT = msgspec.Raw(b"{}")
 _upstream_decoder = msgspec.json.Decoder(UpstreamFrame)
 _encode_frame = msgspec.json.encode  # what `encode_request` writes with
+_CALL_HEAD, _CALL_PARAMS = b'{"jsonrpc":"2.0","id":', b',"method":"tools/call","params":'
 
 
 class Transport(Protocol):
@@ -77,10 +78,25 @@ class PeerHandler(Protocol):
     def upstream_request(self, conn: Connection, frame: UpstreamFrame) -> None: ...
 
 
+class Waiter(Protocol):
+    """What waits for one request's answer: a future, or anything that ends as one does
+    (a plain call's `sidecar.gate.inline.Started` ends itself there and then, no turn of
+    the loop and no future in between). The connection sets it once: an answer, or a
+    fault; `exception` is asked right after a fault is set (a future's is consumed so)."""
+
+    def done(self) -> bool: ...
+
+    def set_result(self, result: UpstreamFrame, /) -> None: ...
+
+    def set_exception(self, exception: BaseException, /) -> None: ...
+
+    def exception(self) -> BaseException | None: ...
+
+
 class _Pending(msgspec.Struct):
     """A request waiting for its answer (a struct: no Python `__init__` per request)."""
 
-    future: asyncio.Future[UpstreamFrame]
+    future: Waiter
     progress_token: int | None
     is_call: bool  # a tools/call: its loss is said to be not retried (a handshake's is not a call)
 
@@ -128,15 +144,16 @@ class Connection:
         self.transport.send(Outgoing(encode_request(ident, method, params), ident, method, params))
         return ident, future
 
-    def start_call(self, params: dict[str, Any]) -> tuple[int, asyncio.Future[UpstreamFrame]]:
+    def send_call(self, params: dict[str, Any], waiter: Waiter) -> int:
         """`start_request` for a `tools/call` with no progress sink, on a connection its
-        caller found open (`Upstream.ready_connection`): a plain call's (`sidecar.gate.inline`)."""
-        future: asyncio.Future[UpstreamFrame] = (self._loop or self._bind_loop()).create_future()
+        caller found open (`Upstream.ready_connection`), answered to `waiter`: a plain
+        call's (`sidecar.gate.inline`). Returns its upstream id."""
         ident = self._next_id()  # `IdAllocator.allocate` and `encode_request`, inline
-        self._waiting[ident] = _Pending(future, None, True)
-        frame = _encode_frame({"jsonrpc": "2.0", "id": ident, "method": "tools/call", "params": params}) + b"\n"
+        self._waiting[ident] = _Pending(waiter, None, True)
+        # `encode_request`'s bytes, spliced: no envelope dict built and encoded per call
+        frame = b"".join((_CALL_HEAD, _encode_frame(ident), _CALL_PARAMS, _encode_frame(params), b"}\n"))
         self.transport.send(Outgoing(frame, ident, "tools/call", params))
-        return ident, future
+        return ident
 
     async def request(
         self,

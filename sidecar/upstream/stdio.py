@@ -22,6 +22,7 @@ from sidecar.upstream.greeting import Greeting
 from sidecar.upstream.pipes import for_the_loop
 from sidecar.upstream.spawn import start_process, stop_process, take_early
 from sidecar.wire import LineFramer, Outbox
+from sidecar.wire.outbox import READING
 from sidecar.wire.framing import DropSink
 
 if TYPE_CHECKING:
@@ -42,7 +43,14 @@ class _Lines(asyncio.Protocol):
         self.on_line, self.framer, self.closed = on_line, framer, closed
 
     def data_received(self, data: bytes) -> None:
-        self.framer.feed_each(data, self.on_line)
+        if READING.open:  # inside another read's handling: that one's end flushes
+            self.framer.feed_each(data, self.on_line)
+            return
+        READING.open = True  # frames sent from this read leave together at its end
+        try:
+            self.framer.feed_each(data, self.on_line)
+        finally:
+            READING.ended()
 
     def connection_lost(self, exc: Exception | None) -> None:
         if not self.closed.done():

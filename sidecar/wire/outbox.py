@@ -3,7 +3,10 @@
 `Outbox`: the first frame of a loop turn leaves at once; frames that follow it in the
 same turn are joined and leave together at the end of the turn. A lone answer (a
 sequential call) pays no extra loop turn; under load, many answers ready in one turn
-cost one write instead of one each.
+cost one write instead of one each. While a pipe's read is handled (`READING`: the
+engine's requests, an upstream's answers, each sent on from the read's own callback)
+the read is the turn: its followers leave when the read's handling ends, with no
+callback scheduled on the loop per frame.
 
 `Shedding` and `FrameQueue`: an engine that stops reading must not grow the sidecar.
 Every sink toward an engine (stdout, an HTTP session's GET stream, a POST's answer
@@ -31,6 +34,8 @@ __all__ = [
     "TOTAL_BYTES",
     "FrameQueue",
     "Outbox",
+    "READING",
+    "Reading",
     "Shedding",
     "queued_total",
 ]
@@ -158,6 +163,36 @@ class FrameQueue:
         _total[0] -= self.bytes
 
 
+class Reading:
+    """Whether a pipe's read is being handled now (`open`, set by the reading protocols),
+    and the outboxes a frame left through in it: each is flushed when the read's handling
+    ends (`ended`), as the loop turn's end would have."""
+
+    __slots__ = ("open", "sent")
+
+    def __init__(self) -> None:
+        self.open = False
+        self.sent: list[Outbox] = []
+
+    def ended(self) -> None:
+        """The read is handled: what followed a first frame in it leaves now."""
+        self.open = False
+        sent = self.sent
+        if sent:
+            self.sent = []
+            for outbox in sent:
+                if not outbox._queued:  # its one frame went at once: only the turn ends (`flush`'s first step)
+                    outbox._turn_open = False
+                    continue
+                try:
+                    outbox.flush()
+                except Exception:  # as a callback of the loop's would be: logged, the others still go
+                    log.exception("writing frames after a read failed")
+
+
+READING = Reading()  # one loop thread per process: the read under way is its only one
+
+
 class Outbox:
     """Frames toward one pipe, coalesced per loop turn (the module's docstring). Written
     through `write`, or, once `to` named it, straight to a transport (a frame less per
@@ -184,7 +219,10 @@ class Outbox:
             self.queued_bytes += len(frame)
             return
         self._turn_open = True
-        self._loop.call_soon(self.flush)
+        if READING.open:  # the read's end flushes it (`Reading.ended`)
+            READING.sent.append(self)
+        else:
+            self._loop.call_soon(self.flush)
         transport = self._transport
         if transport is None:
             self._write(frame)

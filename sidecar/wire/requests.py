@@ -140,6 +140,10 @@ PARAMS: dict[str, type[Params]] = {
 def params_of(method: str, params: Mapping[str, Any]) -> Params:
     """`params` as the struct of `method`; EngineInputError (-32602) naming the field when
     they do not fit it."""
+    if method == "tools/call" and len(params) == 2:  # the common call: a name and arguments, nothing else
+        name, arguments = params.get("name"), params.get("arguments")
+        if type(name) is str and type(arguments) is dict:  # what `convert` would take (a frame's keys are strings)
+            return CallParams(name=name, arguments=arguments)
     try:
         return msgspec.convert(params, PARAMS.get(method, Params))
     except msgspec.ValidationError as exc:

@@ -187,3 +187,91 @@ async def test_a_call_to_a_server_not_ready_is_refused_as_by_the_task_way() -> N
         plain = await engine.call_and_wait("f__echo", {})
         tasked = await engine.call_and_wait("f__echo", {}, meta={"note": 1})
         assert _comparable(plain) == _comparable(tasked)
+
+
+class _Gate:
+    """The gate's part a started call's end needs: no charge past the budget, records kept."""
+
+    def __init__(self) -> None:
+        self.closed: list[ToolCall] = []
+        self.charge = self
+
+    def completed(self, call: ToolCall, size: int) -> None:
+        return None
+
+    def close(self, call: ToolCall) -> None:
+        self.closed.append(call)
+
+
+class _Conn:
+    def __init__(self) -> None:
+        self.cancelled: list[tuple[int, str]] = []
+
+    def cancel(self, ident: int, reason: str = "") -> None:
+        self.cancelled.append((ident, reason))
+
+
+def _answering(started: Any) -> None:
+    """As the front's answering: a cancelled call is recorded, and answered with nothing."""
+    try:
+        started.end()
+    except asyncio.CancelledError:
+        pass
+
+
+def _started(gate: _Gate, conn: _Conn) -> Any:
+    from sidecar.gate.inline import Started
+
+    call = ToolCall(name="f__echo", arguments={})
+    return Started(call, conn, {"name": "echo", "arguments": {}}, None, gate, ident=7)  # type: ignore[arg-type]
+
+
+async def test_a_started_call_ends_once_from_its_connection_with_no_future() -> None:
+    from sidecar.wire import UpstreamFrame
+
+    gate, conn = _Gate(), _Conn()
+    started = _started(gate, conn)
+    answered: list[Any] = []
+    started.arm(lambda s: answered.append(s.end()))
+    started.set_result(UpstreamFrame(id=7, result=b'{"content":[]}'))  # type: ignore[arg-type]
+    assert started.done() and answered == [None] and [c.outcome for c in gate.closed] == ["completed"]
+    started.set_exception(UpstreamUnavailable("late"))  # a second ending is ignored
+    assert started.cancel() is False and len(answered) == 1 and len(gate.closed) == 1
+
+
+async def test_a_call_that_ended_before_it_was_armed_is_answered_in_the_next_turn_once() -> None:
+    gate, conn = _Gate(), _Conn()
+    started = _started(gate, conn)
+    started.set_exception(UpstreamUnavailable("the pipe broke while sending"))  # as a transport faulting in `send`
+    answered: list[Any] = []
+    started.arm(lambda s: answered.append(s.end()))
+    assert answered == []  # never inside the starter: its caller still registers the call
+    await _turns(2)
+    assert answered == [None] and [(c.outcome, type(c.error).__name__) for c in gate.closed] == [
+        ("failed", "UpstreamUnavailable")]
+
+
+async def test_a_held_call_is_settled_and_cancelled_as_a_future_is() -> None:
+    from sidecar.concurrency import Jobs
+    from sidecar.wire import UpstreamFrame
+
+    jobs, gate, conn = Jobs(), _Gate(), _Conn()
+    first, second = _started(gate, conn), _started(gate, conn)
+    for started in (first, second):
+        started.arm(_answering)
+        jobs.hold(started)
+    assert jobs.running() and len(jobs) == 2
+    asyncio.get_running_loop().call_later(0.01, first.set_result, UpstreamFrame(id=7, result=b"{}"))  # type: ignore[arg-type]
+    async with asyncio.timeout(WAIT):
+        await jobs.settle(0.2, asyncio.get_running_loop().create_future())  # a bounded wait: it cancels nothing
+    assert first.done() and not second.done()
+    async with asyncio.timeout(WAIT):
+        await jobs.aclose()  # the other ends at once: the upstream told to stop, recorded cancelled
+    assert conn.cancelled == [(7, "the sidecar stopped waiting for this request")]
+    assert [(c.outcome, str(c.error) if c.error else "") for c in gate.closed] == [
+        ("completed", ""), ("failed", "the call was cancelled before it ended")]
+    assert not jobs.running()
+    late = _started(gate, conn)
+    late.arm(lambda s: None)
+    jobs.hold(late)  # closed: cancelled at once
+    assert late.done()

@@ -1,0 +1,56 @@
+"""Frames sent while a pipe's read is handled leave as in a loop turn: the first at once,
+the rest joined at the read's end (`sidecar.wire.outbox.READING`), with no callback
+scheduled on the loop; outside a read, the loop turn is the group, as before."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from sidecar.wire.outbox import READING, Outbox
+
+
+def _outbox(written: list[bytes]) -> Outbox:
+    return Outbox(written.append, asyncio.get_running_loop())
+
+
+async def test_a_reads_followers_leave_together_at_its_end_and_the_turn_groups_the_rest() -> None:
+    to_upstream: list[bytes] = []
+    to_engine: list[bytes] = []
+    up, down = _outbox(to_upstream), _outbox(to_engine)
+    READING.open = True
+    try:
+        up(b"1")  # the first frame of the read: at once
+        up(b"2")
+        up(b"3")
+        down(b"a")
+        assert (to_upstream, to_engine) == ([b"1"], [b"a"])
+    finally:
+        READING.ended()
+    assert (to_upstream, to_engine) == ([b"1", b"23"], [b"a"]) and not READING.sent and not READING.open
+    up(b"4")  # outside a read: at once, its followers at the turn's end
+    up(b"5")
+    assert to_upstream == [b"1", b"23", b"4"]
+    await asyncio.sleep(0)
+    assert to_upstream == [b"1", b"23", b"4", b"5"]
+
+
+async def test_a_write_that_breaks_at_a_reads_end_leaves_the_other_pipes_flowing(caplog: pytest.LogCaptureFixture) -> None:
+    def broken(frame: bytes) -> None:
+        if frame == b"yz":
+            raise RuntimeError("the pipe is gone")
+
+    fine: list[bytes] = []
+    bad, good = Outbox(broken, asyncio.get_running_loop()), _outbox(fine)
+    READING.open = True
+    bad(b"x")
+    bad(b"y")
+    bad(b"z")
+    good(b"1")
+    good(b"2")
+    READING.ended()
+    assert fine == [b"1", b"2"] and "writing frames after a read failed" in caplog.text
+    good(b"3")
+    bad(b"w")  # neither is left waiting for a turn's end that never comes
+    assert fine == [b"1", b"2", b"3"]
