@@ -89,12 +89,31 @@ def _refuse(status: int, words: str, headers: dict[str, str] | None = None) -> w
     return _rpc_error(None, INVALID_REQUEST, words, status, headers=headers)
 
 
-def admitted(request: web.Request, rule: HostRule, tokens: tuple[str, ...], open_path: bool) -> str | web.StreamResponse:
-    """`admission.admit` on an aiohttp request: the caller (or `OPEN`), else the refusal."""
+MEMO_ENTRIES = 64  # admitted (Host, Origin, Authorization) triples remembered, at most
+Memo = dict[tuple[str | None, str | None, str | None], str]
+
+
+def admitted(request: web.Request, rule: HostRule, tokens: tuple[str, ...], open_path: bool,
+             memo: Memo | None = None) -> str | web.StreamResponse:
+    """`admission.admit` on an aiohttp request: the caller (or `OPEN`), else the refusal.
+
+    With `memo` (a path that is not open), a request whose Host, Origin and Authorization
+    are exactly those of one admitted before is that caller again without the judgement.
+    Only admitted triples are kept (a refusal is judged every time; at most `MEMO_ENTRIES`),
+    and a look-up compares values only when their hashes (keyed per process) match, so a
+    presented token is never compared byte by byte with one it does not equal: the
+    constant-time comparison of `admit` still judges every new token."""
     headers = request.headers
-    caller = admit(rule, tokens, headers.get("Host"), headers.get("Origin"), headers.get("Authorization"), open_path)
+    key = (headers.get("Host"), headers.get("Origin"), headers.get("Authorization"))
+    if memo is not None:
+        known = memo.get(key)
+        if known is not None:
+            return known
+    caller = admit(rule, tokens, key[0], key[1], key[2], open_path)
     if isinstance(caller, Refusal):
         return _refuse(caller.status, caller.words, dict(caller.headers) if caller.headers else None)
+    if memo is not None and not open_path and len(memo) < MEMO_ENTRIES:
+        memo[key] = caller
     return caller
 
 
@@ -106,6 +125,7 @@ class HttpFront:
         self.settings = settings
         self.rule = HostRule(settings.host, settings.allowed_hosts)
         self.tokens = settings.tokens  # read once: the property builds a tuple
+        self.memo: Memo = {}  # the callers of admitted requests (`admitted`)
         self.table = SessionTable(face, redactor, settings.max_sessions, settings.idle_seconds)
         self.held = HeldCalls(face, redactor)  # stateless calls whose upstream asked (sidecar.front.eras)
         self.draining = False
@@ -155,7 +175,7 @@ class HttpFront:
     def _admitting(self, serve: Callable[[web.Request, str], Awaitable[web.StreamResponse]]) -> Handler:
         """A route that admits its request first, then refuses a face not served here."""
         async def route(request: web.Request) -> web.StreamResponse:
-            caller = admitted(request, self.rule, self.tokens, False)
+            caller = admitted(request, self.rule, self.tokens, False, self.memo)
             if type(caller) is not str:
                 return caller  # type: ignore[return-value]
             face = request.match_info.get("face")
@@ -210,7 +230,7 @@ class HttpFront:
         """POST /mcp, admitted here when no `caller` is given (the one hot route: no
         wrapper, no middleware; `/mcp/<face>`'s wrapper admits and gives the caller)."""
         if caller is None:
-            admitted_as = admitted(request, self.rule, self.tokens, False)
+            admitted_as = admitted(request, self.rule, self.tokens, False, self.memo)
             if type(admitted_as) is not str:
                 return admitted_as  # type: ignore[return-value]
             caller = admitted_as
