@@ -10,6 +10,7 @@ the POST answers with an event stream. Refuses nothing: the session decides what
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterable, Sequence
 
 from sidecar.wire import RequestId
 from sidecar.wire.outbox import FrameQueue, Shedding
@@ -26,9 +27,9 @@ class Exchange:
 
     __slots__ = ("waiting", "tokens", "streaming", "error_code", "_queue", "_alone", "_ended", "_waiter")
 
-    def __init__(self, ids: list[RequestId], tokens: list[object]) -> None:
+    def __init__(self, ids: Iterable[RequestId], tokens: Sequence[object] = ()) -> None:
         self.waiting = set(ids)
-        self.tokens = {t for t in tokens if t is not None}
+        self.tokens = {t for t in tokens if t is not None} if tokens else set()
         self.streaming = False  # the answer is an event stream, so more than answers may go in
         self.error_code: int | None = None  # of the last error answer put in, for the HTTP status
         self._queue: FrameQueue | None = None

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import weakref
 from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
@@ -53,6 +52,7 @@ from sidecar.front.http.stateless import (
     http_status,
     judge,
     stamp_answer,
+    stamp_for,
 )
 from sidecar.front.methods import server_capabilities
 from sidecar.gate.budget.held import CallerScope
@@ -67,7 +67,7 @@ from sidecar.wire import (
     encode_error,
     encode_result,
 )
-from sidecar.wire.requests import request_progress_token
+from sidecar.wire.requests import progress_token, request_progress_token
 from sidecar.wire.versions import CAPABILITIES_KEY, HANDSHAKE_VERSIONS, MODERN_VERSION
 
 __all__ = ["HttpFront"]
@@ -126,13 +126,13 @@ class HttpFront:
         self.rule = HostRule(settings.host, settings.allowed_hosts)
         self.tokens = settings.tokens  # read once: the property builds a tuple
         self.memo: Memo = {}  # the callers of admitted requests (`admitted`)
+        self.scopes: dict[str, CallerScope] = {}  # each caller's held scope, made once
         self.table = SessionTable(face, redactor, settings.max_sessions, settings.idle_seconds)
         self.held = HeldCalls(face, redactor)  # stateless calls whose upstream asked (sidecar.front.eras)
         self.draining = False
         self.posts = 0  # POSTs being served right now, for the drain
         self.listens: set[Listen] = set()
         self.resource_subscriptions = ResourceSubscriptions(face)  # held upstream for the listens' resources
-        self.owners: weakref.WeakKeyDictionary[HttpSession, str] = weakref.WeakKeyDictionary()
         self.metrics: Any = metrics  # a FrontMetrics when metrics are on (sidecar.gate.observers.metrics)
 
     def app(self) -> web.Application:
@@ -237,38 +237,36 @@ class HttpFront:
         if self.draining:
             return _refuse(503, "Service Unavailable: shutting down")
         self.posts += 1
-        try:
-            return await self._post_admitted(request, caller)
+        try:  # the admitted POST, here rather than in a coroutine of its own: every call passes
+            headers = request.headers
+            # The header as clients send it is taken as it is; anything else is parsed (parameters).
+            if headers.get("Content-Type") != "application/json" and request.content_type != "application/json":
+                return _refuse(415, "Unsupported Media Type: send application/json")
+            cap = self.settings.body_cap
+            body = body_at_hand(request, cap)  # most bodies came whole with their headers: no coroutine
+            if body is None:
+                try:
+                    body = await read_body(request, cap, self.settings.body_seconds)
+                except TooLarge:
+                    return _refuse(413, f"Payload Too Large: at most {cap} bytes")
+                except TimeoutError:
+                    return _refuse(408, "Request Timeout: the body came too slowly")
+            message = decode_engine_frame(body)  # the body's one decode: the message goes on typed
+            if type(message) is FrameRejected:
+                return _rpc_error(message.id, message.code, message.message, 400)
+            if type(message) is Request:
+                envelope = envelope_of(message)
+                if envelope is not None:
+                    return await self._stateless(request, message, envelope, caller)
+            found = self._session_for(request, message, caller)  # type: ignore[arg-type]
+            if isinstance(found, web.StreamResponse):
+                return found
+            if type(message) is not Request:
+                found.dispatcher.take(message)
+                return web.Response(status=202)
+            return await self._serve(request, found, message)
         finally:
             self.posts -= 1
-
-    async def _post_admitted(self, request: web.Request, caller: str) -> web.StreamResponse:
-        # The header as clients send it is taken as it is; anything else is parsed (parameters).
-        if request.headers.get("Content-Type") != "application/json" and request.content_type != "application/json":
-            return _refuse(415, "Unsupported Media Type: send application/json")
-        cap = self.settings.body_cap
-        body = body_at_hand(request, cap)  # most bodies came whole with their headers: no coroutine
-        if body is None:
-            try:
-                body = await read_body(request, cap, self.settings.body_seconds)
-            except TooLarge:
-                return _refuse(413, f"Payload Too Large: at most {cap} bytes")
-            except TimeoutError:
-                return _refuse(408, "Request Timeout: the body came too slowly")
-        message = decode_engine_frame(body)  # the body's one decode: the message goes on typed
-        if type(message) is FrameRejected:
-            return _rpc_error(message.id, message.code, message.message, 400)
-        if type(message) is Request:
-            envelope = envelope_of(message)
-            if envelope is not None:
-                return await self._stateless(request, message, envelope, caller)
-        found = self._session_for(request, message, caller)  # type: ignore[arg-type]
-        if isinstance(found, web.StreamResponse):
-            return found
-        if type(message) is not Request:
-            found.dispatcher.take(message)
-            return web.Response(status=202)
-        return await self._serve(request, found, message)
 
     def _session_for(self, request: web.Request, message: Request | Notification | Response,
                      caller: str) -> HttpSession | web.StreamResponse:
@@ -285,7 +283,7 @@ class HttpFront:
             created = self.table.create()
             if created is None:
                 return _refuse(503, "Service Unavailable: too many sessions")
-            self.owners[created] = caller
+            created.owner = caller
             return created
         if version == MODERN_VERSION:
             return _rpc_error(getattr(message, "id", None), INVALID_PARAMS,
@@ -294,17 +292,19 @@ class HttpFront:
 
     def _owned(self, ident: str, caller: str) -> HttpSession | None:
         """The session with this id, if the caller opened it; else None, as for no session."""
-        session = self.table.get(ident)
-        if session is None or self.owners.get(session) != caller:
+        session = self.table.sessions.get(ident)
+        if session is None or session.owner != caller:
             return None
         return session
 
     async def _serve(self, request: web.Request, session: HttpSession, req: Request) -> web.StreamResponse:
-        if session.busy_with(req.id):
-            return _rpc_error(req.id, INVALID_REQUEST, f"id {req.id!r} is already in use by a request in flight", 200)
+        ident = req.id
+        if session.busy_with(ident):
+            return _rpc_error(ident, INVALID_REQUEST, f"id {ident!r} is already in use by a request in flight", 200)
         headers = {SESSION_HEADER: session.id} if req.method == "initialize" and session.id else None
-        exchange = session.begin([req.id], [request_progress_token(req.params)])
-        exchange.streaming = _accepts_events(request)
+        meta = req.params.get("_meta")  # most calls carry none: then no token
+        exchange = session.begin_one(ident, progress_token(meta) if meta is not None else None)
+        exchange.streaming = "text/event-stream" in request.headers.get("Accept", "")
         session.dispatcher.take(req)
         try:
             return await answer_exchange(request, exchange, headers)
@@ -327,22 +327,26 @@ class HttpFront:
             caps = {}
         if takes_rounds(req, caps):
             return await self._held_round(request, req, caps, caller)
+        scope = self.scopes.get(caller)
+        if scope is None:  # one a caller (callers are the tokens' identities: a few)
+            scope = self.scopes[caller] = CallerScope(caller)
         session = self.table.transient()
         try:
             engine = session.engine  # everything a request brings is set anew: the session may be reused
             engine.client_capabilities = caps
             engine.protocol_version = MODERN_VERSION
-            engine.held_scope = CallerScope(caller)
-            session.encode_answer = partial(stamp_answer, method)
-            exchange = session.begin([req.id], [request_progress_token(req.params)])
+            engine.held_scope = scope
+            session.encode_answer = stamp_for(method)
+            exchange = session.begin_one(req.id, progress_token(envelope))
             try:
-                exchange.streaming = _accepts_events(request)
+                exchange.streaming = "text/event-stream" in request.headers.get("Accept", "")
                 session.dispatcher.take(req)
-                return await answer_exchange(request, exchange, None, stateless=True)
+                return await answer_exchange(request, exchange, None, True)
             finally:
                 session.end(exchange)
         finally:
-            await self.table.passed(session)  # the table holds it no longer than its request
+            if not self.table.kept(session):  # the table holds it no longer than its request
+                await session.close()
 
     async def _held_round(self, request: web.Request, req: Request, caps: dict[str, Any],
                           caller: str) -> web.StreamResponse:
