@@ -67,7 +67,7 @@ from sidecar.wire import (
     encode_error,
     encode_result,
 )
-from sidecar.wire.requests import progress_token, request_progress_token
+from sidecar.wire.requests import PROGRESS_TOKEN, progress_token, request_progress_token
 from sidecar.wire.versions import CAPABILITIES_KEY, HANDSHAKE_VERSIONS, MODERN_VERSION
 
 __all__ = ["HttpFront"]
@@ -337,7 +337,7 @@ class HttpFront:
             engine.protocol_version = MODERN_VERSION
             engine.held_scope = scope
             session.encode_answer = stamp_for(method)
-            exchange = session.begin_one(req.id, progress_token(envelope))
+            exchange = session.begin_one(req.id, progress_token(envelope) if PROGRESS_TOKEN in envelope else None)
             try:
                 exchange.streaming = "text/event-stream" in request.headers.get("Accept", "")
                 session.dispatcher.take(req)

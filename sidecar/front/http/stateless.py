@@ -159,6 +159,8 @@ _CACHE_STAMP: dict[str, Any] = {**_STAMP, "ttlMs": 0, "cacheScope": "private"}
 _BLANK = b" \t\r\n"
 _OPEN_BRACE, _CLOSE_BRACE = ord("{"), ord("}")
 _RESULT_TYPE = msgspec.json.encode(_STAMP)[1:-1]  # `"resultType":"complete"`, spliced as it is
+_COMMA_RESULT_TYPE = b"," + _RESULT_TYPE
+_BLANK_OR_OPEN = _BLANK + b"{"
 
 
 class _StampKeys(msgspec.Struct):
@@ -200,7 +202,23 @@ def stamp_answer(method: str, answer: Answer) -> bytes:
     return _splice(answer.id, raw, _RESULT_TYPE)
 
 
-_PLAIN_STAMP: Callable[[Answer], bytes] = partial(stamp_answer, "tools/call")
+def _stamp_plain(answer: Answer) -> bytes:
+    """`stamp_answer` of a method that is not cacheable (a call's answer, most of them)."""
+    result = answer.result
+    if isinstance(result, dict):
+        return stamp_answer("tools/call", answer)
+    raw = memoryview(result)
+    present = _present(raw)
+    if present is None or present.resultType is not msgspec.UNSET:
+        return encode_result(answer.id, result)
+    end = len(raw) - 1
+    if raw[end] == _CLOSE_BRACE and raw[end - 1] not in _BLANK_OR_OPEN:  # compact, not empty: most results
+        return b"".join((b'{"jsonrpc":"2.0","id":', msgspec.json.encode(answer.id), b',"result":',
+                         raw[:end], _COMMA_RESULT_TYPE, b"}}\n"))
+    return _splice(answer.id, raw, _RESULT_TYPE)
+
+
+_PLAIN_STAMP: Callable[[Answer], bytes] = _stamp_plain
 
 
 def _spliced(ident: RequestId, result: bytes | msgspec.Raw, stamps: dict[str, Any], cached: str) -> bytes:
