@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
+from functools import partial
 from email.utils import formatdate
 from http import HTTPStatus
 from typing import Any
@@ -28,7 +29,8 @@ from sidecar.front.http.sessions import Exchange
 from sidecar.front.http.stateless import answer_status
 from sidecar.wire.outbox import FrameQueue
 
-__all__ = ["PING_SECONDS", "SSE_HEADERS", "JsonAnswer", "TooLarge", "answer_exchange", "body_at_hand", "event", "json_answer",
+__all__ = ["PING_SECONDS", "SSE_HEADERS", "JsonAnswer", "TooLarge", "answer_exchange", "body_at_hand", "early_writer",
+           "event", "json_answer",
            "next_or_ping", "read_body", "stream", "stream_events"]
 
 PING_SECONDS = 15.0
@@ -105,11 +107,7 @@ class JsonAnswer(web.StreamResponse):
         writer = self._payload_writer
         assert writer is not None
         body = self._body_bytes
-        if self._status == 200 and self._keep_alive and self._version == HttpVersion11 and not self._extra \
-                and not self._head_only:  # the call's answer on a kept-alive connection
-            whole = b"".join((_OK_JSON_11, b"%d\r\n" % len(body), _date(), _SERVER_END, body))
-        else:
-            whole = self._whole()
+        whole = self._bytes()
         self._eof_sent = True
         self._payload_writer = None
         if len(whole) > _DIRECT_BYTES:
@@ -120,6 +118,13 @@ class JsonAnswer(web.StreamResponse):
                 raise ConnectionResetError("Cannot write to closing transport")
             transport.write(whole)
         self._body_length = len(body)
+
+    def _bytes(self) -> bytes:
+        body = self._body_bytes
+        if self._status == 200 and self._keep_alive and self._version == HttpVersion11 and not self._extra \
+                and not self._head_only:  # the call's answer on a kept-alive connection
+            return b"".join((_OK_JSON_11, b"%d\r\n" % len(body), _date(), _SERVER_END, body))
+        return self._whole()
 
     def _whole(self) -> bytes:
         """The answer's bytes, any status, version, extra header or connection."""
@@ -136,6 +141,31 @@ class JsonAnswer(web.StreamResponse):
         if not self._head_only:
             lines.append(self._body_bytes)
         return b"".join(lines)
+
+
+def early_writer(request: web.Request) -> Callable[[bytes], object]:
+    """What writes a POST's one JSON answer (status 200, no extra header) the moment it
+    comes, from the callback that brought it (`Exchange.early`), one pass of the loop and
+    the handler's wind-down before the handler could: it returns the `JsonAnswer`, written
+    and ended, for the handler to give aiohttp (which then writes nothing), or None to
+    leave the answer to the handler: an answer over `_DIRECT_BYTES` (it must drain) or a
+    connection closing (the handler's write then tells aiohttp of the hang-up)."""
+    return partial(_write_early, request)
+
+
+def _write_early(request: web.Request, body: bytes) -> JsonAnswer | None:
+    if len(body) > _DIRECT_BYTES:
+        return None
+    transport = request.transport
+    if transport is None or transport.is_closing():
+        return None
+    answer = JsonAnswer(body)
+    answer._keep_alive = request.keep_alive  # as `prepare` would set them
+    answer._version = request.version
+    transport.write(answer._bytes())
+    answer._eof_sent = True  # `prepare` and `write_eof` do nothing more
+    answer._body_length = len(body)
+    return answer
 
 
 def json_answer(body: bytes, status: int = 200, headers: dict[str, str] | None = None) -> web.StreamResponse:
@@ -201,6 +231,9 @@ async def answer_exchange(request: web.Request, exchange: Exchange, headers: dic
     answer, are all streamed). A stateless JSON error answer's status follows its code."""
     alone = await exchange.settled()
     if alone is not None:
+        sent = exchange.sent
+        if sent is not None:
+            return sent  # type: ignore[return-value]  # written by `early_writer`'s, from the answer's callback
         return json_answer(alone, answer_status(exchange.error_code) if stateless else 200, headers)
     response = web.StreamResponse(status=200, headers={**SSE_HEADERS, **headers} if headers else SSE_HEADERS)
     await response.prepare(request)

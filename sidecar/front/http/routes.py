@@ -36,6 +36,7 @@ from sidecar.front.http.answers import (
     TooLarge,
     answer_exchange,
     body_at_hand,
+    early_writer,
     json_answer,
     read_body,
     stream,
@@ -305,6 +306,8 @@ class HttpFront:
         meta = req.params.get("_meta")  # most calls carry none: then no token
         exchange = session.begin_one(ident, progress_token(meta) if meta is not None else None)
         exchange.streaming = "text/event-stream" in request.headers.get("Accept", "")
+        if headers is None:
+            exchange.early = early_writer(request)
         session.dispatcher.take(req)
         try:
             return await answer_exchange(request, exchange, headers)
@@ -340,6 +343,7 @@ class HttpFront:
             exchange = session.begin_one(req.id, progress_token(envelope) if PROGRESS_TOKEN in envelope else None)
             try:
                 exchange.streaming = "text/event-stream" in request.headers.get("Accept", "")
+                exchange.early = early_writer(request)
                 session.dispatcher.take(req)
                 return await answer_exchange(request, exchange, None, True)
             finally:
