@@ -160,9 +160,12 @@ def _write_early(request: web.Request, body: bytes) -> JsonAnswer | None:
     if transport is None or transport.is_closing():
         return None
     answer = JsonAnswer(body)
-    answer._keep_alive = request.keep_alive  # as `prepare` would set them
-    answer._version = request.version
-    transport.write(answer._bytes())
+    keep_alive = answer._keep_alive = request.keep_alive  # as `prepare` would set them
+    version = answer._version = request.version
+    if keep_alive and version == HttpVersion11:  # `_bytes` of a 200 with no extra header, not a HEAD's
+        transport.write(b"".join((_OK_JSON_11, b"%d\r\n" % len(body), _date(), _SERVER_END, body)))
+    else:
+        transport.write(answer._whole())
     answer._eof_sent = True  # `prepare` and `write_eof` do nothing more
     answer._body_length = len(body)
     return answer
