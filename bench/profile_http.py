@@ -20,6 +20,7 @@ alternating blocks (`bench.blocks`), and prints per run and tree the sidecar's o
 per call of each phase (from /proc) and its ratio to the first tree's, block by block.
 
     python -m bench.profile_calls --http --opcodes --calls 300 --tree /work/main --tree .
+    python -m bench.profile_calls --http --opcodes --calls 300 --lines 40   # and the front's busiest lines
     python -m bench.profile_calls --http --plain --rounds 3 --calls 3000 --tree /work/main --tree .
 """
 
@@ -118,8 +119,9 @@ def _warm(conn: HttpConnection, phases: list[Phase], warmup: int) -> None:
             conn.request(body(i), headers)
 
 
-def opcodes_of(tree: Path, calls: int, warmup: int) -> dict[str, dict[str, float]]:
-    """Bytecodes per call, per function (tree-relative), for each phase."""
+def opcodes_of(tree: Path, calls: int, warmup: int, lines: bool = False) -> dict[str, dict[str, float]]:
+    """Bytecodes per call, per function (tree-relative), for each phase; with `lines`, also
+    per line of the HTTP front's files, under `<phase>.lines`."""
     work = Path(tempfile.mkdtemp(prefix="omb-http-ops-"))
     out, port = work / "ops.json", free_port()
     argv = _argv([PYTHON, "-c", _OPCODES_WRAPPER, str(out)], _sidecar_config(TINY, work), port)
@@ -133,7 +135,7 @@ def opcodes_of(tree: Path, calls: int, warmup: int) -> dict[str, dict[str, float
                 conn.request(body(warmup + i), headers)
             _snapshot(child.pid, Path(str(out) + ".mark"))
     found: dict[str, dict[str, float]] = {}
-    for suffix in ("", ".lines"):
+    for suffix in ("", ".lines") if lines else ("",):
         with open(str(out) + suffix) as file:
             snaps = [_keyed(rows, tree) for rows in json.load(file)]
         for k, (name, _, _) in enumerate(phases):
@@ -194,7 +196,7 @@ def _grouped(counts: dict[str, float]) -> dict[str, float]:
 
 
 def print_opcodes(trees: list[Path], calls: int, warmup: int, top: int, lines: int = 0) -> None:
-    seen = [opcodes_of(tree, calls, warmup) for tree in trees]
+    seen = [opcodes_of(tree, calls, warmup, lines > 0) for tree in trees]
     for phase in [name for name in seen[0] if not name.endswith(".lines")]:
         first, last = seen[0][phase], seen[-1][phase]
         both = len(seen) > 1
