@@ -20,6 +20,7 @@ alternating blocks (`bench.blocks`), and prints per run and tree the sidecar's o
 per call of each phase (from /proc) and its ratio to the first tree's, block by block.
 
     python -m bench.profile_calls --http --opcodes --calls 300 --tree /work/main --tree .
+    python -m bench.profile_calls --http --opcodes --calls 300 --lines 40   # and the front's busiest lines
     python -m bench.profile_calls --http --plain --rounds 3 --calls 3000 --tree /work/main --tree .
 """
 
@@ -37,7 +38,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bench.candidates import PYTHON, REPO_ROOT
-from bench.profile_calls import OPCODE_TRACER
 from bench.catalogs import TINY
 from bench.blocks import Spread, alternate, cpu_ratios, pinned
 from bench.cases import Settings
@@ -51,19 +51,36 @@ _ENVELOPE: dict[str, object] = {"io.modelcontextprotocol/protocolVersion": MODER
                                 "io.modelcontextprotocol/clientCapabilities": {}}
 _STATELESS = {"MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/call", "Mcp-Name": "fast__echo"}
 
+# The same tracer, with each count also kept by line for the HTTP front's own files (`--lines`).
+LINE_TRACER = """
+def local(frame, event, arg):
+    if event == "opcode":
+        code = frame.f_code
+        counts[code] += 1
+        if "/front/http/" in code.co_filename:
+            lines[(code, frame.f_lineno)] += 1
+    return local
+def start(frame, event, arg):
+    frame.f_trace_opcodes = True
+    return local
+"""
+
 # A snapshot of the counts is one dict copy (a few bytecodes, inside the next phase);
 # the marker file tells the client it was taken. Everything is written at exit.
 _OPCODES_WRAPPER = """
 import atexit, collections, json, signal, sys
 counts, out = collections.Counter(), sys.argv.pop(1)
-snaps = []
-""" + OPCODE_TRACER + """def snap(signum, frame):
+snaps, lines, lined = [], collections.Counter(), []
+""" + LINE_TRACER + """def snap(signum, frame):
     snaps.append(counts.copy())
+    lined.append(lines.copy())
     open(out + ".mark", "a").close()
 def dump():
     sys.settrace(None)
     with open(out, "w") as file:
         json.dump([[[c.co_filename, c.co_name, n] for c, n in s.items()] for s in snaps], file)
+        json.dump([[[k[0].co_filename, f"{k[0].co_name}:{k[1]}", n] for k, n in s.items()]
+                   for s in lined], open(out + ".lines", "w"))
 atexit.register(dump)
 signal.signal(signal.SIGUSR1, snap)
 from sidecar.cli import main
@@ -102,8 +119,9 @@ def _warm(conn: HttpConnection, phases: list[Phase], warmup: int) -> None:
             conn.request(body(i), headers)
 
 
-def opcodes_of(tree: Path, calls: int, warmup: int) -> dict[str, dict[str, float]]:
-    """Bytecodes per call, per function (tree-relative), for each phase."""
+def opcodes_of(tree: Path, calls: int, warmup: int, lines: bool = False) -> dict[str, dict[str, float]]:
+    """Bytecodes per call, per function (tree-relative), for each phase; with `lines`, also
+    per line of the HTTP front's files, under `<phase>.lines`."""
     work = Path(tempfile.mkdtemp(prefix="omb-http-ops-"))
     out, port = work / "ops.json", free_port()
     argv = _argv([PYTHON, "-c", _OPCODES_WRAPPER, str(out)], _sidecar_config(TINY, work), port)
@@ -116,9 +134,13 @@ def opcodes_of(tree: Path, calls: int, warmup: int) -> dict[str, dict[str, float
             for i in range(calls):
                 conn.request(body(warmup + i), headers)
             _snapshot(child.pid, Path(str(out) + ".mark"))
-    with open(out) as file:
-        snaps = [_keyed(rows, tree) for rows in json.load(file)]
-    return {name: _per_call(snaps[k], snaps[k + 1], calls) for k, (name, _, _) in enumerate(phases)}
+    found: dict[str, dict[str, float]] = {}
+    for suffix in ("", ".lines") if lines else ("",):
+        with open(str(out) + suffix) as file:
+            snaps = [_keyed(rows, tree) for rows in json.load(file)]
+        for k, (name, _, _) in enumerate(phases):
+            found[name + suffix] = _per_call(snaps[k], snaps[k + 1], calls)
+    return found
 
 
 def _keyed(rows: list[list[object]], tree: Path) -> dict[str, int]:
@@ -173,9 +195,9 @@ def _grouped(counts: dict[str, float]) -> dict[str, float]:
     return groups
 
 
-def print_opcodes(trees: list[Path], calls: int, warmup: int, top: int) -> None:
-    seen = [opcodes_of(tree, calls, warmup) for tree in trees]
-    for phase in seen[0]:
+def print_opcodes(trees: list[Path], calls: int, warmup: int, top: int, lines: int = 0) -> None:
+    seen = [opcodes_of(tree, calls, warmup, lines > 0) for tree in trees]
+    for phase in [name for name in seen[0] if not name.endswith(".lines")]:
         first, last = seen[0][phase], seen[-1][phase]
         both = len(seen) > 1
         print(f"\n== {phase}: bytecodes per call {sum(first.values()):,.1f}"
@@ -189,6 +211,11 @@ def print_opcodes(trees: list[Path], calls: int, warmup: int, top: int) -> None:
         for key in rows[:top]:
             a, b = first.get(key, 0.0), last.get(key, 0.0)
             print(f"    {a:8.2f}" + (f" {b:8.2f} {b - a:+8.2f}" if both else "") + f"  {key}")
+        if lines:
+            lined = seen[-1][phase + ".lines"]
+            print(f"  the HTTP front's busiest lines ({trees[-1]}), bytecodes per call:")
+            for key in sorted(lined, key=lambda k: -lined[k])[:lines]:
+                print(f"    {lined[key]:8.2f}  {key}")
 
 
 def plain_cpu(tree: Path, calls: int, warmup: int) -> dict[str, float]:
@@ -237,6 +264,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=300)
     parser.add_argument("--warmup", type=int, default=100)
     parser.add_argument("--top", type=int, default=40)
+    parser.add_argument("--lines", type=int, default=0, help="with --opcodes: the HTTP front's N busiest lines")
     parser.add_argument("--tree", type=Path, action="append")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--opcodes", action="store_true", help="exact bytecodes per call, by who runs them")
@@ -246,7 +274,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.plain:
         compare_cpu(trees, args.calls, args.warmup, args.rounds)
     else:
-        print_opcodes(trees, args.calls, args.warmup, args.top)
+        print_opcodes(trees, args.calls, args.warmup, args.top, args.lines)
     return 0
 
 

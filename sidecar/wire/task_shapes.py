@@ -43,8 +43,10 @@ def declares_tasks(meta: Any) -> bool:
     """A request `_meta` whose client capabilities declare the tasks extension."""
     if not meta or not isinstance(meta, dict):  # no _meta, as on most calls: asked twice per call, so kept cheap
         return False
-    extensions = _object(_object(meta.get(CLIENT_CAPABILITIES)).get("extensions"))
-    return TASKS_EXTENSION in extensions
+    capabilities = meta.get(CLIENT_CAPABILITIES)
+    if not capabilities:  # a stateless call's envelope most often declares none
+        return False
+    return TASKS_EXTENSION in _object(_object(capabilities).get("extensions"))
 
 
 def offers_extension(capabilities: Any) -> bool:

@@ -6,12 +6,16 @@ with a progress token or the tasks extension declared still takes a task. A JSON
 is written whole (`JsonAnswer`): its status line follows the request's HTTP version, its
 `Connection` header what aiohttp would set, a HEAD gets the length and no body, and a
 header value with a line break is refused. `POST /mcp` through the listener's hot route
-still honours `Expect: 100-continue` (the application answers it first).
+still honours `Expect: 100-continue` (the application answers it first). A call's result
+is written from the callback that brought it (`early_writer`), with the same bytes, the
+connection kept or closed as asked, pipelined answers in order; an error, a stream or an
+exchange with a second frame is left to the handler.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -20,12 +24,13 @@ import aiohttp
 import pytest
 
 from sidecar.front.http.answers import JsonAnswer
+from sidecar.front.http.exchange import Exchange
 from sidecar.front.http.listener import FrontSettings, Listener
 from sidecar.front.http.routes import HttpFront
 from sidecar.front.http.sessions import HttpSession
 from sidecar.redact import Redactor
 from tests.eras.eras_support import modern_headers
-from tests.harness import FakeServer, in_memory, tool
+from tests.harness import FakeServer, echo, in_memory, tool
 from tests.http.http_support import served_front
 
 pytestmark = pytest.mark.timeout(60)
@@ -125,7 +130,7 @@ async def test_a_session_call_runs_with_no_task() -> None:
 
 @asynccontextmanager
 async def _listening() -> AsyncIterator[int]:
-    async with in_memory({"f": FakeServer([tool("echo")])}) as sidecar:
+    async with in_memory({"f": FakeServer([tool("echo")], on_call=echo)}) as sidecar:
         await sidecar.settled()
         settings = FrontSettings(host="127.0.0.1", port=0, token=TOKEN)
         front = HttpFront(sidecar.face, Redactor([]), settings)
@@ -215,3 +220,68 @@ async def test_a_post_asking_expect_continue_is_told_to_continue_then_answered()
 def test_a_header_value_with_a_line_break_is_refused() -> None:
     with pytest.raises(ValueError):
         JsonAnswer(b"{}", 200, {"Mcp-Session-Id": "x\r\nSet-Cookie: a=b"})
+
+
+# -- a call's result, written from the callback that brought it ---------------------------
+
+
+def _stateless_post(version: str, ident: int, *lines: str) -> bytes:
+    body = json.dumps(_call(ident, ENVELOPE)).encode()
+    modern = [f"{name}: {value}" for name, value in modern_headers(TOKEN, "f__echo").items() if name != "Content-Type"]
+    return _post(version, body, *modern, *lines)
+
+
+def _answers(raw: bytes) -> list[tuple[list[str], dict[str, Any]]]:
+    """Each answer on the connection: its head's lines and its JSON body, in order."""
+    found = []
+    while raw:
+        head, _, rest = raw.partition(b"\r\n\r\n")
+        lines = head.decode("latin-1").split("\r\n")
+        length = next(int(line.split(": ")[1]) for line in lines if line.startswith("Content-Length: "))
+        found.append((lines, json.loads(rest[:length])))
+        raw = rest[length:]
+    return found
+
+
+async def test_a_result_written_early_keeps_or_closes_the_connection_as_asked() -> None:
+    async with _listening() as port:
+        ((lines, body),) = _answers(await _exchange(port, _stateless_post("1.1", 3)))
+        assert lines[0] == "HTTP/1.1 200 OK" and not any(line.startswith("Connection:") for line in lines)
+        assert "Content-Type: application/json" in lines and any(line.startswith("Date: ") for line in lines)
+        assert body["id"] == 3 and body["result"]["content"][0]["text"] == "hi"
+        assert body["result"]["resultType"] == "complete"
+        ((lines, _),) = _answers(await _exchange(port, _stateless_post("1.1", 4, "Connection: close")))
+        assert "Connection: close" in lines
+        ((lines, _),) = _answers(await _exchange(port, _stateless_post("1.0", 5)))  # closed after: one answer
+        assert lines[0] == "HTTP/1.0 200 OK" and not any(line.startswith("Connection:") for line in lines)
+        ((lines, _),) = _answers(await _exchange(port, _stateless_post("1.0", 6, "Connection: keep-alive")))
+        assert "Connection: keep-alive" in lines
+
+
+async def test_pipelined_calls_are_answered_in_their_order() -> None:
+    async with _listening() as port:
+        raw = await _exchange(port, b"".join(_stateless_post("1.1", n) for n in (11, 12, 13)))
+        assert [body["id"] for _, body in _answers(raw)] == [11, 12, 13]
+
+
+def test_only_a_lone_result_is_written_early() -> None:
+    written: list[bytes] = []
+
+    def early(frame: bytes) -> object:
+        written.append(frame)
+        return "sent"
+
+    alone = Exchange([1], [None])
+    alone.early = early
+    alone.answer(b"result", 1)
+    assert written == [b"result"] and alone.sent == "sent"
+    failed = Exchange([2], [None])
+    failed.early = early
+    failed.answer(b"error", 2, -32602)  # an error's status is the handler's to choose
+    assert written == [b"result"] and failed.sent is None
+    streamed = Exchange([3], ["tok"])
+    streamed.early = early
+    streamed.streaming = True
+    streamed.put(b"progress")
+    streamed.answer(b"result", 3)  # the second frame: an event stream, the handler's
+    assert written == [b"result"] and streamed.sent is None

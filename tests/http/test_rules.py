@@ -19,7 +19,7 @@ from sidecar.front.http.admission import (
     load_token,
     split_bind,
 )
-from sidecar.front.http.stateless import answer_status, discover_result, judge, stamp_answer
+from sidecar.front.http.stateless import answer_status, discover_result, judge, stamp_answer, stamp_for
 from sidecar.upstream.eventstream import EventStreamDecoder
 from sidecar.upstream.channel import Outgoing
 from sidecar.upstream.outgoing import ModernEnvelope, header_value
@@ -160,6 +160,35 @@ def test_modern_checks_compare_headers_with_the_body():
     bad_version = {**ENVELOPE, "io.modelcontextprotocol/protocolVersion": "1999-01-01"}
     refusal = judge(call, bad_version, headers({**good, "MCP-Protocol-Version": ["1999-01-01"]}))
     assert refusal is not None and refusal.code == -32022 and refusal.data["supported"] == ["2026-07-28"]
+
+
+def test_a_judgement_taken_on_the_first_comparison_is_the_full_ones():
+    """Headers equal to the body pass at once; every other request is judged in full, in
+    the same order: a null version with no header is the version's refusal, not the header's,
+    and a name in the base64 form that equals the body literally is decoded, then compared."""
+    call = Request(1, "tools/call", {"name": "echo", "_meta": ENVELOPE})
+    good = {"MCP-Protocol-Version": ["2026-07-28"], "Mcp-Method": ["tools/call"], "Mcp-Name": ["echo"]}
+    assert judge(call, ENVELOPE, headers(good)) is None
+    null_version = {**ENVELOPE, "io.modelcontextprotocol/protocolVersion": None}
+    refusal = judge(call, null_version, headers({k: v for k, v in good.items() if k != "MCP-Protocol-Version"}))
+    assert refusal is not None and refusal.code == -32602
+    literal = "=?base64?ZWNobw==?="  # "echo" in the base64 form, sent as the tool's very name
+    odd = Request(2, "tools/call", {"name": literal, "_meta": ENVELOPE})
+    assert judge(odd, ENVELOPE, headers({**good, "Mcp-Name": [literal]})).code == -32020  # type: ignore[union-attr]
+    assert judge(call, ENVELOPE, headers({**good, "Mcp-Name": [literal]})) is None  # decoded: "echo"
+    assert judge(call, ENVELOPE, headers({**good, "Mcp-Method": ["tools/list"]})).code == -32020  # type: ignore[union-attr]
+    removed = Request(3, "ping", {"_meta": ENVELOPE})
+    assert judge(removed, ENVELOPE, headers({**good, "Mcp-Method": ["ping"]})).code == -32601  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("raw", [b'{"content":[]}', b'{"content":[]} \n', b'{"content":[] }', b'{}', b'{ }',
+                                 b'{"content":[],"resultType":"complete"}', b'[1]', b'"text"'])
+def test_a_call_answer_is_stamped_the_same_by_the_plain_stamp(raw):
+    """The stamp made once for every method not cacheable writes what `stamp_answer` writes."""
+    for result in (msgspec.Raw(raw), raw):
+        assert stamp_for("tools/call")(Answer(7, result)) == stamp_answer("tools/call", Answer(7, result))
+    assert stamp_for("tools/call")(Answer(8, {"content": []})) == stamp_answer("tools/call", Answer(8, {"content": []}))
+    assert json.loads(stamp_for("tools/call")(Answer(9, b'{"a":1}')))["result"] == {"a": 1, "resultType": "complete"}
 
 
 def test_modern_results_are_stamped():

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
+from functools import partial
 from email.utils import formatdate
 from http import HTTPStatus
 from typing import Any
@@ -21,13 +22,15 @@ from typing import Any
 from aiohttp import web
 from aiohttp.abc import AbstractStreamWriter
 from aiohttp.http import SERVER_SOFTWARE, HttpVersion11
+from aiohttp.streams import StreamReader
 from multidict import CIMultiDict
 
 from sidecar.front.http.sessions import Exchange
 from sidecar.front.http.stateless import answer_status
 from sidecar.wire.outbox import FrameQueue
 
-__all__ = ["PING_SECONDS", "SSE_HEADERS", "JsonAnswer", "TooLarge", "answer_exchange", "body_at_hand", "event", "json_answer",
+__all__ = ["PING_SECONDS", "SSE_HEADERS", "JsonAnswer", "TooLarge", "answer_exchange", "body_at_hand", "early_writer",
+           "event", "json_answer",
            "next_or_ping", "read_body", "stream", "stream_events"]
 
 PING_SECONDS = 15.0
@@ -57,6 +60,7 @@ def _status_line(version: tuple[int, int], status: int) -> bytes:
 
 _OK_JSON_11 = _status_line(HttpVersion11, 200) + b"Content-Type: application/json\r\nContent-Length: "
 _SERVER_END = _SERVER + b"\r\n"
+_DIRECT_BYTES = 0x10000  # an answer at most this long goes to the transport itself (aiohttp's drain limit)
 
 
 class JsonAnswer(web.StreamResponse):
@@ -103,15 +107,24 @@ class JsonAnswer(web.StreamResponse):
         writer = self._payload_writer
         assert writer is not None
         body = self._body_bytes
-        if self._status == 200 and self._keep_alive and self._version == HttpVersion11 and not self._extra \
-                and not self._head_only:  # the call's answer on a kept-alive connection
-            whole = b"".join((_OK_JSON_11, b"%d\r\n" % len(body), _date(), _SERVER_END, body))
-        else:
-            whole = self._whole()
+        whole = self._bytes()
         self._eof_sent = True
         self._payload_writer = None
-        await writer.write(whole)  # a closed peer raises ConnectionError: aiohttp counts it a hang-up
+        if len(whole) > _DIRECT_BYTES:
+            await writer.write(whole)  # a closed peer raises ConnectionError: aiohttp counts it a hang-up
+        else:  # as aiohttp's writer does it, which drains only past the same size
+            transport = writer.transport
+            if transport is None or transport.is_closing():
+                raise ConnectionResetError("Cannot write to closing transport")
+            transport.write(whole)
         self._body_length = len(body)
+
+    def _bytes(self) -> bytes:
+        body = self._body_bytes
+        if self._status == 200 and self._keep_alive and self._version == HttpVersion11 and not self._extra \
+                and not self._head_only:  # the call's answer on a kept-alive connection
+            return b"".join((_OK_JSON_11, b"%d\r\n" % len(body), _date(), _SERVER_END, body))
+        return self._whole()
 
     def _whole(self) -> bytes:
         """The answer's bytes, any status, version, extra header or connection."""
@@ -130,6 +143,34 @@ class JsonAnswer(web.StreamResponse):
         return b"".join(lines)
 
 
+def early_writer(request: web.Request) -> Callable[[bytes], object]:
+    """What writes a POST's one JSON answer (status 200, no extra header) the moment it
+    comes, from the callback that brought it (`Exchange.early`), one pass of the loop and
+    the handler's wind-down before the handler could: it returns the `JsonAnswer`, written
+    and ended, for the handler to give aiohttp (which then writes nothing), or None to
+    leave the answer to the handler: an answer over `_DIRECT_BYTES` (it must drain) or a
+    connection closing (the handler's write then tells aiohttp of the hang-up)."""
+    return partial(_write_early, request)
+
+
+def _write_early(request: web.Request, body: bytes) -> JsonAnswer | None:
+    if len(body) > _DIRECT_BYTES:
+        return None
+    transport = request.transport
+    if transport is None or transport.is_closing():
+        return None
+    answer = JsonAnswer(body)
+    keep_alive = answer._keep_alive = request.keep_alive  # as `prepare` would set them
+    version = answer._version = request.version
+    if keep_alive and version == HttpVersion11:  # `_bytes` of a 200 with no extra header, not a HEAD's
+        transport.write(b"".join((_OK_JSON_11, b"%d\r\n" % len(body), _date(), _SERVER_END, body)))
+    else:
+        transport.write(answer._whole())
+    answer._eof_sent = True  # `prepare` and `write_eof` do nothing more
+    answer._body_length = len(body)
+    return answer
+
+
 def json_answer(body: bytes, status: int = 200, headers: dict[str, str] | None = None) -> web.StreamResponse:
     """A JSON answer, built from its bytes (`JsonAnswer`)."""
     return JsonAnswer(body, status, headers)
@@ -141,8 +182,17 @@ def event(frame: bytes) -> bytes:
 
 def body_at_hand(request: web.Request, cap: int) -> bytes | None:
     """The whole body when it came with the headers and is within `cap` (no wait, no
-    timer, no coroutine); None when `read_body` must read it (or refuse it)."""
+    timer, no coroutine); None when `read_body` must read it (or refuse it).
+
+    A small body that came in one piece is taken from the reader's buffer as it lies:
+    `read_nowait` would also ask the connection to resume reading (a parse of nothing
+    and a transport call, about 200 bytecodes a request), which a reader never past its
+    low-water mark never paused. The reader is left as it is; nothing reads it again."""
     content = request.content
+    if type(content) is StreamReader and content._eof and content._exception is None:
+        chunks = content._buffer
+        if len(chunks) == 1 and content._size == content.total_bytes <= content._low_water and content._size <= cap:
+            return chunks[0]
     if content.is_eof() and content.total_bytes <= cap:
         return content.read_nowait()
     return None
@@ -184,6 +234,9 @@ async def answer_exchange(request: web.Request, exchange: Exchange, headers: dic
     answer, are all streamed). A stateless JSON error answer's status follows its code."""
     alone = await exchange.settled()
     if alone is not None:
+        sent = exchange.sent
+        if sent is not None:
+            return sent  # type: ignore[return-value]  # written by `early_writer`'s, from the answer's callback
         return json_answer(alone, answer_status(exchange.error_code) if stateless else 200, headers)
     response = web.StreamResponse(status=200, headers={**SSE_HEADERS, **headers} if headers else SSE_HEADERS)
     await response.prepare(request)

@@ -10,6 +10,7 @@ the POST answers with an event stream. Refuses nothing: the session decides what
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable, Iterable, Sequence
 
 from sidecar.wire import RequestId
 from sidecar.wire.outbox import FrameQueue, Shedding
@@ -24,13 +25,18 @@ class Exchange:
     queue an event stream reads (`frames`, bounded in bytes) is made only when a second
     frame comes, or a stream is chosen, taking the answer first so the order holds."""
 
-    __slots__ = ("waiting", "tokens", "streaming", "error_code", "_queue", "_alone", "_ended", "_waiter")
+    __slots__ = ("waiting", "tokens", "streaming", "error_code", "early", "sent", "_queue", "_alone", "_ended",
+                 "_waiter")
 
-    def __init__(self, ids: list[RequestId], tokens: list[object]) -> None:
+    def __init__(self, ids: Iterable[RequestId], tokens: Sequence[object] = ()) -> None:
         self.waiting = set(ids)
-        self.tokens = {t for t in tokens if t is not None}
+        self.tokens = {t for t in tokens if t is not None} if tokens else set()
         self.streaming = False  # the answer is an event stream, so more than answers may go in
         self.error_code: int | None = None  # of the last error answer put in, for the HTTP status
+        # Writes a JSON answer the moment it ends the exchange, from the callback that brought
+        # it, before the POST's handler wakes (`sidecar.front.http.answers.early_writer`).
+        self.early: Callable[[bytes], object] | None = None
+        self.sent: object = None  # what `early` gave back when it wrote the one answer: the handler's to return
         self._queue: FrameQueue | None = None
         self._alone: bytes | None = None  # the first frame, while no queue is made
         self._ended = False  # every request answered (or the session closed): no more frames
@@ -69,6 +75,9 @@ class Exchange:
             self.error_code = error_code
         self.waiting.discard(ident)
         if not self.waiting:
+            early = self.early
+            if early is not None and self._alone is not None and self._queue is None and self.error_code is None:
+                self.sent = early(self._alone)  # the one answer, a result: out now
             self.end()  # the end of this exchange
 
     def end(self) -> None:

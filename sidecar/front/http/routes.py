@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import weakref
 from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
@@ -37,6 +36,7 @@ from sidecar.front.http.answers import (
     TooLarge,
     answer_exchange,
     body_at_hand,
+    early_writer,
     json_answer,
     read_body,
     stream,
@@ -53,6 +53,7 @@ from sidecar.front.http.stateless import (
     http_status,
     judge,
     stamp_answer,
+    stamp_for,
 )
 from sidecar.front.methods import server_capabilities
 from sidecar.gate.budget.held import CallerScope
@@ -67,7 +68,7 @@ from sidecar.wire import (
     encode_error,
     encode_result,
 )
-from sidecar.wire.requests import request_progress_token
+from sidecar.wire.requests import PROGRESS_TOKEN, progress_token, request_progress_token
 from sidecar.wire.versions import CAPABILITIES_KEY, HANDSHAKE_VERSIONS, MODERN_VERSION
 
 __all__ = ["HttpFront"]
@@ -89,12 +90,31 @@ def _refuse(status: int, words: str, headers: dict[str, str] | None = None) -> w
     return _rpc_error(None, INVALID_REQUEST, words, status, headers=headers)
 
 
-def admitted(request: web.Request, rule: HostRule, tokens: tuple[str, ...], open_path: bool) -> str | web.StreamResponse:
-    """`admission.admit` on an aiohttp request: the caller (or `OPEN`), else the refusal."""
+MEMO_ENTRIES = 64  # admitted (Host, Origin, Authorization) triples remembered, at most
+Memo = dict[tuple[str | None, str | None, str | None], str]
+
+
+def admitted(request: web.Request, rule: HostRule, tokens: tuple[str, ...], open_path: bool,
+             memo: Memo | None = None) -> str | web.StreamResponse:
+    """`admission.admit` on an aiohttp request: the caller (or `OPEN`), else the refusal.
+
+    With `memo` (a path that is not open), a request whose Host, Origin and Authorization
+    are exactly those of one admitted before is that caller again without the judgement.
+    Only admitted triples are kept (a refusal is judged every time; at most `MEMO_ENTRIES`),
+    and a look-up compares values only when their hashes (keyed per process) match, so a
+    presented token is never compared byte by byte with one it does not equal: the
+    constant-time comparison of `admit` still judges every new token."""
     headers = request.headers
-    caller = admit(rule, tokens, headers.get("Host"), headers.get("Origin"), headers.get("Authorization"), open_path)
+    key = (headers.get("Host"), headers.get("Origin"), headers.get("Authorization"))
+    if memo is not None:
+        known = memo.get(key)
+        if known is not None:
+            return known
+    caller = admit(rule, tokens, key[0], key[1], key[2], open_path)
     if isinstance(caller, Refusal):
         return _refuse(caller.status, caller.words, dict(caller.headers) if caller.headers else None)
+    if memo is not None and not open_path and len(memo) < MEMO_ENTRIES:
+        memo[key] = caller
     return caller
 
 
@@ -106,13 +126,14 @@ class HttpFront:
         self.settings = settings
         self.rule = HostRule(settings.host, settings.allowed_hosts)
         self.tokens = settings.tokens  # read once: the property builds a tuple
+        self.memo: Memo = {}  # the callers of admitted requests (`admitted`)
+        self.scopes: dict[str, CallerScope] = {}  # each caller's held scope, made once
         self.table = SessionTable(face, redactor, settings.max_sessions, settings.idle_seconds)
         self.held = HeldCalls(face, redactor)  # stateless calls whose upstream asked (sidecar.front.eras)
         self.draining = False
         self.posts = 0  # POSTs being served right now, for the drain
         self.listens: set[Listen] = set()
         self.resource_subscriptions = ResourceSubscriptions(face)  # held upstream for the listens' resources
-        self.owners: weakref.WeakKeyDictionary[HttpSession, str] = weakref.WeakKeyDictionary()
         self.metrics: Any = metrics  # a FrontMetrics when metrics are on (sidecar.gate.observers.metrics)
 
     def app(self) -> web.Application:
@@ -155,7 +176,7 @@ class HttpFront:
     def _admitting(self, serve: Callable[[web.Request, str], Awaitable[web.StreamResponse]]) -> Handler:
         """A route that admits its request first, then refuses a face not served here."""
         async def route(request: web.Request) -> web.StreamResponse:
-            caller = admitted(request, self.rule, self.tokens, False)
+            caller = admitted(request, self.rule, self.tokens, False, self.memo)
             if type(caller) is not str:
                 return caller  # type: ignore[return-value]
             face = request.match_info.get("face")
@@ -210,45 +231,43 @@ class HttpFront:
         """POST /mcp, admitted here when no `caller` is given (the one hot route: no
         wrapper, no middleware; `/mcp/<face>`'s wrapper admits and gives the caller)."""
         if caller is None:
-            admitted_as = admitted(request, self.rule, self.tokens, False)
+            admitted_as = admitted(request, self.rule, self.tokens, False, self.memo)
             if type(admitted_as) is not str:
                 return admitted_as  # type: ignore[return-value]
             caller = admitted_as
         if self.draining:
             return _refuse(503, "Service Unavailable: shutting down")
         self.posts += 1
-        try:
-            return await self._post_admitted(request, caller)
+        try:  # the admitted POST, here rather than in a coroutine of its own: every call passes
+            headers = request.headers
+            # The header as clients send it is taken as it is; anything else is parsed (parameters).
+            if headers.get("Content-Type") != "application/json" and request.content_type != "application/json":
+                return _refuse(415, "Unsupported Media Type: send application/json")
+            cap = self.settings.body_cap
+            body = body_at_hand(request, cap)  # most bodies came whole with their headers: no coroutine
+            if body is None:
+                try:
+                    body = await read_body(request, cap, self.settings.body_seconds)
+                except TooLarge:
+                    return _refuse(413, f"Payload Too Large: at most {cap} bytes")
+                except TimeoutError:
+                    return _refuse(408, "Request Timeout: the body came too slowly")
+            message = decode_engine_frame(body)  # the body's one decode: the message goes on typed
+            if type(message) is FrameRejected:
+                return _rpc_error(message.id, message.code, message.message, 400)
+            if type(message) is Request:
+                envelope = envelope_of(message)
+                if envelope is not None:
+                    return await self._stateless(request, message, envelope, caller)
+            found = self._session_for(request, message, caller)  # type: ignore[arg-type]
+            if isinstance(found, web.StreamResponse):
+                return found
+            if type(message) is not Request:
+                found.dispatcher.take(message)
+                return web.Response(status=202)
+            return await self._serve(request, found, message)
         finally:
             self.posts -= 1
-
-    async def _post_admitted(self, request: web.Request, caller: str) -> web.StreamResponse:
-        # The header as clients send it is taken as it is; anything else is parsed (parameters).
-        if request.headers.get("Content-Type") != "application/json" and request.content_type != "application/json":
-            return _refuse(415, "Unsupported Media Type: send application/json")
-        cap = self.settings.body_cap
-        body = body_at_hand(request, cap)  # most bodies came whole with their headers: no coroutine
-        if body is None:
-            try:
-                body = await read_body(request, cap, self.settings.body_seconds)
-            except TooLarge:
-                return _refuse(413, f"Payload Too Large: at most {cap} bytes")
-            except TimeoutError:
-                return _refuse(408, "Request Timeout: the body came too slowly")
-        message = decode_engine_frame(body)  # the body's one decode: the message goes on typed
-        if type(message) is FrameRejected:
-            return _rpc_error(message.id, message.code, message.message, 400)
-        if type(message) is Request:
-            envelope = envelope_of(message)
-            if envelope is not None:
-                return await self._stateless(request, message, envelope, caller)
-        found = self._session_for(request, message, caller)  # type: ignore[arg-type]
-        if isinstance(found, web.StreamResponse):
-            return found
-        if type(message) is not Request:
-            found.dispatcher.take(message)
-            return web.Response(status=202)
-        return await self._serve(request, found, message)
 
     def _session_for(self, request: web.Request, message: Request | Notification | Response,
                      caller: str) -> HttpSession | web.StreamResponse:
@@ -265,7 +284,7 @@ class HttpFront:
             created = self.table.create()
             if created is None:
                 return _refuse(503, "Service Unavailable: too many sessions")
-            self.owners[created] = caller
+            created.owner = caller
             return created
         if version == MODERN_VERSION:
             return _rpc_error(getattr(message, "id", None), INVALID_PARAMS,
@@ -274,17 +293,21 @@ class HttpFront:
 
     def _owned(self, ident: str, caller: str) -> HttpSession | None:
         """The session with this id, if the caller opened it; else None, as for no session."""
-        session = self.table.get(ident)
-        if session is None or self.owners.get(session) != caller:
+        session = self.table.sessions.get(ident)
+        if session is None or session.owner != caller:
             return None
         return session
 
     async def _serve(self, request: web.Request, session: HttpSession, req: Request) -> web.StreamResponse:
-        if session.busy_with(req.id):
-            return _rpc_error(req.id, INVALID_REQUEST, f"id {req.id!r} is already in use by a request in flight", 200)
+        ident = req.id
+        if session.busy_with(ident):
+            return _rpc_error(ident, INVALID_REQUEST, f"id {ident!r} is already in use by a request in flight", 200)
         headers = {SESSION_HEADER: session.id} if req.method == "initialize" and session.id else None
-        exchange = session.begin([req.id], [request_progress_token(req.params)])
-        exchange.streaming = _accepts_events(request)
+        meta = req.params.get("_meta")  # most calls carry none: then no token
+        exchange = session.begin_one(ident, progress_token(meta) if meta is not None else None)
+        exchange.streaming = "text/event-stream" in request.headers.get("Accept", "")
+        if headers is None:
+            exchange.early = early_writer(request)
         session.dispatcher.take(req)
         try:
             return await answer_exchange(request, exchange, headers)
@@ -307,22 +330,27 @@ class HttpFront:
             caps = {}
         if takes_rounds(req, caps):
             return await self._held_round(request, req, caps, caller)
+        scope = self.scopes.get(caller)
+        if scope is None:  # one a caller (callers are the tokens' identities: a few)
+            scope = self.scopes[caller] = CallerScope(caller)
         session = self.table.transient()
         try:
             engine = session.engine  # everything a request brings is set anew: the session may be reused
             engine.client_capabilities = caps
             engine.protocol_version = MODERN_VERSION
-            engine.held_scope = CallerScope(caller)
-            session.encode_answer = partial(stamp_answer, method)
-            exchange = session.begin([req.id], [request_progress_token(req.params)])
+            engine.held_scope = scope
+            session.encode_answer = stamp_for(method)
+            exchange = session.begin_one(req.id, progress_token(envelope) if PROGRESS_TOKEN in envelope else None)
             try:
-                exchange.streaming = _accepts_events(request)
+                exchange.streaming = "text/event-stream" in request.headers.get("Accept", "")
+                exchange.early = early_writer(request)
                 session.dispatcher.take(req)
-                return await answer_exchange(request, exchange, None, stateless=True)
+                return await answer_exchange(request, exchange, None, True)
             finally:
                 session.end(exchange)
         finally:
-            await self.table.passed(session)  # the table holds it no longer than its request
+            if not self.table.kept(session):  # the table holds it no longer than its request
+                await session.close()
 
     async def _held_round(self, request: web.Request, req: Request, caps: dict[str, Any],
                           caller: str) -> web.StreamResponse:

@@ -61,6 +61,7 @@ class HttpSession:
 
     def __init__(self, face: Face, redactor: Redactor, ident: str | None = None) -> None:
         self.id = ident
+        self.owner: str | None = None  # the caller identity that opened it (a listed session)
         self.face = face
         self.engine = EngineSession(emit=self.deliver, admit=self.admits)
         # How an answer is written; the 2026-07-28 revision splices its fields in here.
@@ -87,6 +88,16 @@ class HttpSession:
 
     def busy_with(self, ident: RequestId) -> bool:
         return ident in self._by_id
+
+    def begin_one(self, ident: RequestId, token: object) -> Exchange:
+        """`begin` for a POST of one request (most of them)."""
+        self.last_seen = time.monotonic()
+        exchange = Exchange((ident,), () if token is None else (token,))
+        self._by_id[ident] = exchange
+        if token is not None:
+            self._by_token[token] = exchange
+        self._open.append(exchange)
+        return exchange
 
     def begin(self, ids: list[RequestId], tokens: list[object]) -> Exchange:
         self.last_seen = time.monotonic()
@@ -257,11 +268,16 @@ class SessionTable:
         next stateless request when nothing of this one is left in it (no request in flight,
         no job running, no question out, no exchange, no stream); else it closes. The route
         sets everything a request brings (capabilities, caller scope, answer stamp) anew."""
+        if not self.kept(session):
+            await session.close()
+
+    def kept(self, session: HttpSession) -> bool:
+        """`passed` without the close: False when the caller must close the session."""
         self.passing.discard(session)
         if len(self._idle) < IDLE_TRANSIENTS and session.left_clean():
             self._idle.append(session)
-            return
-        await session.close()
+            return True
+        return False
 
     async def drop(self, ident: str, *, release: bool = True) -> bool:
         """End a session; with `release`, the subscriptions only it held are given back upstream."""

@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -51,6 +53,7 @@ __all__ = [
     "http_status",
     "judge",
     "stamp_answer",
+    "stamp_for",
 ]
 
 HEADER_MISMATCH = -32020
@@ -99,33 +102,41 @@ def _decoded(value: str | None) -> str | None:
 
 def judge(req: Request, envelope: dict[str, Any], headers: CIMultiDictProxy[str]) -> Refusal | None:
     """The checks before serving, first failure wins; None to serve. `headers` are the
-    request's own (case-blind, every value of a repeated header kept)."""
+    request's own (case-blind, every value of a repeated header kept).
+
+    Each header is read as its one value, or None when it came twice (as bad as never). A
+    request as clients send it (each header once, equal to the body, the name not in the
+    base64 form) passes each check on its first comparison; any other is judged in full."""
     if not isinstance(envelope.get(CAPABILITIES_KEY), dict):
         return Refusal(INVALID_PARAMS, f"params._meta must carry {VERSION_KEY!r} and {CAPABILITIES_KEY!r}")
     version = envelope.get(VERSION_KEY)
-    # Each header read is its one value, or None when it came twice (as bad as never); read
-    # inline, not through a helper: this runs on every stateless request.
     got = headers.getall("mcp-protocol-version", ())
-    if (got[0] if len(got) == 1 else None) != version:
+    if got != [version] and (got[0] if len(got) == 1 else None) != version:
         return Refusal(HEADER_MISMATCH, "the MCP-Protocol-Version header does not match params._meta")
+    method = req.method
     got = headers.getall("mcp-method", ())
-    if (got[0] if len(got) == 1 else None) != req.method:
+    if got != [method] and (got[0] if len(got) == 1 else None) != method:
         return Refusal(HEADER_MISMATCH, "the Mcp-Method header does not match the body's method")
-    key = NAME_PARAM.get(req.method)
-    if key is not None and key in req.params:
-        got = headers.getall("mcp-name", ())
-        name = got[0] if len(got) == 1 else None
-        if name is not None and name.startswith("=?base64?"):
-            name = _decoded(name)
-        if name != req.params[key]:
-            return Refusal(HEADER_MISMATCH, f"the Mcp-Name header does not match params.{key}")
-    if not isinstance(version, str):
-        return Refusal(INVALID_PARAMS, "the protocol version in params._meta must be a string")
-    if version not in SUPPORTED:
-        return Refusal(UNSUPPORTED_VERSION, "unsupported protocol version",
-                       {"supported": list(SUPPORTED), "requested": version})
-    if req.method in REMOVED:
-        return Refusal(METHOD_NOT_FOUND, f"method not found at {MODERN_VERSION}: {req.method}")
+    key = NAME_PARAM.get(method)
+    if key is not None:
+        params = req.params
+        if key in params:
+            wanted = params[key]
+            got = headers.getall("mcp-name", ())
+            if got != [wanted] or wanted.startswith("=?base64?"):  # equal to a header: a string
+                name = got[0] if len(got) == 1 else None
+                if name is not None and name.startswith("=?base64?"):
+                    name = _decoded(name)
+                if name != wanted:
+                    return Refusal(HEADER_MISMATCH, f"the Mcp-Name header does not match params.{key}")
+    if version != MODERN_VERSION:  # SUPPORTED holds only this revision
+        if not isinstance(version, str):
+            return Refusal(INVALID_PARAMS, "the protocol version in params._meta must be a string")
+        if version not in SUPPORTED:
+            return Refusal(UNSUPPORTED_VERSION, "unsupported protocol version",
+                           {"supported": list(SUPPORTED), "requested": version})
+    if method in REMOVED:
+        return Refusal(METHOD_NOT_FOUND, f"method not found at {MODERN_VERSION}: {method}")
     return None
 
 
@@ -148,6 +159,8 @@ _CACHE_STAMP: dict[str, Any] = {**_STAMP, "ttlMs": 0, "cacheScope": "private"}
 _BLANK = b" \t\r\n"
 _OPEN_BRACE, _CLOSE_BRACE = ord("{"), ord("}")
 _RESULT_TYPE = msgspec.json.encode(_STAMP)[1:-1]  # `"resultType":"complete"`, spliced as it is
+_COMMA_RESULT_TYPE = b"," + _RESULT_TYPE
+_BLANK_OR_OPEN = _BLANK + b"{"
 
 
 class _StampKeys(msgspec.Struct):
@@ -159,6 +172,12 @@ class _StampKeys(msgspec.Struct):
 
 
 _stamp_keys = msgspec.json.Decoder(_StampKeys)
+
+
+def stamp_for(method: str) -> Callable[[Answer], bytes]:
+    """`stamp_answer` for `method`'s answers: one made once for every method not cacheable
+    (their stamp is the same), a new one for a cacheable method (its hints follow the method)."""
+    return partial(stamp_answer, method) if method in CACHEABLE else _PLAIN_STAMP
 
 
 def stamp_answer(method: str, answer: Answer) -> bytes:
@@ -181,6 +200,25 @@ def stamp_answer(method: str, answer: Answer) -> bytes:
     if present is None or present.resultType is not msgspec.UNSET:
         return encode_result(answer.id, result)
     return _splice(answer.id, raw, _RESULT_TYPE)
+
+
+def _stamp_plain(answer: Answer) -> bytes:
+    """`stamp_answer` of a method that is not cacheable (a call's answer, most of them)."""
+    result = answer.result
+    if isinstance(result, dict):
+        return stamp_answer("tools/call", answer)
+    raw = memoryview(result)
+    present = _present(raw)
+    if present is None or present.resultType is not msgspec.UNSET:
+        return encode_result(answer.id, result)
+    end = len(raw) - 1
+    if raw[end] == _CLOSE_BRACE and raw[end - 1] not in _BLANK_OR_OPEN:  # compact, not empty: most results
+        return b"".join((b'{"jsonrpc":"2.0","id":', msgspec.json.encode(answer.id), b',"result":',
+                         raw[:end], _COMMA_RESULT_TYPE, b"}}\n"))
+    return _splice(answer.id, raw, _RESULT_TYPE)
+
+
+_PLAIN_STAMP: Callable[[Answer], bytes] = _stamp_plain
 
 
 def _spliced(ident: RequestId, result: bytes | msgspec.Raw, stamps: dict[str, Any], cached: str) -> bytes:
