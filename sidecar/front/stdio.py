@@ -66,14 +66,7 @@ class _StdinProtocol(asyncio.Protocol):
             self.data_received(prefix)
 
     def data_received(self, data: bytes) -> None:
-        if READING.open:  # inside another read's handling: that one's end flushes
-            self.framer.feed_each(data, self.on_line)
-            return
-        READING.open = True  # frames sent from this read leave together at its end
-        try:
-            self.framer.feed_each(data, self.on_line)
-        finally:
-            READING.ended()
+        READING.feed(self.framer, data, self.on_line)  # frames sent from this read leave together at its end
 
     def eof_received(self) -> bool:
         for line in self.framer.feed(b"\n"):  # a last request without its newline is still a request

@@ -43,14 +43,7 @@ class _Lines(asyncio.Protocol):
         self.on_line, self.framer, self.closed = on_line, framer, closed
 
     def data_received(self, data: bytes) -> None:
-        if READING.open:  # inside another read's handling: that one's end flushes
-            self.framer.feed_each(data, self.on_line)
-            return
-        READING.open = True  # frames sent from this read leave together at its end
-        try:
-            self.framer.feed_each(data, self.on_line)
-        finally:
-            READING.ended()
+        READING.feed(self.framer, data, self.on_line)  # frames sent from this read leave together at its end
 
     def connection_lost(self, exc: Exception | None) -> None:
         if not self.closed.done():

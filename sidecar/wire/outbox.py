@@ -25,6 +25,10 @@ import asyncio
 import collections
 import logging
 from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from sidecar.wire.framing import LineFramer
 
 __all__ = [
     "CHATTER",
@@ -173,6 +177,18 @@ class Reading:
     def __init__(self) -> None:
         self.open = False
         self.sent: list[Outbox] = []
+
+    def feed(self, framer: LineFramer, data: bytes, on_line: Callable[[bytes], None]) -> None:
+        """`data`'s lines to `on_line` as one read: what is sent meanwhile leaves together at
+        its end (a read handled inside another's leaves that to the outer one)."""
+        if self.open:
+            framer.feed_each(data, on_line)
+            return
+        self.open = True
+        try:
+            framer.feed_each(data, on_line)
+        finally:
+            self.ended()
 
     def ended(self) -> None:
         """The read is handled: what followed a first frame in it leaves now."""
