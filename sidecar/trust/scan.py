@@ -126,10 +126,29 @@ def _learn(words: Iterable[str]) -> None:
                     if word.startswith(needle, at):
                         found.setdefault(word, []).append(needle)
     _search_joined(short, _SHORT_NEEDLES, found)
-    _search_joined([word for word in ordered if len(word) > _GRAMMED], _NEEDLES, found)
+    _search_long([word for word in ordered if len(word) > _GRAMMED], found)
     _words_seen.update(ordered)
     for word, needles in found.items():
         _word_needles[word] = frozenset(needles)
+
+
+_PIECE = 4096  # a long word is searched in overlapping pieces this long, each distinct piece once
+_LONGEST = max(len(needle) for needle in _NEEDLES)
+
+
+def _search_long(words: list[str], found: dict[str, list[str]]) -> None:
+    """Add to `found` the needles each of the long `words` holds. Each word is cut into
+    pieces that overlap by a needle's length, so every needle lies whole in one piece, and
+    the distinct pieces are searched: a hostile word that repeats itself (five million
+    `w`s) costs a few pieces, not a search of every needle through all of it."""
+    step = _PIECE - _LONGEST + 1
+    pieces_of = {word: {word[at:at + _PIECE] for at in range(0, len(word), step)} for word in words}
+    held: dict[str, list[str]] = {}
+    _search_joined(list(set().union(*pieces_of.values())), _NEEDLES, held)
+    for word, pieces in pieces_of.items():
+        needles = [needle for piece in pieces for needle in held.get(piece, ())]
+        if needles:
+            found.setdefault(word, []).extend(needles)
 
 
 def _search_joined(words: list[str], needles: Sequence[str], found: dict[str, list[str]]) -> None:

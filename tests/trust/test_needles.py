@@ -30,3 +30,32 @@ def test_long_and_short_words_alike() -> None:
     for word in words:
         assert poison._word_needles.get(word, frozenset()) == {n for n in poison._NEEDLES if n in word}, word
     poison.forget_texts()
+
+
+def test_a_needle_on_any_side_of_a_long_words_piece_edge_is_found() -> None:
+    step = poison._PIECE - poison._LONGEST + 1
+    for needle in (min(poison._NEEDLES, key=len), max(poison._NEEDLES, key=len), "ignore"):
+        for edge in (step, 2 * step):
+            for at in range(edge - len(needle) - 1, edge + 2):
+                word = "q" * at + needle + "q" * poison._PIECE
+                poison.forget_texts()
+                poison._learn([word])
+                assert needle in poison._word_needles.get(word, frozenset()), (needle, at)
+    poison.forget_texts()
+
+
+def test_a_word_that_repeats_itself_is_searched_once_per_distinct_piece(monkeypatch) -> None:
+    searched: list[int] = []
+    search = poison._search_joined
+
+    def counting(words: list[str], needles: object, found: dict[str, list[str]]) -> None:
+        searched.append(sum(map(len, words)))
+        search(words, needles, found)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(poison, "_search_joined", counting)
+    word = "w" * 5_000_000 + "ignore"
+    poison.forget_texts()
+    poison._learn([word])
+    assert poison._word_needles[word] >= {"ignore"}
+    assert sum(searched) <= 3 * poison._PIECE  # not five million characters for every needle
+    poison.forget_texts()
