@@ -181,15 +181,13 @@ class Started(msgspec.Struct, eq=False):
 def start_call(call: ToolCall, pool: Pool, facts: ServerFacts, gate: Ending,
                modern_engine: bool = False) -> Started | None:
     """A resolved plain call sent upstream now (its `on_sent` told where, when it has one).
-    None when it has a deadline (`asyncio.timeout` needs a task), its upstream is not
-    ready, or a 2026-07-28 engine (`modern_engine`) calls a 2026-07-28 server (its round
-    is relayed: `sidecar.gate.route`): nothing was sent, and the chain runs the call."""
+    Its server has no call deadline (`asyncio.timeout` needs a task): the caller resolved
+    it so (`Resolve.plain_entry`). None when its upstream is not ready, or a 2026-07-28
+    engine (`modern_engine`) calls a 2026-07-28 server (its round is relayed:
+    `sidecar.gate.route`): nothing was sent, and the chain runs the call."""
     target = call.target
     assert target is not None
-    alias = target.alias
-    if facts.deadlines.get(alias) is not None:
-        return None
-    upstream = pool.upstreams.get(alias)
+    upstream = pool.upstreams.get(target.alias)
     if upstream is None:
         return None
     if modern_engine and upstream.info is not None and upstream.info.protocol_version == MODERN_VERSION:
