@@ -66,7 +66,7 @@ class _StdinProtocol(asyncio.Protocol):
             self.data_received(prefix)
 
     def data_received(self, data: bytes) -> None:
-        READING.feed(self.framer, data, self.on_line)  # frames sent from this read leave together at its end
+        self.framer.read(data, self.on_line, READING)  # frames sent from this read leave together at its end
 
     def eof_received(self) -> bool:
         for line in self.framer.feed(b"\n"):  # a last request without its newline is still a request

@@ -25,10 +25,6 @@ import asyncio
 import collections
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from sidecar.wire.framing import LineFramer
 
 __all__ = [
     "CHATTER",
@@ -168,27 +164,16 @@ class FrameQueue:
 
 
 class Reading:
-    """Whether a pipe's read is being handled now (`open`, set by the reading protocols),
-    and the outboxes a frame left through in it: each is flushed when the read's handling
-    ends (`ended`), as the loop turn's end would have."""
+    """Whether a pipe's read is being handled now (`open`, set by the reading protocols
+    through `sidecar.wire.framing.LineFramer.read`), and the outboxes a frame left through
+    in it: each is flushed when the read's handling ends (`ended`), as the loop turn's end
+    would have."""
 
     __slots__ = ("open", "sent")
 
     def __init__(self) -> None:
         self.open = False
         self.sent: list[Outbox] = []
-
-    def feed(self, framer: LineFramer, data: bytes, on_line: Callable[[bytes], None]) -> None:
-        """`data`'s lines to `on_line` as one read: what is sent meanwhile leaves together at
-        its end (a read handled inside another's leaves that to the outer one)."""
-        if self.open:
-            framer.feed_each(data, on_line)
-            return
-        self.open = True
-        try:
-            framer.feed_each(data, on_line)
-        finally:
-            self.ended()
 
     def ended(self) -> None:
         """The read is handled: what followed a first frame in it leaves now."""
