@@ -86,7 +86,11 @@ class LineFramer:
                 for line in self.feed(data):
                     on_line(line)
         finally:
-            reading.ended()
+            if reading.sent:
+                reading.ended()
+            else:  # `ended` with nothing to flush, inline: every lone call's read ends so
+                reading.open = False
+                reading.turn += 1
 
     def _buffered(self, data: bytes) -> list[bytes]:
         """Lines from what is buffered and `data`, a line at a time."""
