@@ -68,6 +68,8 @@ class Started(msgspec.Struct, eq=False):
     frame: UpstreamFrame | None = None
     fault: BaseException | None = None
     then: Callable[[Started], object] | None = None  # armed: the front's answering
+    front: Any = None  # what `then` answers through, and the request it answers (the front's own,
+    request: Any = None  # given by `arm`: no bound method or struct of the front's per call)
     watchers: list[Callable[[Started], object]] | None = None  # a settling owner's (`Jobs.settle`)
 
     # -- the waiter the connection ends (`Waiter`), and the owner's held work (`Held`) --
@@ -110,11 +112,11 @@ class Started(msgspec.Struct, eq=False):
         else:
             self.watchers = [*(self.watchers or ()), fn]
 
-    def arm(self, then: Callable[[Started], object]) -> None:
+    def arm(self, then: Callable[[Started], object], front: Any = None, request: Any = None) -> None:
         """`then` runs once it ended (at once, from the connection); if it ended already
         (a transport that faulted while sending), in the loop's next turn, as a future's
-        done callback would have."""
-        self.then = then
+        done callback would have. `front` and `request` are kept for `then` to read."""
+        self.then, self.front, self.request = then, front, request
         if self.over:
             asyncio.get_running_loop().call_soon(self._ended)
 
