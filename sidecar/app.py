@@ -76,7 +76,7 @@ async def run_stdio(config: SidecarConfig, redactor: Redactor, settings: Setting
     async with asyncio.TaskGroup() as group:
         pool = group.create_task(face.pool.run(), name="upstream pool")
         stdout = await open_stdout()
-        session = EngineSession(emit=stdout.emit, admit=stdout.admits)
+        session = EngineSession(emit=stdout.emit, admit=stdout.admits, answer=stdout.answer)
         face.sessions.append(session)
         if early is not None and early.hello is not None:
             _greeted(session, early.hello)

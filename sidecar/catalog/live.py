@@ -10,12 +10,15 @@ fall behind another.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from sidecar.catalog.facts import EMPTY_FACTS, ServerFacts
 from sidecar.catalog.layouts import Listing, full_layout
 from sidecar.catalog.merge import EMPTY_CATALOG, Catalog
 from sidecar.redact import Redactor
+
+if TYPE_CHECKING:
+    from sidecar.catalog.merge import CatalogEntry
 
 __all__ = ["LiveCatalog", "LiveRedactor", "ReadsLive"]
 
@@ -24,12 +27,17 @@ class LiveCatalog:
     """What the engine sees now: the merged catalog and its listing (empty until the first
     rebuild), and the facts of the servers mounted now."""
 
-    __slots__ = ("catalog", "listing", "facts")
+    __slots__ = ("catalog", "listing", "facts", "plain")
 
     def __init__(self, facts: ServerFacts = EMPTY_FACTS) -> None:
         self.catalog: Catalog = EMPTY_CATALOG
         self.listing: Listing = full_layout(EMPTY_CATALOG)
         self.facts: ServerFacts = facts
+        # The tools a plain call runs as they are, by exposed name, as the three above say
+        # (`sidecar.gate.stages.resolve.Resolve.plain_entry` fills it as names are called;
+        # it holds catalog entries only, so no more than the catalog's tools): emptied on
+        # every swap, so it never outlives the catalog, listing and facts it was read from.
+        self.plain: dict[str, CatalogEntry] = {}
 
     def swap(self, catalog: Catalog, listing: Listing, facts: ServerFacts | None = None) -> None:
         """Replace them together: no reader sees a catalog beside another catalog's listing,
@@ -37,6 +45,7 @@ class LiveCatalog:
         if facts is not None:
             self.facts = facts
         self.catalog, self.listing = catalog, listing
+        self.plain = {}
 
 
 class ReadsLive:

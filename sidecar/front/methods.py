@@ -18,8 +18,6 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import msgspec
-
 from sidecar.catalog.apps import ui_extension
 from sidecar.front.handling import Handler, Handling, Result, Starter
 from sidecar.gate import ToolCall
@@ -28,7 +26,7 @@ from sidecar.gate.answer import call_answer
 from sidecar.hub.face import Face, decode_cursor
 from sidecar.hub.tasks import tasks_capability
 from sidecar.upstream import Connection, lifecycle
-from sidecar.wire import Answer, Request
+from sidecar.wire import Request
 from sidecar.wire.hello import TASKS_WHILE_STARTING, hello_of, offer
 from sidecar.wire.requests import (
     CallParams,
@@ -136,7 +134,7 @@ def start_tools_call(d: Handling, req: Request, params: CallParams) -> bool:
     if started is None:
         return False
     session.in_flight[req.id] = (started.conn, started.ident)  # where it went: a cancel follows it
-    started.arm(_Answering(d, req).done)  # answered when the connection ends it (no future)
+    started.arm(_answered, d, req)  # answered when the connection ends it (no future)
     d.hold(started)  # type: ignore[misc]  # a starter runs only for a dispatcher that holds
     return True
 
@@ -166,34 +164,30 @@ def _answer_of(d: Handling, call: ToolCall, meta: dict[str, Any] | None) -> Resu
     return answer
 
 
-class _Answering(msgspec.Struct):
-    """A started call's answer, when it ended (a bound method of a struct: no closure and
-    no Python `__init__` per call)."""
-
-    d: Handling
-    req: Request
-
-    def done(self, started: Started) -> None:
-        d = self.d
-        try:
-            tail = started.end()
-            if tail is None:  # ended: a plain call's answer (no _meta, no task: nothing to adopt)
-                call = started.call
-                raw = call.result
-                result: Result = raw if call.outcome == "completed" and raw is not None else call_answer(call, d.redact)
-        except asyncio.CancelledError:  # the session closed while it waited: recorded, no answer
-            return
-        except Exception as exc:  # as `tools_call` raising: its error answers (a cancelled call, none)
-            d.fail(self.req, exc)
-            return
-        if tail is None:  # `Dispatcher.answer`, inline (a tools/call is never `initialize`)
-            session, ident = d.session, self.req.id
-            if session.in_flight.pop(ident, False) is not False:
-                session.emit(Answer(ident, result))
-        else:  # the rest must wait (questions, a large scrub, a result over budget): a task of its own
-            call = started.call  # what a server's further rounds need (only they read these)
-            call.on_sent, call.ask_engine = d.mark_sent(self.req), d.ask_engine
-            d.spawn(d.serve(self.req, _finished(d, call, tail)))
+def _answered(started: Started) -> None:
+    """A started call's answer, when it ended (`started.front` the dispatcher, and
+    `started.request` the request, given by `Started.arm`: no closure or bound method per call)."""
+    d: Handling = started.front
+    req: Request = started.request
+    try:
+        tail = started.end()
+        if tail is None:  # ended: a plain call's answer (no _meta, no task: nothing to adopt)
+            call = started.call
+            raw = call.result
+            result: Result = raw if call.outcome == "completed" and raw is not None else call_answer(call, d.redact)
+    except asyncio.CancelledError:  # the session closed while it waited: recorded, no answer
+        return
+    except Exception as exc:  # as `tools_call` raising: its error answers (a cancelled call, none)
+        d.fail(req, exc)
+        return
+    if tail is None:  # `Dispatcher.answer`, inline (a tools/call is never `initialize`)
+        session, ident = d.session, req.id
+        if session.in_flight.pop(ident, False) is not False:
+            session.answer(ident, result)
+    else:  # the rest must wait (questions, a large scrub, a result over budget): a task of its own
+        call = started.call  # what a server's further rounds need (only they read these)
+        call.on_sent, call.ask_engine = d.mark_sent(req), d.ask_engine
+        d.spawn(d.serve(req, _finished(d, call, tail)))
 
 
 async def _finished(d: Handling, call: ToolCall, tail: Awaitable[Any]) -> Result:

@@ -22,8 +22,11 @@ import stat
 import sys
 from collections.abc import Callable
 
+import msgspec
+
 from sidecar.upstream.pipes import for_the_loop
-from sidecar.wire import Event, FrameRejected, LineFramer, encode_event, encode_notification
+from sidecar.wire import Answer, Event, FrameRejected, LineFramer, RequestId, encode_event, encode_notification
+from sidecar.wire.events import ANSWER_HEAD, RESULT_KEY, AnswerResult
 from sidecar.wire.jsonrpc import refuse_dropped
 from sidecar.wire.salvage import DroppedFrame
 from sidecar.wire.outbox import HARD_BYTES, READING, Outbox, Shedding
@@ -33,6 +36,7 @@ __all__ = ["serve_stdio", "open_stdout", "EngineStdout", "ENGINE_LINE_CAP"]
 log = logging.getLogger(__name__)
 
 ENGINE_LINE_CAP = 64 * 1024 * 1024
+_encode = msgspec.json.encode
 
 
 Refuse = Callable[[FrameRejected], None]
@@ -66,7 +70,7 @@ class _StdinProtocol(asyncio.Protocol):
             self.data_received(prefix)
 
     def data_received(self, data: bytes) -> None:
-        READING.feed(self.framer, data, self.on_line)  # frames sent from this read leave together at its end
+        self.framer.read(data, self.on_line, READING)  # frames sent from this read leave together at its end
 
     def eof_received(self) -> bool:
         for line in self.framer.feed(b"\n"):  # a last request without its newline is still a request
@@ -136,6 +140,14 @@ class EngineStdout:
 
     def emit(self, event: Event) -> None:
         self.write(encode_event(event))
+
+    def answer(self, ident: RequestId, result: AnswerResult) -> None:
+        """`emit(Answer(ident, result))`: an upstream's result (Raw) spliced under the id as
+        `encode_event` splices it, with no event made."""
+        if type(result) is msgspec.Raw:
+            self.write(b"".join((ANSWER_HEAD, _encode(ident), RESULT_KEY, result, b"}\n")))
+        else:
+            self.write(encode_event(Answer(ident, result)))
 
     def admits(self, method: str | None) -> bool:
         if self.shedding.admits(method, self.buffered()):

@@ -226,9 +226,17 @@ class Gate:
         (`sidecar.gate.inline`). None when its way is not plain (for a 2026-07-28 engine,
         `modern_engine`, that includes a 2026-07-28 server, which is relayed its round):
         nothing was sent or decided, and `run` takes it from the start."""
-        if not self.plain or not self.resolve.listed(call):
+        if not self.plain:
             return None
-        return start_call(call, self.pool, self.current.live.facts, self, modern_engine)
+        live = self.current.live
+        name = call.asked_for = call.name
+        entry = live.plain.get(name)  # the one look-up of a name called before (`LiveCatalog.plain`)
+        if entry is None:
+            entry = Resolve.plain_entry(live, name)
+            if entry is None:
+                return None
+        call.target = entry  # as `Resolve.__call__` sets it
+        return start_call(call, self.pool, live.facts, self, modern_engine)
 
     async def run(self, call: ToolCall, tail: Awaitable[Any] | None = None) -> ToolCall:
         """Run `call` through the chain (or, `tail` given, finish a started call's way with

@@ -68,6 +68,8 @@ class Started(msgspec.Struct, eq=False):
     frame: UpstreamFrame | None = None
     fault: BaseException | None = None
     then: Callable[[Started], object] | None = None  # armed: the front's answering
+    front: Any = None  # what `then` answers through, and the request it answers (the front's own,
+    request: Any = None  # given by `arm`: no bound method or struct of the front's per call)
     watchers: list[Callable[[Started], object]] | None = None  # a settling owner's (`Jobs.settle`)
 
     # -- the waiter the connection ends (`Waiter`), and the owner's held work (`Held`) --
@@ -110,11 +112,11 @@ class Started(msgspec.Struct, eq=False):
         else:
             self.watchers = [*(self.watchers or ()), fn]
 
-    def arm(self, then: Callable[[Started], object]) -> None:
+    def arm(self, then: Callable[[Started], object], front: Any = None, request: Any = None) -> None:
         """`then` runs once it ended (at once, from the connection); if it ended already
         (a transport that faulted while sending), in the loop's next turn, as a future's
-        done callback would have."""
-        self.then = then
+        done callback would have. `front` and `request` are kept for `then` to read."""
+        self.then, self.front, self.request = then, front, request
         if self.over:
             asyncio.get_running_loop().call_soon(self._ended)
 
@@ -181,15 +183,13 @@ class Started(msgspec.Struct, eq=False):
 def start_call(call: ToolCall, pool: Pool, facts: ServerFacts, gate: Ending,
                modern_engine: bool = False) -> Started | None:
     """A resolved plain call sent upstream now (its `on_sent` told where, when it has one).
-    None when it has a deadline (`asyncio.timeout` needs a task), its upstream is not
-    ready, or a 2026-07-28 engine (`modern_engine`) calls a 2026-07-28 server (its round
-    is relayed: `sidecar.gate.route`): nothing was sent, and the chain runs the call."""
+    Its server has no call deadline (`asyncio.timeout` needs a task): the caller resolved
+    it so (`Resolve.plain_entry`). None when its upstream is not ready, or a 2026-07-28
+    engine (`modern_engine`) calls a 2026-07-28 server (its round is relayed:
+    `sidecar.gate.route`): nothing was sent, and the chain runs the call."""
     target = call.target
     assert target is not None
-    alias = target.alias
-    if facts.deadlines.get(alias) is not None:
-        return None
-    upstream = pool.upstreams.get(alias)
+    upstream = pool.upstreams.get(target.alias)
     if upstream is None:
         return None
     if modern_engine and upstream.info is not None and upstream.info.protocol_version == MODERN_VERSION:

@@ -17,7 +17,7 @@ import msgspec
 from sidecar.errors import INTERNAL_ERROR
 from sidecar.upstream import Connection
 from sidecar.wire import IdAllocator, RequestId
-from sidecar.wire.events import Event, Notice, Relayed, encode_event
+from sidecar.wire.events import Answer, AnswerResult, Event, Notice, Relayed, encode_event
 
 __all__ = ["EngineSession", "CAPABILITY_OF_REQUEST"]
 
@@ -40,6 +40,13 @@ def _encoding_for(send: Callable[[bytes], None]) -> Callable[[Event], None]:
     return emit
 
 
+def _answering(emit: Callable[[Event], None]) -> Callable[[RequestId, AnswerResult], None]:
+    def answer(ident: RequestId, result: AnswerResult) -> None:
+        emit(Answer(ident, result))
+
+    return answer
+
+
 class EngineSession:
     """`emit` takes every event toward the engine (given `send` instead, each event is
     encoded as its JSON-RPC frame and handed to it); `admit(method)` (None: a request)
@@ -52,11 +59,15 @@ class EngineSession:
     call_bound = False
 
     def __init__(self, send: Callable[[bytes], None] | None = None, admit: Callable[[str | None], bool] = _always,
-                 *, emit: Callable[[Event], None] | None = None) -> None:
+                 *, emit: Callable[[Event], None] | None = None,
+                 answer: Callable[[RequestId, AnswerResult], None] | None = None) -> None:
         if emit is None:
             assert send is not None, "an engine session needs emit (events) or send (frames)"
             emit = _encoding_for(send)
         self.emit = emit
+        # `emit(Answer(ident, result))`, or the front's own way to say it (stdio writes an
+        # upstream's result spliced under the id, with no event made: `EngineStdout.answer`)
+        self.answer: Callable[[RequestId, AnswerResult], None] = answer or _answering(emit)
         self.admit = admit
         self.protocol_version: str | None = None
         self.client_capabilities: dict[str, Any] = {}

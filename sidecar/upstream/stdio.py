@@ -43,7 +43,7 @@ class _Lines(asyncio.Protocol):
         self.on_line, self.framer, self.closed = on_line, framer, closed
 
     def data_received(self, data: bytes) -> None:
-        READING.feed(self.framer, data, self.on_line)  # frames sent from this read leave together at its end
+        self.framer.read(data, self.on_line, READING)  # frames sent from this read leave together at its end
 
     def connection_lost(self, exc: Exception | None) -> None:
         if not self.closed.done():

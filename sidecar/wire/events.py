@@ -26,14 +26,19 @@ from sidecar.wire.requests import progress_token
 
 _encode = msgspec.json.encode
 
-__all__ = ["Answer", "ErrorAnswer", "Event", "Notice", "Relayed", "encode_event"]
+__all__ = ["ANSWER_HEAD", "RESULT_KEY", "Answer", "AnswerResult", "ErrorAnswer", "Event", "Notice", "Relayed", "encode_event"]
+
+
+AnswerResult = bytes | msgspec.Raw | dict[str, Any]
+ANSWER_HEAD = b'{"jsonrpc":"2.0","id":'  # an answer's text up to its id, and from its id to the result
+RESULT_KEY = b',"result":'
 
 
 class Answer(msgspec.Struct, frozen=True):
     """A success answer; `result` as bytes/Raw is spliced in unparsed."""
 
     id: RequestId
-    result: bytes | msgspec.Raw | dict[str, Any]
+    result: AnswerResult
 
 
 class ErrorAnswer(msgspec.Struct, frozen=True):
@@ -75,7 +80,7 @@ def encode_event(event: Event) -> bytes:
     if type(event) is Answer:
         result = event.result
         if type(result) is msgspec.Raw:  # an upstream's result, as it came: spliced under the id
-            return b"".join((b'{"jsonrpc":"2.0","id":', _encode(event.id), b',"result":', result, b"}\n"))
+            return b"".join((ANSWER_HEAD, _encode(event.id), RESULT_KEY, result, b"}\n"))
         return encode_result(event.id, result)
     if type(event) is Notice:
         return encode_notification(event.method, event.params)

@@ -8,8 +8,12 @@ over as a `DroppedFrame`, so the request it answered can still be ended (see `sa
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from sidecar.wire.salvage import EDGE_BYTES, DroppedFrame
+
+if TYPE_CHECKING:
+    from sidecar.wire.outbox import Reading
 
 __all__ = ["LineFramer", "DEFAULT_LINE_CAP", "DropSink"]
 
@@ -61,6 +65,32 @@ class LineFramer:
             return
         for line in self.feed(data):
             on_line(line)
+
+    def read(self, data: bytes, on_line: Callable[[bytes], None], reading: Reading) -> None:
+        """`feed_each` as one read of a pipe (`reading`, `sidecar.wire.outbox.READING`):
+        what is sent meanwhile leaves together at its end (a read handled inside another's
+        leaves that to the outer one). A read that is one whole line with nothing buffered
+        goes to `on_line` from here, with no call of `feed_each` (every read of a lone call,
+        on both pipes)."""
+        if reading.open:
+            self.feed_each(data, on_line)
+            return
+        reading.open = True
+        try:
+            if data.find(b"\n") == len(data) - 1 and not self._buffer and not self._discarding \
+                    and len(data) <= self.max_line:  # `feed_each`'s first way, inline
+                line = data[:-1].rstrip(b"\r")
+                if line.strip():
+                    on_line(line)
+            else:
+                for line in self.feed(data):
+                    on_line(line)
+        finally:
+            if reading.sent:
+                reading.ended()
+            else:  # `ended` with nothing to flush, inline: every lone call's read ends so
+                reading.open = False
+                reading.turn += 1
 
     def _buffered(self, data: bytes) -> list[bytes]:
         """Lines from what is buffered and `data`, a line at a time."""

@@ -25,10 +25,6 @@ import asyncio
 import collections
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from sidecar.wire.framing import LineFramer
 
 __all__ = [
     "CHATTER",
@@ -168,38 +164,28 @@ class FrameQueue:
 
 
 class Reading:
-    """Whether a pipe's read is being handled now (`open`, set by the reading protocols),
-    and the outboxes a frame left through in it: each is flushed when the read's handling
-    ends (`ended`), as the loop turn's end would have."""
+    """Whether a pipe's read is being handled now (`open`, set by the reading protocols
+    through `sidecar.wire.framing.LineFramer.read`), which read it is (`turn`, a number
+    each read ends with a new one of), and the outboxes that queued a frame in it
+    (`sent`): each is flushed when the read's handling ends (`ended`), as the loop turn's
+    end would have. An outbox whose one frame of the read left at once is not listed:
+    its turn is over when the number moves on, with nothing to do at the read's end."""
 
-    __slots__ = ("open", "sent")
+    __slots__ = ("open", "turn", "sent")
 
     def __init__(self) -> None:
         self.open = False
+        self.turn = 0
         self.sent: list[Outbox] = []
-
-    def feed(self, framer: LineFramer, data: bytes, on_line: Callable[[bytes], None]) -> None:
-        """`data`'s lines to `on_line` as one read: what is sent meanwhile leaves together at
-        its end (a read handled inside another's leaves that to the outer one)."""
-        if self.open:
-            framer.feed_each(data, on_line)
-            return
-        self.open = True
-        try:
-            framer.feed_each(data, on_line)
-        finally:
-            self.ended()
 
     def ended(self) -> None:
         """The read is handled: what followed a first frame in it leaves now."""
         self.open = False
+        self.turn += 1
         sent = self.sent
         if sent:
             self.sent = []
             for outbox in sent:
-                if not outbox._queued:  # its one frame went at once: only the turn ends (`flush`'s first step)
-                    outbox._turn_open = False
-                    continue
                 try:
                     outbox.flush()
                 except Exception:  # as a callback of the loop's would be: logged, the others still go
@@ -214,13 +200,14 @@ class Outbox:
     through `write`, or, once `to` named it, straight to a transport (a frame less per
     write), dropped once that transport is closing."""
 
-    __slots__ = ("_write", "_queued", "_loop", "_turn_open", "queued_bytes", "_transport")
+    __slots__ = ("_write", "_queued", "_loop", "_turn_open", "_read", "queued_bytes", "_transport")
 
     def __init__(self, write: Callable[[bytes], None], loop: asyncio.AbstractEventLoop) -> None:
         self._write = write
         self._queued: list[bytes] = []
         self._loop = loop
-        self._turn_open = False
+        self._turn_open = False  # a frame left outside a read: the rest of the loop turn is queued
+        self._read = -1  # the read (`Reading.turn`) a frame last left in at once
         self.queued_bytes = 0
         self._transport: asyncio.WriteTransport | None = None
 
@@ -230,20 +217,27 @@ class Outbox:
         self._transport = transport
 
     def __call__(self, frame: bytes) -> None:
-        if self._turn_open:
-            self._queued.append(frame)
-            self.queued_bytes += len(frame)
+        if not self._turn_open:
+            reading = READING
+            if not reading.open:  # the loop turn is the group: its end flushes the rest
+                self._turn_open = True
+                self._loop.call_soon(self.flush)
+            elif self._read != reading.turn:  # the read's first frame here: the rest wait for its end
+                self._read = reading.turn
+            else:
+                if not self._queued:
+                    reading.sent.append(self)
+                self._queued.append(frame)
+                self.queued_bytes += len(frame)
+                return
+            transport = self._transport
+            if transport is None:
+                self._write(frame)
+            elif not transport.is_closing():
+                transport.write(frame)
             return
-        self._turn_open = True
-        if READING.open:  # the read's end flushes it (`Reading.ended`)
-            READING.sent.append(self)
-        else:
-            self._loop.call_soon(self.flush)
-        transport = self._transport
-        if transport is None:
-            self._write(frame)
-        elif not transport.is_closing():
-            transport.write(frame)
+        self._queued.append(frame)  # the loop turn's flush takes it, a read's frame too (in order)
+        self.queued_bytes += len(frame)
 
     def flush(self) -> None:
         self._turn_open = False

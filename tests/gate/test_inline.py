@@ -77,6 +77,28 @@ async def test_a_call_with_meta_or_a_deadline_takes_the_task_way() -> None:
             await _turns()
 
 
+async def test_the_table_of_plain_names_goes_with_the_catalog_it_was_read_from() -> None:
+    from sidecar.catalog.layouts import full_layout
+    from sidecar.catalog.merge import EMPTY_CATALOG
+
+    server = FakeServer(TOOLS, on_call=_plain)
+    async with in_memory({"f": server}) as sidecar:
+        engine = await sidecar.engine()
+        live = sidecar.face.gate.current.live
+        await engine.call_and_wait("f__echo", {})
+        assert list(live.plain) == ["f__echo"]  # a called name, kept: the next call's one look-up
+        unknown = await engine.call_and_wait("f__nope", {})
+        assert "error" in unknown and list(live.plain) == ["f__echo"]  # a name not listed is not kept
+        catalog, listing = live.catalog, live.listing
+        live.swap(EMPTY_CATALOG, full_layout(EMPTY_CATALOG))  # the tool is gone: so is its entry
+        assert live.plain == {}
+        plain = await engine.call_and_wait("f__echo", {})
+        tasked = await engine.call_and_wait("f__echo", {}, meta={"note": "the task way"})
+        assert _comparable(plain) == _comparable(tasked) and "fine" not in json.dumps(plain)
+        live.swap(catalog, listing)
+        assert "fine" in json.dumps(await engine.call_and_wait("f__echo", {})) and list(live.plain) == ["f__echo"]
+
+
 async def test_an_engines_cancel_stops_the_upstream_and_answers_nothing() -> None:
     server = FakeServer(TOOLS)
     async with in_memory({"f": server}) as sidecar:

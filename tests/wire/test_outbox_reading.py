@@ -54,3 +54,30 @@ async def test_a_write_that_breaks_at_a_reads_end_leaves_the_other_pipes_flowing
     good(b"3")
     bad(b"w")  # neither is left waiting for a turn's end that never comes
     assert fine == [b"1", b"2", b"3"]
+
+
+@pytest.mark.parametrize("reads", [
+    [b'{"a":1}\n'],  # one whole line: the way with no `feed_each`
+    [b'{"a":1}\r\n', b"  \n", b'{"b":2}\n{"c"', b':3}\n'],  # a \r, a blank line, a line cut across reads
+    [b"x" * 40 + b"\n", b"y" * 10 + b"\n"],  # over the cap, then one under it
+])
+async def test_a_framers_read_gives_the_lines_feed_gives_with_the_read_open_around_them(reads: list[bytes]) -> None:
+    from sidecar.wire.framing import LineFramer
+
+    seen: list[tuple[bytes, bool]] = []
+    framer, plain = LineFramer(32), LineFramer(32)
+    expected = [line for data in reads for line in plain.feed(data)]
+    written: list[bytes] = []
+    out = _outbox(written)
+
+    def on_line(line: bytes) -> None:
+        seen.append((line, READING.open))
+        out(line)
+        out(b"+")  # a follower: leaves at the read's end
+
+    for data in reads:
+        framer.read(data, on_line, READING)
+        assert not READING.open and not READING.sent
+    assert seen == [(line, True) for line in expected]
+    assert b"".join(written) == b"".join(line + b"+" for line in expected)
+    assert framer.oversized == plain.oversized

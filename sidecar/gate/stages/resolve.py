@@ -14,6 +14,7 @@ is taken off `meta` here whatever the call names.
 from __future__ import annotations
 
 from collections.abc import Awaitable
+from typing import TYPE_CHECKING
 
 from sidecar.catalog import CatalogEntry
 from sidecar.catalog.apps import APP_MARKER, runs_for, take_app_marker
@@ -24,6 +25,9 @@ from sidecar.gate.route import tool_error, unknown_tool
 from sidecar.gate.stages.base import Current, Next
 from sidecar.trust.screen import Trust
 from sidecar.upstream import Pool
+
+if TYPE_CHECKING:
+    from sidecar.catalog import LiveCatalog
 
 __all__ = ["QUERY_RESULT", "Resolve"]
 
@@ -63,20 +67,21 @@ class Resolve:
             return call_next(call)
         return self._resolve_through(call, call_next)
 
-    def listed(self, call: ToolCall) -> bool:
-        """The common call, resolved in place when it is one (a call with no `_meta`): a
-        listed tool, neither app-only nor compactly listed, run as it is (`target` set, as
-        `__call__` sets it). False for every other name, with nothing decided: `__call__`
-        takes it from the start."""
-        name = call.asked_for = call.name
-        live = self.current.live
+    @staticmethod
+    def plain_entry(live: LiveCatalog, name: str) -> CatalogEntry | None:
+        """The tool a plain call named `name` runs as it is, when it is one: a listed tool,
+        neither app-only nor compactly listed, of a server with no call deadline (what
+        `__call__` would resolve it to, with no further step). Kept in `live.plain` for the
+        next call of the name, until the catalog's next swap. None for every other name,
+        with nothing decided: `__call__` takes it from the start."""
         if name == QUERY_RESULT or name in live.listing.meta:
-            return False
+            return None
         entry = live.catalog.by_tool.get(name)
-        if entry is None or entry.app_only or entry.exposed in live.listing.compact:
-            return False
-        call.target = entry
-        return True
+        if entry is None or entry.app_only or entry.exposed in live.listing.compact \
+                or live.facts.deadlines.get(entry.alias) is not None:
+            return None
+        live.plain[name] = entry  # a catalog entry: the table never holds more than the catalog
+        return entry
 
     def _direct(self, call: ToolCall, call_next: Next, entry: CatalogEntry | None,
                 from_app: bool) -> Awaitable[ToolCall]:
