@@ -126,21 +126,7 @@ def _wrap_loader(loader, name: str) -> None:  # type: ignore[no-untyped-def]
     loader.exec_module = exec_module
 
 
-_collecting: list[float] = []
-
-
-def _collected(phase: str, info: dict[str, int]) -> None:
-    """A mark for each collection of the cyclic collector that took 0.3 ms or more (its generation)."""
-    if phase == "start":
-        _collecting[:] = [time.process_time()]
-    elif _collecting and time.process_time() - _collecting[0] >= 0.0003:
-        mark(f"collector: generation {info['generation']} ({(time.process_time() - _collecting[0]) * 1e3:.1f} ms)")
-
-
 def main() -> None:
-    import gc
-
-    gc.callbacks.append(_collected)
     sys.meta_path.insert(0, _PatchAfterLoad())
     sys.argv[0] = "omb-sidecar"
     from sidecar.entry import main as sidecar_main  # what the `omb-sidecar` command runs
