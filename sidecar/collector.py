@@ -9,7 +9,8 @@ in flight, most of it in full collections. Calls leave almost no cyclic garbage 
 collected, and what start-up loaded (modules, the config) is moved out of the
 collector's sight for good.
 
-Owns `settle_heap`, called once at start-up, after the serving path is imported. What
+Owns `settle_heap`, called once at start-up, after the serving path is imported (the
+collector held off until then, from the entry point's first spawns: `hold_for_start`). What
 is collected is unchanged for acyclic objects; cyclic garbage waits for a larger young
 generation (a few thousand objects, well under a MB).
 
@@ -33,11 +34,33 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ["MMAP_THRESHOLD", "YOUNG_THRESHOLD", "give_back_large_blocks", "settle_heap"]
+__all__ = ["MMAP_THRESHOLD", "YOUNG_THRESHOLD", "give_back_large_blocks", "hold_for_start", "resume", "settle_heap"]
 
 YOUNG_THRESHOLD = 10_000  # net new container objects between young collections (CPython: 700)
 MMAP_THRESHOLD = 128 * 1024  # bytes: larger blocks get their own mapping, returned when freed
 _M_MMAP_THRESHOLD = -3  # mallopt's parameter number (malloc.h)
+_held = False  # switched off by `hold_for_start`, and not yet on again
+
+
+def hold_for_start() -> None:
+    """Switch the collector off while start-up loads the CLI and the runtime, until
+    `settle_heap` (or `resume`) switches it on again. Nearly every object those imports make
+    is kept for the process's life, so each collection among them walked them for nothing:
+    45 collections, a median of 12-15 ms of CPU here, on the way to the first listing of
+    every start. What cyclic garbage the imports leave (about 500 objects, about 0.1 MB of
+    idle RSS) is frozen with the rest. Nothing when the collector is off already."""
+    global _held
+    if gc.isenabled():
+        gc.disable()
+        _held = True
+
+
+def resume() -> None:
+    """The collector on again, when `hold_for_start` switched it off; idempotent."""
+    global _held
+    if _held:
+        _held = False
+        gc.enable()
 
 
 def settle_heap(malloc_tuned: bool | None = None) -> None:
@@ -47,6 +70,7 @@ def settle_heap(malloc_tuned: bool | None = None) -> None:
     gc.freeze()  # modules and config are permanent: no collection walks them again
     _, middle, old = gc.get_threshold()
     gc.set_threshold(YOUNG_THRESHOLD, middle, old)
+    resume()  # off since the entry point's `hold_for_start`, if it was
     if malloc_tuned is None:
         from sidecar.settings import process_settings
 

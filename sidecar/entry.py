@@ -28,7 +28,10 @@ def main() -> int:
 
     started = start_named_in(sys.argv[1:])
     ahead = None
-    if started:
+    if started:  # a plain stdio start: the CLI goes on to serve, and `settle_heap` resumes the collector
+        from sidecar.collector import hold_for_start
+
+        hold_for_start()
         from sidecar.stdin_ahead import answer_ahead, otlp_export_wanted
 
         # the one look at the environment before the settings read it (whether traces are exported)
@@ -37,7 +40,12 @@ def main() -> int:
             ahead = _listing_ahead(ahead)
     from sidecar.cli import main as cli_main
 
-    return cli_main(ahead=ahead)
+    try:
+        return cli_main(ahead=ahead)
+    finally:
+        from sidecar.collector import resume
+
+        resume()  # when the CLI ended before it settled the heap (a config error, say)
 
 
 def _listing_ahead(ahead: Ahead) -> Ahead:

@@ -47,3 +47,15 @@ def test_the_young_generation_is_wider_and_start_up_frozen() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=str(REPO))
     assert out.stdout.split() == ["True", "True"]
     assert gc.get_threshold()[0] != 0  # this process is untouched
+
+
+def test_the_collector_held_for_start_up_is_on_again_once_the_heap_is_settled() -> None:
+    """`hold_for_start` switches it off until `settle_heap` (or `resume`); a collector some
+    other code switched off stays off (only the hold's own is resumed)."""
+    code = ("import gc; from sidecar.collector import hold_for_start, resume, settle_heap; "
+            "hold_for_start(); held = gc.isenabled(); settle_heap(); settled = gc.isenabled(); resume(); "
+            "gc.disable(); hold_for_start(); settle_heap(); resume(); "
+            "print(held, settled, gc.isenabled())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=str(REPO))
+    assert out.stdout.split() == ["False", "True", "False"]
+    assert gc.isenabled()  # this process is untouched

@@ -42,9 +42,12 @@ class Hook:
         spec = importlib.util.find_spec(name)
         run = spec.loader.exec_module
         def exec_module(module):
+            import gc
+            held = not gc.isenabled()  # the collector as the CLI loads, and as the runtime starts
             run(module)
             start = module.run_async
             def ready(*args, **kwargs):
+                open(out + ".gc", "w").write(f"{held} {gc.isenabled()}")
                 open(out, "w").write(" ".join(sys.modules))
                 return start(*args, **kwargs)
             module.run_async = ready
@@ -81,6 +84,8 @@ async def test_a_plain_stdio_start_serves_without_the_modules_of_other_ways(tmp_
     assert not _heavy(at_start), f"loaded before the stdio runtime served: {_heavy(at_start)}"
     after_a_call = set(Path(f"{ready}.end").read_text().split())
     assert not _heavy(after_a_call), f"loaded by a listing and a plain call: {_heavy(after_a_call)}"
+    # the collector held off while the CLI and the runtime load, and on again once the heap is settled
+    assert Path(f"{ready}.gc").read_text().split() == ["True", "True"]
 
 
 def _fresh(code: str) -> str:

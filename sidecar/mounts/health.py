@@ -243,7 +243,8 @@ class HealthPins:
         self._live = live
 
     def version(self) -> int:
-        """Changes whenever the health file is written (another process approved, say)."""
+        """Changes whenever the health file is written (another process approved, say); 0
+        while there is no health file."""
         try:
             return self.health.path.stat().st_mtime_ns
         except OSError:

@@ -71,6 +71,8 @@ _NOT_SENTENCE_END = r"(?:[^.]|\.(?=\S))"  # `[^.]` in a pattern: a dot inside `.
 def _written_forms(anchor: str) -> tuple[str, ...]:
     """`anchor` and the same word without its accents ("règles", "regles"): a pattern that
     allows either spelling (`r[èe]gles`) must be tried on text holding either."""
+    if anchor.isascii():  # no accent to take off (most anchors): answered at C speed
+        return (anchor,)
     bare = "".join(c for c in unicodedata.normalize("NFD", anchor) if not unicodedata.combining(c))
     return (anchor,) if bare == anchor or not bare else (anchor, unicodedata.normalize("NFC", bare))
 

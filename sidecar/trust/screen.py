@@ -56,6 +56,15 @@ def _rules(change: Change) -> str:
     return ", ".join(sorted({f.rule for f in change.findings}))
 
 
+def _load_the_scan() -> None:
+    """The poisoning scan's modules loaded now (its rules and tables: about 5 ms of CPU),
+    for a trust whose store was never written (version 0: `HealthPins` with no health file
+    yet, as a new data folder starts): every listing it meets is a first sight, which the
+    scan reads whole. A face makes its trust while its upstreams still start, so the load
+    is off the way from their listings to the engine's; a store with pins loads nothing."""
+    import sidecar.trust.scan  # noqa: F401  (loaded for the first sight's `prepare`)
+
+
 class Trust:
     def __init__(self, servers: Iterable[ServerConfig], audit: AuditSink, store: PinStore | None,
                  bot: str = "", face: str = "", live: LiveCatalog | None = None) -> None:
@@ -76,6 +85,8 @@ class Trust:
         self._verdicts: dict[str, tuple[ToolsEncoding | None, object, object, Verdict]] = {}
         self._unkept: dict[str, str] = {}  # alias -> the folder that could not keep its pins
         self._first: dict[str, FirstSight] = {}  # pins made ahead by `prepare` (not yet kept)
+        if self._version == 0 and any(policy != "off" for policy in self.policies.values()):
+            _load_the_scan()
 
     @property
     def policies(self) -> Mapping[str, Pinning]:

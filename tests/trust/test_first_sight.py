@@ -163,3 +163,39 @@ def test_the_scans_texts_are_forgotten_in_a_turn_of_their_own_once_no_listing_is
         assert _remembered() == 0
 
     asyncio.run(run())
+
+
+_SCAN_LOADED = """
+import sys, json
+from pathlib import Path
+from sidecar.catalog import LiveCatalog
+from sidecar.catalog.facts import facts_for
+from sidecar.config import Audit, parse_config
+from sidecar.gate.observers.audit import AuditLog
+from sidecar.mounts.health import HealthFile, HealthPins
+from sidecar.trust.screen import Trust
+folder, policy = Path(sys.argv[1]), sys.argv[2]
+config = parse_config({"mcpServers": {"shop": {"command": "x", "pinning": policy}}}, {})
+live = LiveCatalog(facts_for(config, config.servers))
+before = "sidecar.trust.scan" in sys.modules
+Trust(config.servers, AuditLog(Audit()), HealthPins(HealthFile(folder / "mcp-health.json"), live), live=live)
+print(before, "sidecar.trust.scan" in sys.modules)
+"""
+
+
+def test_the_scan_loads_as_the_trust_is_made_only_when_every_listing_will_be_a_first_sight(tmp_path: Path) -> None:
+    """No health file yet: the scan's modules load with the trust (its first sights scan);
+    a health file (pins perhaps kept), or no pinning at all: nothing loads until needed."""
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    def loaded(policy: str) -> list[str]:
+        return subprocess.run([sys.executable, "-c", _SCAN_LOADED, str(tmp_path), policy], capture_output=True,
+                              text=True, check=True, cwd=str(REPO)).stdout.split()
+
+    assert loaded("hold") == ["False", "True"]
+    assert loaded("off") == ["False", "False"]
+    (tmp_path / "mcp-health.json").write_text("{}")
+    assert loaded("hold") == ["False", "False"]
