@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 import msgspec
@@ -92,11 +92,15 @@ class Trust:
     def policies(self) -> Mapping[str, Pinning]:
         return self._live.facts.pinning if self._live is not None else self._fixed
 
-    async def prepare(self, alias: str, tools: list[dict[str, Any]]) -> None:
+    async def prepare(self, alias: str, tools: list[dict[str, Any]],
+                      meanwhile: Callable[[], object] | None = None) -> None:
         """Before a listing reaches the face: its digests, scan findings and (on first
         sight) pins, made in slices of a few ms with the loop free in between, so the
         screen that follows finds them all remembered. Judges nothing: the verdict is the
-        screen's, the same as without this step."""
+        screen's, the same as without this step. `meanwhile`: called on the loop while the
+        first-sight pins are being written in their thread (the caller's own work for this
+        listing, which the write would otherwise only delay); not called when there is no
+        write. The pins are kept, or known not kept, before this returns either way."""
         if self.policies.get(alias, "hold") == "off":
             return
         shadowing = len(self.policies) > 1
@@ -110,7 +114,13 @@ class Trust:
             return
         self._first[alias] = first  # judged by the screen's `_pin_first_sight` (PinsNotKept: fail closed)
         if self.store is not None:  # kept now, off the loop: the screen's stretch is the judgement only
-            first.kept = await off_loop(self._keep_first_sight, alias, first.pins)
+            keeping = asyncio.ensure_future(off_loop(self._keep_first_sight, alias, first.pins))
+            try:
+                if meanwhile is not None:
+                    await asyncio.sleep(0)  # the write is handed to its thread before the loop is busy again
+                    meanwhile()
+            finally:
+                first.kept = await keeping  # awaited to its end whatever happened meanwhile
 
     async def _foreign_by_pins(self, alias: str, tools: list[dict[str, Any]]) -> dict[str, str] | None:
         """The shadowing rule's names of the other upstreams as their kept pins list them
