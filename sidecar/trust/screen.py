@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
@@ -72,17 +73,25 @@ def _load_the_scan() -> None:
         pass
 
 
-def _relax_ahead() -> None:
-    """One of the sentence judgement's patterns compiled (`sidecar.trust.sentences.relax_next`,
-    0.1-1.7 ms) per loop turn, until all are or a listing is being prepared: what a 425-tool
-    first sight otherwise compiles on its way to the engine (about 5 ms here) is compiled
-    while the upstreams are still starting. A listing prepared meanwhile compiles what it
-    needs itself, as without this."""
+_AHEAD_CPU_SECONDS = 0.005  # what compiling ahead may cost at most (all 42 patterns: about 13 ms here)
+
+
+def _relax_ahead(spent: float = 0.0) -> None:
+    """One of the sentence judgement's patterns compiled (`sidecar.trust.sentences.relax_next`:
+    the longest source first, 0.1-1.7 ms each) per loop turn, until a listing is being
+    prepared, `_AHEAD_CPU_SECONDS` of this thread's CPU are spent, or all are compiled: what a
+    first sight would otherwise compile on its way to the engine (a 425-tool listing: about
+    5 ms here) is compiled while the upstreams still start. Bounded, as it may be CPU that
+    an upstream starting on a busy machine wanted. A listing prepared meanwhile compiles
+    what it needs itself, as without this."""
     from sidecar.trust.first_sight import preparing
     from sidecar.trust.sentences import relax_next
 
-    if not preparing() and relax_next():
-        asyncio.get_running_loop().call_soon(_relax_ahead)
+    if preparing() or spent >= _AHEAD_CPU_SECONDS:
+        return
+    began = time.thread_time()
+    if relax_next():
+        asyncio.get_running_loop().call_soon(_relax_ahead, spent + time.thread_time() - began)
 
 
 class Trust:
