@@ -146,26 +146,26 @@ def summary(results: list[list[Mark]]) -> list[str]:
     return lines
 
 
-def _complete(marks: list[Mark]) -> tuple[float, float, float]:
-    """A start's "tools/list complete" (ms from Popen), that less the last upstream's
-    "answered tools/list" (what the sidecar adds after the listing it waits for), and the
-    sidecar's CPU at its last mark before it."""
+def _complete(marks: list[Mark]) -> tuple[float, float, float, float]:
+    """A start's "tools/list complete" (ms from Popen), the last upstream's "answered
+    tools/list", the time between the two (what the sidecar adds after the listing it waits
+    for), and the sidecar's CPU at its last mark before the listing was complete."""
     done = next(at for who, what, at, _ in marks if (who, what) == ("client", "tools/list complete"))
     answered = max((at for who, what, at, _ in marks if who not in ("client", "sidecar") and what == "answered tools/list"),
                    default=0.0)
     cpu = max((c for who, _, at, c in marks if who == "sidecar" and at <= done), default=0.0)
-    return done, done - answered, cpu
+    return done, answered, done - answered, cpu
 
 
 def paired(results: list[list[list[Mark]]], names: list[str]) -> list[str]:
-    """Per tree and figure (complete, after the upstreams' answer, CPU): the median [range]
+    """Per tree and figure (complete, the upstreams' answer, the time after it, CPU): the median [range]
     over rounds, and the median [range] of its paired differences from the first tree's in
     the same round."""
     figures = [[_complete(marks) for marks in rounds] for rounds in results]
     lines = []
     for name, own in zip(names, figures, strict=True):
         lines.append(name)
-        for index, label in enumerate(("complete", "after the answer", "sidecar cpu")):
+        for index, label in enumerate(("complete", "upstream answered", "after the answer", "sidecar cpu")):
             values = [f[index] for f in own]
             diff = [a[index] - b[index] for a, b in zip(own, figures[0], strict=True)]
             lines.append(f"  {label:17s} {statistics.median(values):6.1f} ms [{min(values):6.1f}-{max(values):6.1f}]"
