@@ -13,6 +13,14 @@ Figures (medians over rounds, CPU of this process by `time.process_time`):
   same_verdict      1 when both ways list and hold the same tools and save the same pins
 
     python -m bench.first_sight [--rounds N]
+
+With `--tree` (once or more), each round starts a fresh interpreter per tree (from its
+sources; the order rotated round by round) that loads the loop's libraries without OpenSSL
+as a stdio start does, decodes the GitHub-sized catalog (425 tools) and times, in CPU of the
+process: the scan's import and `prepare_listing` on a first sight (digests, the scan, the
+pins; no write). Prints each tree's medians [range] and its paired differences from the first:
+
+    python -m bench.first_sight --tree /tmp/old --tree . --rounds 15
 """
 
 from __future__ import annotations
@@ -124,7 +132,68 @@ def _figures(rounds: int) -> dict[str, float]:
     return result
 
 
+_IN_PROCESS = """
+import asyncio, json, sys, time
+from sidecar.loop import loop_libraries_without_openssl
+loop_libraries_without_openssl()  # as a stdio start whose servers are all children
+import msgspec
+from bench.catalogs import GITHUB, build_catalog
+listing = msgspec.json.encode({"tools": build_catalog(GITHUB)})
+
+async def main():
+    began = time.process_time()
+    import sidecar.trust.scan  # loaded ahead by a fresh folder's trust
+    imported = time.process_time()
+    from sidecar.trust.first_sight import prepare_listing
+    from sidecar.trust.pins import Memo
+    tools = msgspec.json.decode(listing)["tools"]
+    start = time.process_time()
+    await prepare_listing(tools, Memo(), first_sight=True, shadowing=False)
+    print(json.dumps({"scan_import_ms": (imported - began) * 1e3, "prepare_ms": (time.process_time() - start) * 1e3}))
+
+asyncio.run(main())
+"""
+
+
+def time_trees(trees: list[Path], rounds: int) -> list[list[dict[str, float]]]:
+    """Per tree, per round: the figures of `_IN_PROCESS` run from that tree's sources."""
+    import os
+    import subprocess
+    import sys
+
+    found: list[list[dict[str, float]]] = [[] for _ in trees]
+    for n in range(rounds):
+        for k in range(len(trees)):
+            t = (n + k) % len(trees)
+            env = dict(os.environ, PYTHONPATH=str(trees[t]), PYTHONDONTWRITEBYTECODE="")
+            out = subprocess.run([sys.executable, "-c", _IN_PROCESS], env=env, cwd=str(trees[t]),
+                                 capture_output=True, text=True, check=True).stdout
+            found[t].append(json.loads(out))
+    return found
+
+
+def _print_trees(trees: list[Path], rounds: int) -> None:
+    import compileall
+
+    for tree in trees:  # bytecode written first, as an install has it
+        compileall.compile_dir(str(tree / "sidecar"), quiet=1)
+    found = time_trees(trees, rounds)
+    for n, (tree, own) in enumerate(zip(trees, found, strict=True)):
+        print(f"tree {n + 1} ({tree}), {rounds} rounds, CPU ms")
+        for key in own[0]:
+            values = [r[key] for r in own]
+            diff = [a[key] - b[key] for a, b in zip(own, found[0], strict=True)]
+            print(f"  {key:15s} {statistics.median(values):6.1f} [{min(values):6.1f}-{max(values):6.1f}]  "
+                  f"paired vs tree 1: {statistics.median(diff):+5.1f} [{min(diff):+5.1f}..{max(diff):+5.1f}]")
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(prog="python -m bench.first_sight", description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
-    print(json.dumps(time_first_sight(parser.parse_args().rounds), indent=1))
+    parser.add_argument("--tree", action="append", type=Path, default=[],
+                        help="a source tree to time prepare_listing from, in a fresh process (alternated)")
+    args = parser.parse_args()
+    if args.tree:
+        _print_trees([tree.resolve() for tree in args.tree], args.rounds)
+    else:
+        print(json.dumps(time_first_sight(args.rounds), indent=1))

@@ -14,8 +14,14 @@ starts from the checkout and this interpreter instead.
   python -m bench.startup_timeline                       # 425 and 3x425, pins kept, 5 rounds
   python -m bench.startup_timeline --case fresh --rounds 3   # a data folder never used
   python -m bench.startup_timeline --checkout            # the dev venv and the checkout's sources
+  python -m bench.startup_timeline --case fresh --tree /tmp/old --tree .   # trees alternated
 
-Prints, per case, each mark's median over rounds (and its range).
+Prints, per case, each mark's median over rounds (and its range). With `--tree` (twice or
+more), each round starts every tree once, in turn (from its sources, by this interpreter, as
+`--checkout` does; the order rotates round by round), and a last table gives, per tree, the
+median of "tools/list complete", of that less the upstreams' answer, and of the sidecar's CPU
+at its last mark before it, and each tree's median paired difference from the first tree's in
+the same round.
 """
 
 from __future__ import annotations
@@ -33,7 +39,7 @@ from bench.candidates import BENCH_DIR, CHECKOUT, REPO_ROOT, compile_sidecar, fr
 from bench.catalogs import GITHUB, CatalogSpec, github_set
 from bench.client import Connection
 
-__all__ = ["CASES", "run_case", "run_specs", "summary"]
+__all__ = ["CASES", "paired", "run_case", "run_specs", "run_trees", "summary"]
 
 CASES: dict[str, tuple[CatalogSpec, ...]] = {"425": (GITHUB,), "3x425": tuple(github_set(3)), "fresh": (GITHUB,)}
 Mark = tuple[str, str, float, float]  # who, what, ms from Popen, CPU ms (sidecar's own; 0 for others)
@@ -51,10 +57,13 @@ def _config(specs: tuple[CatalogSpec, ...], folder: Path, marks: Path) -> Path:
     return path
 
 
-def _one_start(config: Path, marks: Path, expected: int) -> list[Mark]:
+def _one_start(config: Path, marks: Path, expected: int, tree: Path | None = None) -> list[Mark]:
+    """One timed start; `tree`: a source tree whose `bench/timeline_boot.py` (and so whose
+    `sidecar`) starts, from its sources (else this checkout's, as `launch` says)."""
     marks.write_bytes(b"")
-    how = launch()
-    argv = [how.python, str(BENCH_DIR / "timeline_boot.py"), "--config", str(config)]
+    how = CHECKOUT if tree is not None else launch()
+    boot = (tree / "bench" if tree is not None else BENCH_DIR) / "timeline_boot.py"
+    argv = [how.python, str(boot), "--config", str(config)]
     # the checkout's sources only when candidates start from the checkout; else the installed package
     env = dict(os.environ, BENCH_TIMELINE=str(marks), BENCH_TIMELINE_SOURCES="checkout" if how == CHECKOUT else "installed")
     with Connection(argv, env=env, cwd=str(REPO_ROOT), stderr_path=config.parent / "stderr.log") as conn:
@@ -79,20 +88,36 @@ def run_case(case: str, rounds: int) -> list[list[Mark]]:
 def run_specs(specs: tuple[CatalogSpec, ...], rounds: int, *, fresh: bool = False) -> list[list[Mark]]:
     """`rounds` timed starts of one sidecar over an upstream per spec (a new data folder each
     time when `fresh`; else one untimed start first, so the pins are kept)."""
+    return run_trees(specs, rounds, [None], fresh=fresh)[0]
+
+
+def run_trees(specs: tuple[CatalogSpec, ...], rounds: int, trees: list[Path | None], *,
+              fresh: bool = False) -> list[list[list[Mark]]]:
+    """`run_specs` for each of `trees` (None: as `launch` says), alternated: each round starts
+    every tree once, the order rotated round by round; each tree keeps its own data folder
+    (or a new one per start when `fresh`). The marks per tree, per round."""
     expected = sum(spec.tools for spec in specs)
-    results = []
+    results: list[list[list[Mark]]] = [[] for _ in trees]
     with tempfile.TemporaryDirectory(prefix="timeline-") as tmp:
         base = Path(tmp)
         marks = base / "marks.tsv"
-        if not fresh:
-            config = _config(specs, base, marks)
-            _one_start(config, marks, expected)
-        for n in range(rounds):
-            if fresh:
-                folder = base / f"fresh{n}"
+        configs = []
+        for t, tree in enumerate(trees):
+            if not fresh:
+                folder = base / f"kept{t}"
                 folder.mkdir()
-                config = _config(specs, folder, marks)
-            results.append(_one_start(config, marks, expected))
+                configs.append(_config(specs, folder, marks))
+                _one_start(configs[t], marks, expected, tree)
+        for n in range(rounds):
+            for k in range(len(trees)):
+                t = (n + k) % len(trees)
+                if fresh:
+                    folder = base / f"fresh{n}-{t}"
+                    folder.mkdir()
+                    config = _config(specs, folder, marks)
+                else:
+                    config = configs[t]
+                results[t].append(_one_start(config, marks, expected, trees[t]))
     return results
 
 
@@ -121,6 +146,33 @@ def summary(results: list[list[Mark]]) -> list[str]:
     return lines
 
 
+def _complete(marks: list[Mark]) -> tuple[float, float, float, float]:
+    """A start's "tools/list complete" (ms from Popen), the last upstream's "answered
+    tools/list", the time between the two (what the sidecar adds after the listing it waits
+    for), and the sidecar's CPU at its last mark before the listing was complete."""
+    done = next(at for who, what, at, _ in marks if (who, what) == ("client", "tools/list complete"))
+    answered = max((at for who, what, at, _ in marks if who not in ("client", "sidecar") and what == "answered tools/list"),
+                   default=0.0)
+    cpu = max((c for who, _, at, c in marks if who == "sidecar" and at <= done), default=0.0)
+    return done, answered, done - answered, cpu
+
+
+def paired(results: list[list[list[Mark]]], names: list[str]) -> list[str]:
+    """Per tree and figure (complete, the upstreams' answer, the time after it, CPU): the median [range]
+    over rounds, and the median [range] of its paired differences from the first tree's in
+    the same round."""
+    figures = [[_complete(marks) for marks in rounds] for rounds in results]
+    lines = []
+    for name, own in zip(names, figures, strict=True):
+        lines.append(name)
+        for index, label in enumerate(("complete", "upstream answered", "after the answer", "sidecar cpu")):
+            values = [f[index] for f in own]
+            diff = [a[index] - b[index] for a, b in zip(own, figures[0], strict=True)]
+            lines.append(f"  {label:17s} {statistics.median(values):6.1f} ms [{min(values):6.1f}-{max(values):6.1f}]"
+                         f"  paired vs tree 1: {statistics.median(diff):+6.1f} [{min(diff):+6.1f}..{max(diff):+6.1f}]")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--case", action="append", choices=sorted(CASES), help="default: 425 and 3x425")
@@ -128,13 +180,34 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--raw", action="store_true", help="also print every round's marks")
     parser.add_argument("--checkout", action="store_true",
                         help="start from the checkout and this interpreter, not from the built wheel")
+    parser.add_argument("--tree", action="append", type=Path, default=[],
+                        help="a source tree to start from (twice or more: alternated round by round)")
     args = parser.parse_args(argv)
+    if args.tree:
+        _print_trees(args.case or ["fresh"], args.rounds, [tree.resolve() for tree in args.tree])
+        return
     if args.checkout:
         compile_sidecar()
     with tempfile.TemporaryDirectory(prefix="timeline-wheel-") as tmp:
         use(CHECKOUT if args.checkout else from_wheel(Path(tmp)))
         print(f"started from {launch().where}")
         _print_cases(args.case or ["425", "3x425"], args.rounds, args.raw)
+
+
+def _print_trees(cases: list[str], rounds: int, trees: list[Path]) -> None:
+    import compileall
+
+    for tree in trees:  # their bytecode written, as `pip install` does (see `compile_sidecar`)
+        compileall.compile_dir(str(tree / "sidecar"), quiet=1)
+    names = [f"tree {n + 1} ({tree})" for n, tree in enumerate(trees)]
+    for case in cases:
+        results = run_trees(CASES[case], rounds, list(trees), fresh=case == "fresh")
+        for name, own in zip(names, results, strict=True):
+            print(f"== {case}, {name}: {rounds} rounds (median [min-max] ms from Popen; sidecar CPU ms so far)")
+            print("\n".join(summary(own)))
+        print(f"== {case}: trees alternated")
+        print("\n".join(paired(results, names)))
+        sys.stdout.flush()
 
 
 def _print_cases(cases: list[str], rounds: int, raw: bool) -> None:

@@ -75,7 +75,7 @@ WATCHED = {
                     ("run_async", "runtime imported, loop starting", "begin")],
     "sidecar.upstream.spawn": [("start_launch", "spawn", "both")],
     "sidecar.upstream.greeting": [("Greeting._digest", "greeting's listing digest", "both")],
-    "sidecar.listing_snapshot": [("read_kept", "snapshot read", "both")],
+    "sidecar.listing_snapshot": [("read_kept", "snapshot read", "both"), ("write_snapshot", "snapshot written", "both")],
     "sidecar.stdin_ahead": [("answer_ahead", "early answer before the CLI", "end"),
                             ("write_listing", "tools/list answered from the snapshot", "end")],
     "sidecar.app": [("run_stdio", "loop running", "begin")],

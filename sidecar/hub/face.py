@@ -76,7 +76,7 @@ class Face(ReadsLive):
         self.sessions: list[EngineSession] = []
         self.pool, self.gate, self.live = pool, gate, live
         # a big listing's trust work in slices first; first starts that arrive together, one rebuild
-        pool.listen(self, self._upstream_changed, gate.trust.prepare, self._take_in)
+        pool.listen(self, self._upstream_changed, self._prepare, self._take_in)
         self.plan = choose_layout(config, process_settings().environ if environ is None else environ)
         self.traits = [
             UpstreamTraits(s.alias, s.type, s.builtin, tuple(s.always_listed), tuple(s.direct_only))
@@ -164,13 +164,31 @@ class Face(ReadsLive):
         self._pages.clear()
         self._index_resources(ready)
 
+    async def _prepare(self, alias: str, tools: list[dict[str, Any]]) -> None:
+        """A new tool listing's trust work (`Trust.prepare`); while its first-sight pins are
+        written in their thread (the loop would only wait: a 425-tool listing's pins, about
+        9 ms with the fsyncs), what the rebuild reads of its encoding is made, so the
+        rebuild that lists it does not make it after the write."""
+        await self.gate.trust.prepare(alias, tools, meanwhile=lambda: self._encoding(alias, tools))
+
+    def _encoding(self, alias: str, tools: list[dict[str, Any]]) -> ToolsEncoding:
+        """What the merge reads of `tools`' encoding, made once per listing read (kept for
+        `_listings` while `tools` is still the upstream's listing)."""
+        kept = self._encodings.get(alias)
+        if kept is not None and kept[0] is tools:
+            return kept[1]
+        encoding = ToolsEncoding.of(msgspec.json.encode(tools))
+        self._encodings[alias] = (tools, encoding)
+        return encoding
+
     def _listings(self) -> list[UpstreamListing]:
         """Each listed upstream's lists, with what the merge reads of its tools' encoding:
         encoded once per listing read, the bytes then let go (1.4 MB for 425 tools at rest)."""
-        listed, kept = self.pool.listed(), self._encodings
-        self._encodings = {u.alias: kept[u.alias] if u.alias in kept and kept[u.alias][0] is u.listing.tools
-                           else (u.listing.tools, ToolsEncoding.of(msgspec.json.encode(u.listing.tools)))
-                           for u in listed}
+        listed = self.pool.listed()
+        for u in listed:
+            self._encoding(u.alias, u.listing.tools)
+        # only the listed upstreams' (one being prepared now makes its own again, if it was let go)
+        self._encodings = {u.alias: self._encodings[u.alias] for u in listed}
         return [UpstreamListing(u.alias, u.listing.tools, u.listing.prompts, self._encodings[u.alias][1])
                 for u in listed]
 

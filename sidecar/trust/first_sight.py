@@ -26,7 +26,7 @@ from sidecar.trust.pins import Memo, Pin, PinsNotKept, definition_of
 # Cheap to import (the standard library's builtins, msgspec through `pins`): asyncio loads on
 # the first listing prepared (the runtime has it loaded by then), no dataclass is built here.
 
-__all__ = ["SLICE_SECONDS", "FirstSight", "prepare_listing"]
+__all__ = ["SLICE_SECONDS", "FirstSight", "prepare_listing", "preparing"]
 
 SLICE_SECONDS = 0.003  # the longest the loop waits on this work at a time (the target is 5 ms)
 _WORDS_AT_ONCE = 100  # tools whose listing words are read in one go (about 2 ms)
@@ -70,6 +70,14 @@ class _Slices:
 
 
 _preparing = 0  # listings being prepared now, in this process (their slices interleave)
+
+
+def preparing() -> bool:
+    """Whether a listing is being prepared now, in this process."""
+    return _preparing > 0
+
+
+
 _collector_held = False  # the collector was on when the first of them began, and is off until the last ends
 
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 import msgspec
@@ -61,8 +62,36 @@ def _load_the_scan() -> None:
     for a trust whose store was never written (version 0: `HealthPins` with no health file
     yet, as a new data folder starts): every listing it meets is a first sight, which the
     scan reads whole. A face makes its trust while its upstreams still start, so the load
-    is off the way from their listings to the engine's; a store with pins loads nothing."""
+    is off the way from their listings to the engine's; a store with pins loads nothing.
+    Then, on a running loop, the sentences' patterns are compiled while the face waits for
+    those listings (`_relax_ahead`)."""
     import sidecar.trust.scan  # noqa: F401  (loaded for the first sight's `prepare`)
+
+    try:
+        asyncio.get_running_loop().call_soon(_relax_ahead)
+    except RuntimeError:  # no loop (a trust made outside one): each is compiled when first needed
+        pass
+
+
+_AHEAD_CPU_SECONDS = 0.005  # what compiling ahead may cost at most (all 42 patterns: about 13 ms here)
+
+
+def _relax_ahead(spent: float = 0.0) -> None:
+    """One of the sentence judgement's patterns compiled (`sidecar.trust.sentences.relax_next`:
+    the longest source first, 0.1-1.7 ms each) per loop turn, until a listing is being
+    prepared, `_AHEAD_CPU_SECONDS` of this thread's CPU are spent, or all are compiled: what a
+    first sight would otherwise compile on its way to the engine (a 425-tool listing: about
+    5 ms here) is compiled while the upstreams still start. Bounded, as it may be CPU that
+    an upstream starting on a busy machine wanted. A listing prepared meanwhile compiles
+    what it needs itself, as without this."""
+    from sidecar.trust.first_sight import preparing
+    from sidecar.trust.sentences import relax_next
+
+    if preparing() or spent >= _AHEAD_CPU_SECONDS:
+        return
+    began = time.thread_time()
+    if relax_next():
+        asyncio.get_running_loop().call_soon(_relax_ahead, spent + time.thread_time() - began)
 
 
 class Trust:
@@ -92,11 +121,15 @@ class Trust:
     def policies(self) -> Mapping[str, Pinning]:
         return self._live.facts.pinning if self._live is not None else self._fixed
 
-    async def prepare(self, alias: str, tools: list[dict[str, Any]]) -> None:
+    async def prepare(self, alias: str, tools: list[dict[str, Any]],
+                      meanwhile: Callable[[], object] | None = None) -> None:
         """Before a listing reaches the face: its digests, scan findings and (on first
         sight) pins, made in slices of a few ms with the loop free in between, so the
         screen that follows finds them all remembered. Judges nothing: the verdict is the
-        screen's, the same as without this step."""
+        screen's, the same as without this step. `meanwhile`: called on the loop while the
+        first-sight pins are being written in their thread (the caller's own work for this
+        listing, which the write would otherwise only delay); not called when there is no
+        write. The pins are kept, or known not kept, before this returns either way."""
         if self.policies.get(alias, "hold") == "off":
             return
         shadowing = len(self.policies) > 1
@@ -110,7 +143,13 @@ class Trust:
             return
         self._first[alias] = first  # judged by the screen's `_pin_first_sight` (PinsNotKept: fail closed)
         if self.store is not None:  # kept now, off the loop: the screen's stretch is the judgement only
-            first.kept = await off_loop(self._keep_first_sight, alias, first.pins)
+            keeping = asyncio.ensure_future(off_loop(self._keep_first_sight, alias, first.pins))
+            try:
+                if meanwhile is not None:
+                    await asyncio.sleep(0)  # the write is handed to its thread before the loop is busy again
+                    meanwhile()
+            finally:
+                first.kept = await keeping  # awaited to its end whatever happened meanwhile
 
     async def _foreign_by_pins(self, alias: str, tools: list[dict[str, Any]]) -> dict[str, str] | None:
         """The shadowing rule's names of the other upstreams as their kept pins list them

@@ -33,8 +33,8 @@ from typing import Any
 from sidecar.trust.scan_gates import GATES
 from sidecar.trust.scan_rules import CREDENTIAL_PATH, RULES, LazyPattern
 
-__all__ = ["GATE_LITERALS", "forget", "judged", "may_fire", "may_fire_steps", "remembered", "required_groups",
-           "sentences"]
+__all__ = ["GATE_LITERALS", "forget", "judged", "may_fire", "may_fire_steps", "relax_next", "remembered",
+           "required_groups", "sentences"]
 
 # what may follow a sentence end inside a match: `[\w.-]+[`'"]?\s+(?:parameter|argument|field|param|arg|property|input)`
 _PARAMETER_STARTS = ("param", "arg", "field", "property", "input")
@@ -188,6 +188,21 @@ def _relaxed(pattern: LazyPattern) -> re.Pattern[str]:
     if found is None:
         found = _relaxed_patterns[id(pattern)] = re.compile(_relaxed_source(pattern.source))
     return found
+
+
+def relax_next() -> bool:
+    """Compile one more pattern's relaxed form ahead of the sentences that need it (the
+    longest source not compiled yet first: the costliest compile, 0.1-1.7 ms here); False
+    when every one is compiled. A judgement compiles what it needs itself: this only moves
+    that work to a moment with nothing else to do (`sidecar.trust.screen`)."""
+    for pattern in _BY_SOURCE_LENGTH:
+        if id(pattern) not in _relaxed_patterns:
+            _relaxed(pattern)
+            return True
+    return False
+
+
+_BY_SOURCE_LENGTH = tuple(sorted(_PATTERNS, key=lambda pattern: -len(pattern.source)))
 
 
 def _relaxed_source(source: str) -> str:

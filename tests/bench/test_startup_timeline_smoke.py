@@ -45,3 +45,17 @@ def test_the_cpu_to_the_first_spawn_is_measured(capsys: pytest.CaptureFixture[st
     main(["--rounds", "1", "--launcher", "script", "--launcher", "console"])
     out = capsys.readouterr().out
     assert "bare" in out and "(script)" in out and "(console)" in out
+
+
+def test_trees_are_alternated_and_paired() -> None:
+    """`--tree`: each tree starts once a round from its own sources (here the checkout twice,
+    a new data folder each start), and the paired table reads every tree's starts."""
+    from bench.candidates import REPO_ROOT
+    from bench.startup_timeline import paired, run_trees
+
+    results = run_trees((TINY,), 2, [REPO_ROOT, REPO_ROOT], fresh=True)
+    assert [len(rounds) for rounds in results] == [2, 2]
+    assert all(("client", "tools/list complete") in [(who, what) for who, what, _, _ in marks]
+               for rounds in results for marks in rounds)
+    lines = paired(results, ["a", "b"])
+    assert lines[0] == "a" and any("after the answer" in line for line in lines)

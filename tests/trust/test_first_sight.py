@@ -199,3 +199,69 @@ def test_the_scan_loads_as_the_trust_is_made_only_when_every_listing_will_be_a_f
     assert loaded("off") == ["False", "False"]
     (tmp_path / "mcp-health.json").write_text("{}")
     assert loaded("hold") == ["False", "False"]
+
+
+_RELAXED = """
+import asyncio, sys
+from pathlib import Path
+from sidecar.catalog import LiveCatalog
+from sidecar.catalog.facts import facts_for
+from sidecar.config import Audit, parse_config
+from sidecar.gate.observers.audit import AuditLog
+from sidecar.mounts.health import HealthFile, HealthPins
+from sidecar.trust import first_sight
+from sidecar.trust.screen import Trust
+folder, busy = Path(sys.argv[1]), sys.argv[2] == "busy"
+config = parse_config({"mcpServers": {"shop": {"command": "x"}}}, {})
+live = LiveCatalog(facts_for(config, config.servers))
+
+async def main():
+    if busy:
+        first_sight._preparing += 1  # a listing being prepared as the trust is made
+    Trust(config.servers, AuditLog(Audit()), HealthPins(HealthFile(folder / "mcp-health.json"), live), live=live)
+    from sidecar.trust import sentences
+    for _ in range(200):
+        await asyncio.sleep(0)
+    longest = [id(p) for p in sentences._BY_SOURCE_LENGTH]
+    done = len(sentences._relaxed_patterns)
+    print(done, int(set(sentences._relaxed_patterns) == set(longest[:done])))
+
+asyncio.run(main())
+"""
+
+
+def test_a_fresh_trust_compiles_the_sentences_patterns_while_the_loop_waits(tmp_path: Path) -> None:
+    """No health file yet: relaxed patterns are compiled in loop turns of their own after the
+    trust is made, the longest sources first, within a few ms of CPU, unless a listing is
+    being prepared (it compiles what it needs); a health file: none is compiled ahead."""
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    def compiled(busy: bool) -> list[int]:
+        out = subprocess.run([sys.executable, "-c", _RELAXED, str(tmp_path), "busy" if busy else "idle"],
+                             capture_output=True, text=True, check=True, cwd=str(REPO)).stdout
+        return [int(n) for n in out.split()]
+
+    done, longest_first = compiled(busy=False)
+    assert done >= 1 and longest_first == 1
+    assert compiled(busy=True)[0] == 0
+    (tmp_path / "mcp-health.json").write_text("{}")
+    assert compiled(busy=False)[0] == 0
+
+
+def test_relaxing_ahead_compiles_each_pattern_once_and_then_says_done() -> None:
+    from sidecar.trust import sentences
+
+    saved = dict(sentences._relaxed_patterns)
+    sentences._relaxed_patterns.clear()
+    try:
+        steps = 0
+        while sentences.relax_next():
+            steps += 1
+        assert steps == len(sentences._relaxed_patterns) == len({id(p) for p in sentences._PATTERNS})
+        assert not sentences.relax_next()
+    finally:
+        sentences._relaxed_patterns.clear()
+        sentences._relaxed_patterns.update(saved)

@@ -11,6 +11,7 @@ import gc
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -111,3 +112,58 @@ def test_the_collector_is_held_while_listings_are_prepared_and_given_back(tmp_pa
     assert gc.isenabled()
     asyncio.run(run())
     assert False in seen and gc.isenabled()
+
+
+def test_meanwhile_runs_on_the_loop_while_the_first_pins_are_written(tmp_path: Path) -> None:
+    """`Trust.prepare(meanwhile=...)`: the caller's work runs on the loop's thread once the
+    first-sight pins are handed to their thread, before their write ends; prepare returns
+    with them kept (the screen then judges by them, as without it)."""
+    trust, health = _trust(tmp_path)
+    store = trust.store
+    assert store is not None
+    write = store.pin_first_sight
+    spans: dict[str, tuple[float, float, int]] = {}
+
+    def slow_write(alias: str, pins: dict[str, Any]) -> dict[str, Any]:
+        began = time.perf_counter()
+        time.sleep(0.05)
+        kept = write(alias, pins)
+        spans["write"] = (began, time.perf_counter(), threading.get_ident())
+        return kept
+
+    def meanwhile() -> None:
+        now = time.perf_counter()
+        spans["meanwhile"] = (now, now, threading.get_ident())
+
+    store.pin_first_sight = slow_write  # type: ignore[method-assign]
+    tools = copy.deepcopy(SHOP)
+    asyncio.run(trust.prepare("shop", tools, meanwhile=meanwhile))
+    assert set(health.load()["shop"].pins or {}) == {t["name"] for t in tools}  # kept before prepare returned
+    _, ended, writer = spans["write"]
+    at, _, caller = spans["meanwhile"]
+    assert at < ended and caller == threading.get_ident() != writer  # (the thread may begin it a moment later)
+    screened = trust.screen([UpstreamListing("shop", tools)])
+    assert len(screened[0].tools) == len(tools) and not trust.held
+
+
+def test_meanwhile_is_not_called_without_a_write(tmp_path: Path) -> None:
+    """Pins kept already (a later start): nothing is written, and `meanwhile` is not called."""
+    trust, _ = _trust(tmp_path)
+    tools = copy.deepcopy(SHOP)
+    asyncio.run(trust.prepare("shop", tools))
+    trust.screen([UpstreamListing("shop", tools)])
+    later, _ = _trust(tmp_path)
+    called: list[int] = []
+    asyncio.run(later.prepare("shop", copy.deepcopy(SHOP), meanwhile=lambda: called.append(1)))
+    assert called == []
+
+
+def test_a_failing_meanwhile_still_leaves_the_pins_kept(tmp_path: Path) -> None:
+    trust, health = _trust(tmp_path)
+
+    def fails() -> None:
+        raise RuntimeError("the caller's own work failed")
+
+    with pytest.raises(RuntimeError):
+        asyncio.run(trust.prepare("shop", copy.deepcopy(SHOP), meanwhile=fails))
+    assert set(health.load()["shop"].pins or {}) == {t["name"] for t in SHOP}

@@ -67,3 +67,16 @@ def test_nesting_past_the_walks_turn_is_left_to_the_scan() -> None:
     for _ in range(80):
         deep = {"x_y_z": deep}
     assert plain_text({"name": "n", "inputSchema": deep}) is None
+
+
+def test_every_character_is_told_printable_as_the_scan_tells_it() -> None:
+    """Which texts are answered is decided on their bytes (`translate`): for each character of
+    ASCII and a few beyond, alone and inside words, as `str.isascii` and `str.isprintable` (tabs
+    and line ends allowed) decide it."""
+    for char in [*map(chr, range(128)), "\u00a0", "é", "\u200b", "\udc80", "\U0001f600"]:
+        for text in (char, f"keep {char} this", f"a{char}{char}b"):
+            expected = text.isascii() and text.replace("\n", "").replace("\t", "").replace("\r", "").isprintable()
+            answered = plain_text({"name": "n", "description": text})
+            assert (answered is not None) == expected, repr(text)
+            if answered is not None:
+                assert answered == _scan_text({"name": "n", "description": text}), repr(text)
