@@ -169,6 +169,13 @@ def _answered(started: Started) -> None:
     `started.request` the request, given by `Started.arm`: no closure or bound method per call)."""
     d: Handling = started.front
     req: Request = started.request
+    passing = started.passing()
+    if passing is not None:  # the answer first; the call's end, off the answer's way, right after
+        session, ident = d.session, req.id
+        if session.in_flight.pop(ident, False) is not False:
+            session.answer(ident, passing)
+        started.passed(passing)
+        return
     try:
         tail = started.end()
         if tail is None:  # ended: a plain call's answer (no _meta, no task: nothing to adopt)

@@ -214,9 +214,14 @@ async def test_a_call_to_a_server_not_ready_is_refused_as_by_the_task_way() -> N
 class _Gate:
     """The gate's part a started call's end needs: no charge past the budget, records kept."""
 
-    def __init__(self) -> None:
+    def __init__(self, recording: bool = False, budget: int = 1 << 20) -> None:
         self.closed: list[ToolCall] = []
         self.charge = self
+        self.recording = recording
+        self.budget = budget
+
+    def passes(self, size: int) -> bool:
+        return size <= self.budget
 
     def completed(self, call: ToolCall, size: int) -> None:
         return None
@@ -259,6 +264,34 @@ async def test_a_started_call_ends_once_from_its_connection_with_no_future() -> 
     assert started.done() and answered == [None] and [c.outcome for c in gate.closed] == ["completed"]
     started.set_exception(UpstreamUnavailable("late"))  # a second ending is ignored
     assert started.cancel() is False and len(answered) == 1 and len(gate.closed) == 1
+
+
+async def test_a_passing_answer_is_handed_out_before_the_call_ends_once() -> None:
+    from sidecar.errors import UpstreamUnavailable as Fault
+    from sidecar.wire import UpstreamFrame
+
+    def ended_with(gate: _Gate, frame: Any) -> Any:
+        started = _started(gate, _Conn())
+        started.set_result(frame)
+        return started
+
+    plain = UpstreamFrame(id=7, result=b'{"content":[]}')  # type: ignore[arg-type]
+    gate = _Gate()
+    started = ended_with(gate, plain)
+    assert started.passing() == b'{"content":[]}' and gate.closed == []  # not ended yet: the answer goes first
+    started.passed(started.passing())
+    assert [(c.outcome, c.charge, c.bytes_in, c.result) for c in gate.closed] == [
+        ("completed", "pass", 14, b'{"content":[]}')]
+    assert bytes(ended_with(_Gate(), UpstreamFrame(id=7)).passing() or b"") == b"{}"  # type: ignore[arg-type]
+    # Whatever `end` must decide or a watcher reads first keeps the old order: None, nothing ended.
+    for gate, frame in ((_Gate(recording=True), plain), (_Gate(budget=4), plain),
+                        (_Gate(), UpstreamFrame(id=7, error=b'{"code":1,"message":"no"}')),  # type: ignore[arg-type]
+                        (_Gate(), UpstreamFrame(id=7, result=b'{"resultType":"input_required"}'))):  # type: ignore[arg-type]
+        started = ended_with(gate, frame)
+        assert started.passing() is None and gate.closed == []
+    faulted = _started(_Gate(), _Conn())
+    faulted.set_exception(Fault("gone"))
+    assert faulted.passing() is None
 
 
 async def test_a_call_that_ended_before_it_was_armed_is_answered_in_the_next_turn_once() -> None:
