@@ -107,6 +107,9 @@ class Connection:
     def __init__(self, alias: str, transport: Transport, handler: PeerHandler) -> None:
         self.alias = alias
         self.transport = transport
+        # A stdio child takes a frame's bytes alone (`ChildProcess.line_sink`): a plain call
+        # goes there with no `Outgoing` made and no `send` in between; others take `send`.
+        self._line_sink: Callable[[bytes], None] | None = getattr(transport, "line_sink", None)
         self.handler = handler
         self.closed_reason: str | None = None  # the detail words of why it closed
         self._closed_kind: type[UpstreamUnavailable] = UpstreamUnavailable
@@ -152,7 +155,11 @@ class Connection:
         self._waiting[ident] = _Pending(waiter, None, True)
         # `encode_request`'s bytes, spliced: no envelope dict built and encoded per call
         frame = b"".join((_CALL_HEAD, _encode_frame(ident), _CALL_PARAMS, _encode_frame(params), b"}\n"))
-        self.transport.send(Outgoing(frame, ident, "tools/call", params))
+        line_sink = self._line_sink
+        if line_sink is not None:
+            line_sink(frame)
+        else:
+            self.transport.send(Outgoing(frame, ident, "tools/call", params))
         return ident
 
     async def request(
