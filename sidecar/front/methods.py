@@ -135,7 +135,9 @@ def start_tools_call(d: Handling, req: Request, params: CallParams) -> bool:
         return False
     session.in_flight[req.id] = (started.conn, started.ident)  # where it went: a cancel follows it
     started.arm(_answered, d, req)  # answered when the connection ends it (no future)
-    d.hold(started)  # type: ignore[misc]  # a starter runs only for a dispatcher that holds
+    hold = d.hold  # None when the session's owner finds it through where it went (`Dispatcher.held`)
+    if hold is not None:
+        hold(started)
     return True
 
 

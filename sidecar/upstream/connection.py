@@ -210,6 +210,11 @@ class Connection:
         params["_meta"] = meta
         return params, token
 
+    def waiter(self, ident: int) -> Waiter | None:
+        """What waits for the answer to request `ident`, while it is in flight."""
+        pending = self._waiting.get(ident)
+        return pending.future if pending is not None else None
+
     def request_of_token(self, token: object) -> int | None:
         """The id of the request in flight that was sent with progress token `token`."""
         if type(token) is not int:

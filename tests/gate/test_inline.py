@@ -33,8 +33,10 @@ def _tasks_of(engine: FakeEngine) -> list[asyncio.Future[Any]]:
     return [job for job in engine.jobs._running if isinstance(job, asyncio.Task) and not job.done()]
 
 
-def _held_of(engine: FakeEngine) -> list[asyncio.Future[Any]]:
-    return [job for job in engine.jobs._running if not isinstance(job, asyncio.Task) and not job.done()]
+def _held_of(engine: FakeEngine) -> list[Any]:
+    """Work under way with no task: handed to its owner, or found where it went (as stdio's)."""
+    handed = [job for job in engine.jobs._running if not isinstance(job, asyncio.Task) and not job.done()]
+    return [*handed, *engine.dispatcher.held()]
 
 
 def _watch(face: Any) -> list[ToolCall]:
@@ -62,6 +64,33 @@ async def test_a_plain_call_makes_no_task_and_ends_once_recorded_once() -> None:
         await _turns()
         assert [(c.name, c.outcome, c.charge) for c in seen] == [("f__echo", "completed", "pass")]
         assert engine.answers_to(ident) == [answer]
+
+
+async def test_a_session_finds_its_plain_calls_where_they_went_to_settle_and_close() -> None:
+    server = FakeServer(TOOLS)
+    async with in_memory({"f": server}) as sidecar:
+        engine = await sidecar.engine()
+        seen = _watch(sidecar.face)
+        first, second = engine.call("f__echo", {"text": "a"}), engine.call("f__echo", {"text": "b"})
+        handed = [job for job in engine.jobs._running if not isinstance(job, asyncio.Task)]
+        assert handed == [] and len(engine.dispatcher.held()) == 2  # none handed over: found where they went
+        assert engine.jobs.running() and len(engine.jobs) == 2
+        answered, waiting = await server.expect_call("echo"), await server.expect_call("echo")
+        answered.answer("a back")
+        async with asyncio.timeout(WAIT):  # a bounded wait: it cancels nothing
+            await engine.jobs.settle(0.2, asyncio.get_running_loop().create_future())
+        assert (await engine.answer_to(first))["result"]["content"][0]["text"] == "a back"
+        assert len(engine.dispatcher.held()) == 1
+        async with asyncio.timeout(WAIT):
+            await engine.jobs.aclose()  # the other ends at once: recorded cancelled, no answer
+        assert [(c.outcome, str(c.error or "")) for c in seen] == [
+            ("completed", ""), ("failed", "the call was cancelled before it ended")]
+        assert not engine.jobs.running() and engine.dispatcher.held() == []
+        assert await waiting.until_cancelled() == "the sidecar stopped waiting for this request"
+        late = engine.call("f__echo", {"text": "c"})  # read after the close: no call starts, nothing held
+        await _turns()
+        assert engine.dispatcher.held() == [] and len(seen) == 2 and engine.answers_to(late) == []
+        assert engine.answers_to(second) == []
 
 
 async def test_a_call_with_meta_or_a_deadline_takes_the_task_way() -> None:
