@@ -134,7 +134,10 @@ def start_tools_call(d: Handling, req: Request, params: CallParams) -> bool:
     if started is None:
         return False
     session.in_flight[req.id] = (started.conn, started.ident)  # where it went: a cancel follows it
-    started.arm(_answered, d, req)  # answered when the connection ends it (no future)
+    if started.over:  # it ended while being sent (a transport that faulted): answered in the next turn
+        started.arm(_answered, d, req)
+    else:  # `Started.arm`, inline: answered when the connection ends it (no future)
+        started.then, started.front, started.request = _answered, d, req
     hold = d.hold  # None when the session's owner finds it through where it went (`Dispatcher.held`)
     if hold is not None:
         hold(started)
