@@ -99,6 +99,7 @@ class _Pending(msgspec.Struct):
     future: Waiter
     progress_token: int | None
     is_call: bool  # a tools/call: its loss is said to be not retried (a handshake's is not a call)
+    ends_once: bool = False  # its waiter ignores a second ending itself (`send_call`'s): not asked `done`
 
 
 class Connection:
@@ -150,9 +151,10 @@ class Connection:
     def send_call(self, params: dict[str, Any], waiter: Waiter) -> int:
         """`start_request` for a `tools/call` with no progress sink, on a connection its
         caller found open (`Upstream.ready_connection`), answered to `waiter`: a plain
-        call's (`sidecar.gate.inline`). Returns its upstream id."""
+        call's (`sidecar.gate.inline`), which ignores an ending after its first itself (so
+        an answer sets it without asking `done`). Returns its upstream id."""
         ident = self._next_id()  # `IdAllocator.allocate` and `encode_request`, inline
-        self._waiting[ident] = _Pending(waiter, None, True)
+        self._waiting[ident] = _Pending(waiter, None, True, True)
         # `encode_request`'s bytes, spliced: no envelope dict built and encoded per call
         frame = b"".join((_CALL_HEAD, _encode_frame(ident), _CALL_PARAMS, _encode_frame(params), b"}\n"))
         line_sink = self._line_sink
@@ -289,7 +291,7 @@ class Connection:
             return
         if pending.progress_token is not None:
             self._progress.pop(pending.progress_token, None)
-        if not pending.future.done():
+        if pending.ends_once or not pending.future.done():
             pending.future.set_result(frame)
 
     def _notification(self, frame: UpstreamFrame) -> None:
