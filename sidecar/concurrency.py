@@ -153,7 +153,10 @@ class Jobs:
         """Whether a task it started has not ended (one ended, its done callback not run yet, has)."""
         # `done` mapped in C: no bytecode per future (a transient session's set holds up to
         # `_SWEEP_FLOOR` ended ones between sweeps, and each stateless request asks this).
-        return not all(map(_ended, self._running)) or not all(map(_ended, self._source.held()))
+        if not all(map(_ended, self._running)):
+            return True
+        source = self._source  # an owner handed its work (`hold`: the HTTP sessions) has none to ask
+        return source is not _NO_SOURCE and not all(map(_ended, source.held()))
 
     def __len__(self) -> int:
         """The tasks still running (ended ones may wait for the next sweep)."""
