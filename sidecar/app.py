@@ -81,7 +81,8 @@ async def run_stdio(config: SidecarConfig, redactor: Redactor, settings: Setting
         if early is not None and early.hello is not None:
             _greeted(session, early.hello)
         jobs = Jobs()
-        dispatcher = Dispatcher(face, session, jobs.spawn, redactor, hold=jobs.hold)
+        dispatcher = Dispatcher(face, session, jobs.spawn, redactor, finds_held=True)
+        jobs.hold_from(dispatcher)  # the plain calls in flight, found where each went when settling or closing
         prefix = early.rest if early is not None else b""
         engine = group.create_task(serve_stdio(dispatcher.feed, stdout, dispatcher.take, prefix), name="engine stdin")
         signals = group.create_task(_signalled(), name="signals")

@@ -8,7 +8,8 @@ Owns the two things asyncio leaves to us: a task owner that is not a scope, for 
 started from callbacks (`Jobs`: a TaskGroup can only be entered by the task that awaits
 it; it also holds work started in a callback with no task of its own, by a future or by
 any `Held` (a plain call under way: `sidecar.gate.inline.Started`), so it is cancelled and
-awaited alike), and cleanup that finishes even when its task is
+awaited alike; or, given a `HeldSource` (`hold_from`), finds such work there when it
+settles or closes, and nothing is handed to it per call), and cleanup that finishes even when its task is
 cancelled again (`finish`).
 """
 
@@ -20,7 +21,7 @@ from itertools import filterfalse
 from operator import methodcaller
 from typing import Any, Protocol, TypeVar
 
-__all__ = ["Held", "Jobs", "finish"]
+__all__ = ["Held", "HeldSource", "Jobs", "finish"]
 
 T = TypeVar("T")
 
@@ -37,6 +38,28 @@ class Held(Protocol):
     def add_done_callback(self, fn: Callable[[Any], object], /) -> None: ...
 
 
+class HeldSource(Protocol):
+    """Who knows the work under way with no task (a stdio session's dispatcher, through
+    where each plain call went: `sidecar.front.dispatcher.Dispatcher.held`), so its owner
+    need not be told of each: `held` lists what is under way now; `stop_holding` makes
+    what starts later take a task (which a closed owner closes unstarted)."""
+
+    def held(self) -> list[Held]: ...
+
+    def stop_holding(self) -> None: ...
+
+
+class _NoSource:
+    """An owner handed its held work one by one (`Jobs.hold`): nothing to find elsewhere."""
+
+    def held(self) -> list[Held]:
+        return []
+
+    def stop_holding(self) -> None:
+        pass
+
+
+_NO_SOURCE = _NoSource()
 _ended = methodcaller("done")
 _SWEEP_FLOOR = 64  # ended tasks are let go in batches, once the set holds at least this many
 
@@ -53,6 +76,12 @@ class Jobs:
         self._running: set[asyncio.Future[Any] | Held] = set()  # tasks, and work held (`hold`)
         self._sweep_at = _SWEEP_FLOOR
         self._closed = False
+        self._source: HeldSource = _NO_SOURCE
+
+    def hold_from(self, source: HeldSource) -> None:
+        """Find the work held with no task in `source` when settling or closing, instead
+        of being handed each with `hold` (no call per plain call)."""
+        self._source = source
 
     def spawn(self, job: Coroutine[Any, Any, None]) -> None:
         if self._closed:
@@ -88,7 +117,8 @@ class Jobs:
         answer went) is not waited for: nothing is left to wait for."""
         self._closed = True
         self._sweep_at = 0  # `hold` meets the closed owner on its one test
-        left = [task for task in self._running if not task.done()]
+        self._source.stop_holding()  # a call read from now on takes a task, and `spawn` closes it
+        left = [task for task in (*self._running, *self._source.held()) if not task.done()]
         for task in left:
             task.cancel()  # a `Held` ends here and now; a task or future when it next runs
         waited = [task for task in left if isinstance(task, asyncio.Future)]
@@ -102,6 +132,7 @@ class Jobs:
             return False
         self._closed = True
         self._sweep_at = 0
+        self._source.stop_holding()
         self._running.clear()
         return True
 
@@ -111,7 +142,7 @@ class Jobs:
         try:
             async with asyncio.timeout(seconds):
                 while not interrupt.done():
-                    left = [_awaitable(task) for task in self._running if not task.done()]
+                    left = [_awaitable(task) for task in (*self._running, *self._source.held()) if not task.done()]
                     if not left:
                         return
                     await asyncio.wait([*left, interrupt], return_when=asyncio.FIRST_COMPLETED)
@@ -122,11 +153,14 @@ class Jobs:
         """Whether a task it started has not ended (one ended, its done callback not run yet, has)."""
         # `done` mapped in C: no bytecode per future (a transient session's set holds up to
         # `_SWEEP_FLOOR` ended ones between sweeps, and each stateless request asks this).
-        return not all(map(_ended, self._running))
+        if not all(map(_ended, self._running)):
+            return True
+        source = self._source  # an owner handed its work (`hold`: the HTTP sessions) has none to ask
+        return source is not _NO_SOURCE and not all(map(_ended, source.held()))
 
     def __len__(self) -> int:
         """The tasks still running (ended ones may wait for the next sweep)."""
-        return sum(1 for task in self._running if not task.done())
+        return sum(1 for task in (*self._running, *self._source.held()) if not task.done())
 
 
 def _awaitable(work: asyncio.Future[Any] | Held) -> asyncio.Future[Any]:

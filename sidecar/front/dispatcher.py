@@ -11,9 +11,10 @@ answered -32602 naming the field, and the handler never sees them. Also owns for
 request to one upstream with its cancellation and progress attached (the engine's progress
 token comes from the typed params). The methods themselves are `sidecar.front.methods`.
 Each request runs as a task (`spawn`), except one a method's starter takes when the
-session's owner can hold work with no task (`hold`: stdio's `Jobs.hold`): a plain
-`tools/call` is sent upstream in the reader's callback and answered from its answer's
-done callback, through the same `answer`/`fail` as every other request.
+session's owner can hold work with no task (`hold`: `Jobs.hold`, or, `finds_held`, an
+owner that finds that work through `held`, as stdio's `Jobs` does: nothing is handed to it
+per call): a plain `tools/call` is sent upstream in the reader's callback and answered
+from its answer's done callback, through the same `answer`/`fail` as every other request.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from sidecar.front.eras.asking import engine_asker
 from sidecar.front.handling import Handler, MethodTable, Result, Starter
 from sidecar.front.methods import METHODS, STARTERS
 from sidecar.gate.answer import error_body
+from sidecar.gate.inline import Started
 from sidecar.gate.route import ASKS, scrub_answer
 from sidecar.concurrency import Held
 from sidecar.hub.face import Face
@@ -84,14 +86,17 @@ class Dispatcher:
         redactor: Redactor | None = None,
         methods: MethodTable | None = None,
         hold: Callable[[asyncio.Future[Any] | Held], None] | None = None,
+        finds_held: bool = False,
     ) -> None:
         if methods is None:  # the MCP methods of this revision, unless a caller brings its own
             methods = METHODS
         self.methods = methods
         # Who owns work started with no task (`Jobs.hold`); without one, every request gets
         # a task. The starters are the default table's (a caller's own table has none).
-        self.hold = hold
-        self.starters: Mapping[str, Starter] = STARTERS if hold is not None and methods is METHODS else {}
+        # `finds_held`: the owner asks `held` instead of being handed each (`Jobs.hold_from`).
+        self.hold = None if finds_held else hold
+        holds = hold is not None or finds_held
+        self.starters: Mapping[str, Starter] = STARTERS if holds and methods is METHODS else {}
         self.face = face
         self.session = session
         self.spawn = spawn
@@ -99,6 +104,24 @@ class Dispatcher:
         # How a server's questions reach this engine: it holds no call's state, so one per
         # session serves every call (not a closure built per call).
         self.ask_engine = engine_asker(session, face.config.policy.confirm_seconds)
+
+    # -- work under way with no task (`sidecar.concurrency.HeldSource`) ------------
+
+    def held(self) -> list[Held]:
+        """The plain calls under way with no task, found through their connections'
+        tables by where each went (`in_flight`; a call the engine gave up on, or one
+        answered, is no longer there)."""
+        found: list[Held] = []
+        for sent in self.session.in_flight.values():
+            if sent is not None:
+                waiter = sent[0].waiter(sent[1])
+                if type(waiter) is Started:
+                    found.append(waiter)
+        return found
+
+    def stop_holding(self) -> None:
+        """From now on every request takes a task (the owner closed: it closes them unstarted)."""
+        self.starters = {}
 
     # -- frames in ----------------------------------------------------------------
 

@@ -134,8 +134,13 @@ def start_tools_call(d: Handling, req: Request, params: CallParams) -> bool:
     if started is None:
         return False
     session.in_flight[req.id] = (started.conn, started.ident)  # where it went: a cancel follows it
-    started.arm(_answered, d, req)  # answered when the connection ends it (no future)
-    d.hold(started)  # type: ignore[misc]  # a starter runs only for a dispatcher that holds
+    if started.over:  # it ended while being sent (a transport that faulted): answered in the next turn
+        started.arm(_answered, d, req)
+    else:  # `Started.arm`, inline: answered when the connection ends it (no future)
+        started.then, started.front, started.request = _answered, d, req
+    hold = d.hold  # None when the session's owner finds it through where it went (`Dispatcher.held`)
+    if hold is not None:
+        hold(started)
     return True
 
 
@@ -169,6 +174,13 @@ def _answered(started: Started) -> None:
     `started.request` the request, given by `Started.arm`: no closure or bound method per call)."""
     d: Handling = started.front
     req: Request = started.request
+    passing = started.passing()
+    if passing is not None:  # the answer first; the call's end, off the answer's way, right after
+        session, ident = d.session, req.id
+        if session.in_flight.pop(ident, False) is not False:
+            session.answer(ident, passing)
+        started.passed(passing)
+        return
     try:
         tail = started.end()
         if tail is None:  # ended: a plain call's answer (no _meta, no task: nothing to adopt)

@@ -47,6 +47,7 @@ class Ending(Protocol):
     with the one record (`Gate.close`)."""
 
     charge: ChargeResult
+    recording: bool  # a watcher of finished calls reads each record (`Gate.close`)
 
     def close(self, call: ToolCall) -> None: ...
 
@@ -138,6 +139,34 @@ class Started(msgspec.Struct, eq=False):
         watchers, self.watchers = self.watchers, None
         for watcher in watchers or ():
             watcher(self)
+
+    def passing(self) -> msgspec.Raw | None:
+        """Once it ended: its answer's result when the call completes with it as it came
+        (no error, nothing to scrub, no server's question, under every budget) and no
+        watcher reads the call's record; the front writes it to the engine first and then
+        ends the call with `passed`, so what is left of the call's end is not on the
+        answer's way. None otherwise: `end` ends it, before its answer."""
+        frame = self.frame
+        if frame is None or frame.error or self.scrub is not None:
+            return None
+        answer = frame.result or _EMPTY_RESULT
+        gate = self.gate
+        if gate.recording or not gate.charge.passes(len(answer)) or ASKS.search(answer) is not None:
+            return None
+        return answer
+
+    def passed(self, result: msgspec.Raw) -> None:
+        """The call's end once `passing`'s result went: completed with it, charged as
+        passing, and closed once, as `end` would have done."""
+        call = self.call
+        try:
+            call.complete(result)
+        except Exception as exc:
+            stage_broke(call, exc)
+        else:
+            size = len(result)
+            call.charge, call.bytes_in, call.bytes_out = "pass", size, size
+        self.gate.close(call)
 
     def end(self) -> Awaitable[Any] | None:
         """Once it ended: the call is ended and recorded now (None), or what it still waits

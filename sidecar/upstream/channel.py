@@ -12,7 +12,9 @@ body, depth-checked and decoded once, scrubbed of secrets); a message refused un
 (`dropped`); and a request the transport could not carry (`fault`: one of the four kinds
 in `sidecar.errors`, never a made-up JSON-RPC frame). `gone` is done when nothing more
 can come and `ended` says why, as a typed fault too; `stop` releases everything (never
-raising). Which transport an entry opens is `sidecar.upstream.transports`; the
+raising). A stdio child offers two shortcuts on a plain call's way, found by name:
+`line_sink` (a frame's bytes alone, no `Outgoing` made) and `lines_to` (its lines read
+straight into the connection's `feed`, past the inbox). Which transport an entry opens is `sidecar.upstream.transports`; the
 transports import this seam, never the other way round.
 """
 

@@ -99,6 +99,7 @@ class _Pending(msgspec.Struct):
     future: Waiter
     progress_token: int | None
     is_call: bool  # a tools/call: its loss is said to be not retried (a handshake's is not a call)
+    ends_once: bool = False  # its waiter ignores a second ending itself (`send_call`'s): not asked `done`
 
 
 class Connection:
@@ -107,6 +108,9 @@ class Connection:
     def __init__(self, alias: str, transport: Transport, handler: PeerHandler) -> None:
         self.alias = alias
         self.transport = transport
+        # A stdio child takes a frame's bytes alone (`ChildProcess.line_sink`): a plain call
+        # goes there with no `Outgoing` made and no `send` in between; others take `send`.
+        self._line_sink: Callable[[bytes], None] | None = getattr(transport, "line_sink", None)
         self.handler = handler
         self.closed_reason: str | None = None  # the detail words of why it closed
         self._closed_kind: type[UpstreamUnavailable] = UpstreamUnavailable
@@ -147,12 +151,17 @@ class Connection:
     def send_call(self, params: dict[str, Any], waiter: Waiter) -> int:
         """`start_request` for a `tools/call` with no progress sink, on a connection its
         caller found open (`Upstream.ready_connection`), answered to `waiter`: a plain
-        call's (`sidecar.gate.inline`). Returns its upstream id."""
+        call's (`sidecar.gate.inline`), which ignores an ending after its first itself (so
+        an answer sets it without asking `done`). Returns its upstream id."""
         ident = self._next_id()  # `IdAllocator.allocate` and `encode_request`, inline
-        self._waiting[ident] = _Pending(waiter, None, True)
+        self._waiting[ident] = _Pending(waiter, None, True, True)
         # `encode_request`'s bytes, spliced: no envelope dict built and encoded per call
         frame = b"".join((_CALL_HEAD, _encode_frame(ident), _CALL_PARAMS, _encode_frame(params), b"}\n"))
-        self.transport.send(Outgoing(frame, ident, "tools/call", params))
+        line_sink = self._line_sink
+        if line_sink is not None:
+            line_sink(frame)
+        else:
+            self.transport.send(Outgoing(frame, ident, "tools/call", params))
         return ident
 
     async def request(
@@ -202,6 +211,11 @@ class Connection:
         meta[PROGRESS_TOKEN] = token
         params["_meta"] = meta
         return params, token
+
+    def waiter(self, ident: int) -> Waiter | None:
+        """What waits for the answer to request `ident`, while it is in flight."""
+        pending = self._waiting.get(ident)
+        return pending.future if pending is not None else None
 
     def request_of_token(self, token: object) -> int | None:
         """The id of the request in flight that was sent with progress token `token`."""
@@ -277,7 +291,7 @@ class Connection:
             return
         if pending.progress_token is not None:
             self._progress.pop(pending.progress_token, None)
-        if not pending.future.done():
+        if pending.ends_once or not pending.future.done():
             pending.future.set_result(frame)
 
     def _notification(self, frame: UpstreamFrame) -> None:

@@ -82,6 +82,8 @@ class ChildProcess:
         self._transports: list[asyncio.BaseTransport] = []
         self._stderr = _StderrTail()
         self._outbox = Outbox(self._write_now, loop)
+        self.line_sink: Callable[[bytes], None] = self._outbox  # `send`, given the bytes alone (a plain call's)
+        self._lines: _Lines | None = None  # its stdout's reader, once adopted
         self.greeting: Greeting | None = None  # what was said before it was adopted (taken once by its supervisor)
 
     @property
@@ -106,6 +108,12 @@ class ChildProcess:
     def send(self, message: Outgoing) -> None:
         """The message's bytes as the connection encoded them: a stdio frame is one line."""
         self._outbox(message.frame)
+
+    def lines_to(self, on_line: Callable[[bytes], None]) -> None:
+        """Hand each line its stdout brings from now on to `on_line` (its connection's
+        `feed`, straight from the read: no inbox's call in between)."""
+        if self._lines is not None:
+            self._lines.on_line = on_line
 
     def _write_now(self, data: bytes) -> None:
         stdin = self._stdin
@@ -159,7 +167,8 @@ async def adopt(popen: Process, on_line: Callable[[bytes], None], max_line: int,
     # would otherwise close its number twice, the second time maybe another thread's file).
     # One at a time: should a connection fail, the pipes not yet handed over are still
     # the process's, and the caller's `stop_process` closes them.
-    out, _ = await loop.connect_read_pipe(lambda: _Lines(on_line, framer, stdout_closed), for_the_loop(loop, popen.stdout))
+    lines = child._lines = _Lines(on_line, framer, stdout_closed)
+    out, _ = await loop.connect_read_pipe(lambda: lines, for_the_loop(loop, popen.stdout))
     err, _ = await loop.connect_read_pipe(lambda: child._stderr, for_the_loop(loop, popen.stderr))
     stdin, _ = await loop.connect_write_pipe(asyncio.Protocol, for_the_loop(loop, popen.stdin))
     child._stdin = stdin

@@ -164,6 +164,9 @@ class Upstream:
             return
         self._child = child
         conn = self._lines_to = Connection(self.alias, child, self._handler)
+        lines_to = getattr(child, "lines_to", None)  # a stdio child's lines go to `conn` with no `feed` here between
+        if lines_to is not None:
+            lines_to(conn.feed)
         child.gone.add_done_callback(lambda _: conn.lost(child.ended()))
         try:
             await self._start(conn)

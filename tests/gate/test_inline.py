@@ -33,8 +33,10 @@ def _tasks_of(engine: FakeEngine) -> list[asyncio.Future[Any]]:
     return [job for job in engine.jobs._running if isinstance(job, asyncio.Task) and not job.done()]
 
 
-def _held_of(engine: FakeEngine) -> list[asyncio.Future[Any]]:
-    return [job for job in engine.jobs._running if not isinstance(job, asyncio.Task) and not job.done()]
+def _held_of(engine: FakeEngine) -> list[Any]:
+    """Work under way with no task: handed to its owner, or found where it went (as stdio's)."""
+    handed = [job for job in engine.jobs._running if not isinstance(job, asyncio.Task) and not job.done()]
+    return [*handed, *engine.dispatcher.held()]
 
 
 def _watch(face: Any) -> list[ToolCall]:
@@ -62,6 +64,33 @@ async def test_a_plain_call_makes_no_task_and_ends_once_recorded_once() -> None:
         await _turns()
         assert [(c.name, c.outcome, c.charge) for c in seen] == [("f__echo", "completed", "pass")]
         assert engine.answers_to(ident) == [answer]
+
+
+async def test_a_session_finds_its_plain_calls_where_they_went_to_settle_and_close() -> None:
+    server = FakeServer(TOOLS)
+    async with in_memory({"f": server}) as sidecar:
+        engine = await sidecar.engine()
+        seen = _watch(sidecar.face)
+        first, second = engine.call("f__echo", {"text": "a"}), engine.call("f__echo", {"text": "b"})
+        handed = [job for job in engine.jobs._running if not isinstance(job, asyncio.Task)]
+        assert handed == [] and len(engine.dispatcher.held()) == 2  # none handed over: found where they went
+        assert engine.jobs.running() and len(engine.jobs) == 2
+        answered, waiting = await server.expect_call("echo"), await server.expect_call("echo")
+        answered.answer("a back")
+        async with asyncio.timeout(WAIT):  # a bounded wait: it cancels nothing
+            await engine.jobs.settle(0.2, asyncio.get_running_loop().create_future())
+        assert (await engine.answer_to(first))["result"]["content"][0]["text"] == "a back"
+        assert len(engine.dispatcher.held()) == 1
+        async with asyncio.timeout(WAIT):
+            await engine.jobs.aclose()  # the other ends at once: recorded cancelled, no answer
+        assert [(c.outcome, str(c.error or "")) for c in seen] == [
+            ("completed", ""), ("failed", "the call was cancelled before it ended")]
+        assert not engine.jobs.running() and engine.dispatcher.held() == []
+        assert await waiting.until_cancelled() == "the sidecar stopped waiting for this request"
+        late = engine.call("f__echo", {"text": "c"})  # read after the close: no call starts, nothing held
+        await _turns()
+        assert engine.dispatcher.held() == [] and len(seen) == 2 and engine.answers_to(late) == []
+        assert engine.answers_to(second) == []
 
 
 async def test_a_call_with_meta_or_a_deadline_takes_the_task_way() -> None:
@@ -214,9 +243,14 @@ async def test_a_call_to_a_server_not_ready_is_refused_as_by_the_task_way() -> N
 class _Gate:
     """The gate's part a started call's end needs: no charge past the budget, records kept."""
 
-    def __init__(self) -> None:
+    def __init__(self, recording: bool = False, budget: int = 1 << 20) -> None:
         self.closed: list[ToolCall] = []
         self.charge = self
+        self.recording = recording
+        self.budget = budget
+
+    def passes(self, size: int) -> bool:
+        return size <= self.budget
 
     def completed(self, call: ToolCall, size: int) -> None:
         return None
@@ -259,6 +293,34 @@ async def test_a_started_call_ends_once_from_its_connection_with_no_future() -> 
     assert started.done() and answered == [None] and [c.outcome for c in gate.closed] == ["completed"]
     started.set_exception(UpstreamUnavailable("late"))  # a second ending is ignored
     assert started.cancel() is False and len(answered) == 1 and len(gate.closed) == 1
+
+
+async def test_a_passing_answer_is_handed_out_before_the_call_ends_once() -> None:
+    from sidecar.errors import UpstreamUnavailable as Fault
+    from sidecar.wire import UpstreamFrame
+
+    def ended_with(gate: _Gate, frame: Any) -> Any:
+        started = _started(gate, _Conn())
+        started.set_result(frame)
+        return started
+
+    plain = UpstreamFrame(id=7, result=b'{"content":[]}')  # type: ignore[arg-type]
+    gate = _Gate()
+    started = ended_with(gate, plain)
+    assert started.passing() == b'{"content":[]}' and gate.closed == []  # not ended yet: the answer goes first
+    started.passed(started.passing())
+    assert [(c.outcome, c.charge, c.bytes_in, c.result) for c in gate.closed] == [
+        ("completed", "pass", 14, b'{"content":[]}')]
+    assert bytes(ended_with(_Gate(), UpstreamFrame(id=7)).passing() or b"") == b"{}"  # type: ignore[arg-type]
+    # Whatever `end` must decide or a watcher reads first keeps the old order: None, nothing ended.
+    for gate, frame in ((_Gate(recording=True), plain), (_Gate(budget=4), plain),
+                        (_Gate(), UpstreamFrame(id=7, error=b'{"code":1,"message":"no"}')),  # type: ignore[arg-type]
+                        (_Gate(), UpstreamFrame(id=7, result=b'{"resultType":"input_required"}'))):  # type: ignore[arg-type]
+        started = ended_with(gate, frame)
+        assert started.passing() is None and gate.closed == []
+    faulted = _started(_Gate(), _Conn())
+    faulted.set_exception(Fault("gone"))
+    assert faulted.passing() is None
 
 
 async def test_a_call_that_ended_before_it_was_armed_is_answered_in_the_next_turn_once() -> None:

@@ -50,7 +50,8 @@ class FakeEngine:
         self.wire = SessionWire(self._received, admit)
         self.session = self.wire.session
         self.jobs = Jobs()
-        self.dispatcher = Dispatcher(face, self.session, self.jobs.spawn, redactor, hold=self.jobs.hold)
+        self.dispatcher = Dispatcher(face, self.session, self.jobs.spawn, redactor, finds_held=True)
+        self.jobs.hold_from(self.dispatcher)  # as stdio's session owns its plain calls
         self._ids = itertools.count(1)
         face.sessions.append(self.session)
 
