@@ -91,6 +91,24 @@ def test_search_is_lexical_while_the_model_loads_then_blended(monkeypatch: pytes
         semantic.set_loader(None)
 
 
+def test_waiting_for_the_model_thread_ends_when_every_job_has_ended_or_the_model_failed(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    pytest.importorskip("numpy")
+    monkeypatch.setenv("OMB_SIDECAR_SEMANTIC", "1")
+    gate = threading.Event()
+    semantic.set_loader(lambda: WordEncoder(gate))
+    try:
+        index = semantic.SemanticIndex(entries(*TOOLS), tmp_path)
+        assert not semantic.wait_idle(0.2)  # the model still loading, the index's job queued
+        gate.set()
+        assert semantic.wait_idle(30) and index.embedded == 3
+        semantic.set_loader(lambda: 1 / 0)  # type: ignore[arg-type, return-value]
+        semantic.SemanticIndex(entries(*TOOLS), tmp_path / "other")
+        assert semantic.wait_idle(30) and semantic.model_state() == "failed"
+    finally:
+        semantic.set_loader(None)
+
+
 def test_vectors_are_cached_on_disk_and_a_changed_tool_alone_is_embedded_again(
         word_model: None, tmp_path: Path) -> None:
     first = semantic.SemanticIndex(entries(*TOOLS), tmp_path)

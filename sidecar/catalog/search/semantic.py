@@ -88,6 +88,7 @@ class _Worker:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
+        self._done = threading.Condition(self._lock)  # told as each job ends, and when loading fails
         self.reset()
 
     def reset(self) -> None:
@@ -96,9 +97,11 @@ class _Worker:
         self.busy = threading.Lock()  # held while the model runs in the worker
         self._jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
+        self._pending = 0  # jobs submitted and not yet ended
 
     def submit(self, job: Callable[[], None]) -> None:
         with self._lock:
+            self._pending += 1
             self._jobs.put(job)
             if self._thread is None:
                 self.state = "loading"
@@ -110,14 +113,27 @@ class _Worker:
             with self.busy:
                 encoder = _loader()
         except Exception:  # a broken install leaves search lexical, it does not stop the sidecar
-            self.state = "failed"
+            with self._done:
+                self.state = "failed"
+                self._done.notify_all()
             return
         self.encoder = encoder
         self.state = "ready"
         while True:
             job = jobs.get()
-            with self.busy:
-                job()
+            try:
+                with self.busy:
+                    job()
+            finally:
+                with self._done:
+                    self._pending -= 1
+                    self._done.notify_all()
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Wait until every job submitted has ended (or the model failed to load); False if
+        the worker still has work after `timeout` seconds."""
+        with self._done:
+            return self._done.wait_for(lambda: self._pending <= 0 or self.state == "failed", timeout)
 
 
 _WORKER = _Worker()
@@ -143,6 +159,12 @@ class _Passages(NamedTuple):
 
 def model_state() -> str:
     return _WORKER.state
+
+
+def wait_idle(timeout: float) -> bool:
+    """Wait until the model's thread has no work left: for a measurement that must not share
+    the CPU with it. False if it still works after `timeout` seconds."""
+    return _WORKER.wait_idle(timeout)
 
 
 class SemanticIndex:
