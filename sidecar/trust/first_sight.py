@@ -77,7 +77,6 @@ def preparing() -> bool:
     return _preparing > 0
 
 
-
 _collector_held = False  # the collector was on when the first of them began, and is off until the last ends
 
 
