@@ -19,9 +19,10 @@ starts from the checkout and this interpreter instead.
 Prints, per case, each mark's median over rounds (and its range). With `--tree` (twice or
 more), each round starts every tree once, in turn (from its sources, by this interpreter, as
 `--checkout` does; the order rotates round by round), and a last table gives, per tree, the
-median of "tools/list complete", of that less the upstreams' answer, and of the sidecar's CPU
-at its last mark before it, and each tree's median paired difference from the first tree's in
-the same round.
+median of "tools/list complete", of that less the upstreams' answer, of the sidecar's CPU
+at its last mark before it and (when the runtime answered the listing) of that less its first
+page's encoding, and each tree's median paired difference from the first tree's in the same
+round.
 """
 
 from __future__ import annotations
@@ -157,15 +158,28 @@ def _complete(marks: list[Mark]) -> tuple[float, float, float, float]:
     return done, answered, done - answered, cpu
 
 
+def _after_page(marks: list[Mark]) -> float | None:
+    """From the runtime's first page encoded to the client's complete listing (what the
+    answer's way to the engine costs, and whatever the loop does meanwhile); None when the
+    listing was not the runtime's (answered from the snapshot)."""
+    done = next(at for who, what, at, _ in marks if (who, what) == ("client", "tools/list complete"))
+    page = next((at for who, what, at, _ in marks if (who, what) == ("sidecar", "page encoded ends")), None)
+    return done - page if page is not None and page <= done else None
+
+
 def paired(results: list[list[list[Mark]]], names: list[str]) -> list[str]:
-    """Per tree and figure (complete, the upstreams' answer, the time after it, CPU): the median [range]
-    over rounds, and the median [range] of its paired differences from the first tree's in
-    the same round."""
-    figures = [[_complete(marks) for marks in rounds] for rounds in results]
+    """Per tree and figure (complete, the upstreams' answer, the time after it, CPU, and from
+    the runtime's first page when every round has one): the median [range] over rounds, and
+    the median [range] of its paired differences from the first tree's in the same round."""
+    pages = [[_after_page(marks) for marks in rounds] for rounds in results]
+    with_page = all(page is not None for rounds in pages for page in rounds)
+    figures = [[(*_complete(marks), page or 0.0) for marks, page in zip(rounds, own, strict=True)]
+               for rounds, own in zip(results, pages, strict=True)]
+    labels = ("complete", "upstream answered", "after the answer", "sidecar cpu") + (("after the page",) if with_page else ())
     lines = []
     for name, own in zip(names, figures, strict=True):
         lines.append(name)
-        for index, label in enumerate(("complete", "upstream answered", "after the answer", "sidecar cpu")):
+        for index, label in enumerate(labels):
             values = [f[index] for f in own]
             diff = [a[index] - b[index] for a, b in zip(own, figures[0], strict=True)]
             lines.append(f"  {label:17s} {statistics.median(values):6.1f} ms [{min(values):6.1f}-{max(values):6.1f}]"

@@ -90,9 +90,8 @@ async def run_stdio(config: SidecarConfig, redactor: Redactor, settings: Setting
         if listed is not None:
             from sidecar.front.listing_kept import keep_first_listing
 
-            compare = keep_first_listing(face, session, listed)
-            if compare is not None:
-                tasks.append(group.create_task(compare, name="listing snapshot"))
+            tasks.append(group.create_task(keep_first_listing(face, session, listed, stdout.buffered),
+                                           name="listing snapshot"))
         try:
             await asyncio.wait((engine, signals), return_when=asyncio.FIRST_COMPLETED)
             if engine.done():

@@ -256,13 +256,14 @@ class Face(ReadsLive):
         """Tell `seen` the next page one this face lists (once)."""
         self.first_page_seen = seen
 
-    def tools_pages(self) -> list[tuple[str | None, bytes]]:
+    def tools_pages(self, first: bytes | None = None) -> list[tuple[str | None, bytes]]:
         """Every page of the listing as an engine walks it: the cursor each is asked for
-        with (None: page one) and its encoded result (`tools_page`)."""
+        with (None: page one) and its encoded result (`tools_page`). `first`: page one of
+        this listing as the face just listed it (a 425-tool page is not encoded again)."""
         pages: list[tuple[str | None, bytes]] = []
         offset, cursor = 0, None
         while True:
-            pages.append((cursor, self.tools_page(offset)))
+            pages.append((cursor, first if offset == 0 and first is not None else self.tools_page(offset)))
             following = self.listing.page(offset, self.config.face.page_size)[1]
             if following is None:
                 return pages

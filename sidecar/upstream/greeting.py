@@ -30,6 +30,7 @@ from sidecar.wire.versions import HANDSHAKE_VERSIONS
 
 TYPE_CHECKING = False  # `typing` waits for the runtime
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import IO, Any, Protocol
 
 __all__ = ["CLIENT_CAPABILITIES", "CLIENT_INFO", "Greeting"]
@@ -85,6 +86,9 @@ class Greeting:
         # `functools` and `collections` (about 5 ms), and the runtime never joins this one
         self._done = _thread.allocate_lock()
         self._done.acquire()
+        self._guard = _thread.allocate_lock()  # over `_then` and `_over`, between the thread and `when_finished`
+        self._then: Callable[[], object] | None = None
+        self._over = False
         _thread.start_new_thread(self._run, ())
 
     def finished(self, timeout: float | None = None) -> bool:
@@ -93,6 +97,17 @@ class Greeting:
             return False
         self._done.release()
         return True
+
+    def when_finished(self, then: Callable[[], object]) -> None:
+        """Call `then` once the thread has stopped reading: now, when it has, else from the
+        thread itself as it stops (`then` hands over to the caller's loop: no thread of the
+        loop's executor waits on the greeting meanwhile). One `then` at a time; a fault in
+        it is its own (the thread ignores it)."""
+        with self._guard:
+            if not self._over:
+                self._then = then
+                return
+        then()
 
     def _run(self) -> None:
         try:
@@ -104,6 +119,14 @@ class Greeting:
             self.usable = False
         finally:
             self._done.release()
+            with self._guard:
+                self._over = True
+                then, self._then = self._then, None
+            if then is not None:
+                try:
+                    then()
+                except Exception:  # noqa: BLE001 (the waiter's own hand-over: nothing to tell from this thread)
+                    pass
 
     def _send(self, message: dict[str, object]) -> None:
         data = memoryview(json_text(message).encode() + b"\n")

@@ -202,7 +202,7 @@ async def spawn_child(server: ServerConfig, on_line: Callable[[bytes], None], ma
     try:
         if greeting is not None:
             if not greeting.finished(0):  # still talking to the upstream: wait without blocking the loop
-                await asyncio.get_running_loop().run_in_executor(None, greeting.finished)
+                await _greeting_finished(greeting)
             if not _handed_over(greeting, max_line):
                 stop_process(popen)
                 popen, greeting = start_process(server), None
@@ -212,6 +212,26 @@ async def spawn_child(server: ServerConfig, on_line: Callable[[bytes], None], ma
         raise
     child.greeting = greeting
     return child
+
+
+async def _greeting_finished(greeting: Greeting) -> None:
+    """Until `greeting`'s thread has stopped reading: woken by that thread as it stops."""
+    loop = asyncio.get_running_loop()
+    over: asyncio.Future[None] = loop.create_future()
+
+    def wake() -> None:  # in the greeting's thread
+        try:
+            loop.call_soon_threadsafe(_settle, over)
+        except RuntimeError:  # the loop closed meanwhile (its start cancelled): nobody waits
+            pass
+
+    greeting.when_finished(wake)
+    await over
+
+
+def _settle(over: asyncio.Future[None]) -> None:
+    if not over.done():
+        over.set_result(None)
 
 
 def _handed_over(greeting: Greeting, max_line: int) -> bool:

@@ -59,3 +59,4 @@ def test_trees_are_alternated_and_paired() -> None:
                for rounds in results for marks in rounds)
     lines = paired(results, ["a", "b"])
     assert lines[0] == "a" and any("after the answer" in line for line in lines)
+    assert any("after the page" in line for line in lines)  # the runtime listed: a fresh folder

@@ -381,3 +381,51 @@ def test_a_kept_snapshot_reads_back_whole_and_a_damaged_one_not_at_all(tmp_path:
         assert read_kept(inputs) is None, at  # type: ignore[arg-type]
     path.write_bytes(whole[:-1])
     assert read_kept(inputs) is None  # type: ignore[arg-type]
+
+
+class _Face:
+    """What `keep_first_listing` reads of a face: its listing, page one as listed, the pages."""
+
+    def __init__(self) -> None:
+        self.listing = object()
+        self.seen: Any = None
+
+    def when_first_page(self, seen: Any) -> None:
+        self.seen = seen
+
+    def tools_pages(self, first: bytes | None = None) -> list[tuple[str | None, bytes | None]]:
+        return [(None, first)]  # page one as the engine was sent it, not made again
+
+
+@pytest.mark.parametrize("then", ["drained", "session ended", "rebuilt", "not ready"])
+def test_the_first_listing_is_kept_once_the_engines_answer_has_left(monkeypatch: pytest.MonkeyPatch, then: str) -> None:
+    """Page one's bytes are kept only once stdout's buffer is empty (the engine's answer is
+    not held behind the snapshot's digest and write), or at once when the session ends
+    meanwhile; never when the face rebuilt its listing since, or was not ready as it listed."""
+    import asyncio
+
+    from sidecar.front import listing_kept
+
+    kept: list[Any] = []
+    monkeypatch.setattr(listing_kept, "_keep", lambda listed, pages: kept.append(pages))
+    monkeypatch.setattr(listing_kept, "_all_ready", lambda face, listed: then != "not ready")
+
+    async def run() -> None:
+        face, left = _Face(), [1 << 20]
+        task = asyncio.ensure_future(listing_kept.keep_first_listing(  # type: ignore[arg-type]
+            face, None, SimpleNamespace(sent=None), lambda: left[0]))  # type: ignore[arg-type]
+        await asyncio.sleep(0)
+        face.seen(b"page one")
+        for _ in range(10):
+            await asyncio.sleep(0.003)
+        assert kept == [] and task.done() == (then == "not ready")  # the answer is still in the buffer
+        if then == "rebuilt":
+            face.listing = object()
+        if then == "session ended":
+            task.cancel()
+        left[0] = 0
+        await asyncio.wait([task], timeout=STARTUP_WAIT)
+        assert task.done()
+
+    asyncio.run(run())
+    assert kept == ([[(None, b"page one")]] if then in ("drained", "session ended") else [])

@@ -230,3 +230,29 @@ def test_two_starts_digest_the_same_answers_alike_and_a_changed_byte_apart() -> 
 
     assert digest("aaaaaaaaaaaa", tools) == digest("bbbbbbbbbbbb", tools)
     assert digest("aaaaaaaaaaaa", tools) != digest("aaaaaaaaaaaa", other)
+
+
+def test_the_greeting_wakes_its_waiter_itself_as_it_stops() -> None:
+    """`when_finished`: called by the greeting's own thread once it has stopped reading (the
+    supervisor's loop is woken with no executor thread waiting on the greeting), or at once
+    when it has stopped already; a fault in the waiter's call leaves the thread's end alone."""
+    import threading
+
+    popen = start_launch(Launch(sys.executable, (FAULT_SERVER, "no-init"), (), None))
+    try:
+        greeting = Greeting(popen, 0.5)
+        called: list[tuple[str, bool]] = []
+        woken = threading.Event()
+
+        def then() -> None:
+            called.append((threading.current_thread().name, greeting.finished(0)))
+            woken.set()
+            raise RuntimeError("the waiter's own fault")
+
+        greeting.when_finished(then)
+        assert woken.wait(WAIT) and greeting.finished(WAIT) and greeting.timed_out
+        assert called == [(called[0][0], True)] and called[0][0] != threading.current_thread().name
+        greeting.when_finished(lambda: called.append(("now", greeting.finished(0))))
+        assert called[1:] == [("now", True)]  # stopped already: at once, in the caller's thread
+    finally:
+        _stop(popen)
