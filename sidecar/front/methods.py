@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from sidecar.catalog.apps import ui_extension
-from sidecar.front.handling import Handler, Handling, Result, Starter
+from sidecar.front.handling import Handler, Handling, PlainStarter, Result, Starter
 from sidecar.gate import ToolCall
 from sidecar.gate.inline import Started
 from sidecar.gate.answer import call_answer
@@ -43,7 +43,7 @@ from sidecar.wire.task_shapes import TASKS_EXTENSION, declares_tasks
 from sidecar.wire.versions import ENVELOPE_KEYS, MODERN_VERSION, UI_EXTENSION
 
 
-__all__ = ["METHODS", "STARTERS", "server_capabilities"]
+__all__ = ["METHODS", "PLAIN_CALL", "STARTERS", "server_capabilities"]
 
 _EMPTY = b"{}"
 
@@ -129,8 +129,20 @@ def start_tools_call(d: Handling, req: Request, params: CallParams) -> bool:
     elif params.meta is not None:
         return False
     arguments = params.arguments
-    started = gate.start(ToolCall(name=params.name, arguments={} if arguments is None else arguments,
-                                  session=session.held_scope), modern)
+    return start_plain_call(d, req, params.name, {} if arguments is None else arguments)
+
+
+def start_plain_call(d: Handling, req: Request, name: str, arguments: dict[str, Any]) -> bool:
+    """`start_tools_call` once the params are known to hold no `_meta` beyond a 2026-07-28
+    engine's envelope, no task and no round brought back; the dispatcher calls it with a
+    name and arguments read from the request's own params when they are its only two keys
+    (`PlainStarter`: no params struct made). Only the gate decides then whether the way
+    is plain. False: nothing was sent, and `tools_call` takes it."""
+    gate, session = d.face.gate, d.session
+    if not gate.plain:
+        return False
+    started = gate.start(ToolCall(name=name, arguments=arguments, session=session.held_scope),
+                         session.protocol_version == MODERN_VERSION)
     if started is None:
         return False
     session.in_flight[req.id] = (started.conn, started.ident)  # where it went: a cancel follows it
@@ -300,3 +312,6 @@ METHODS: dict[str, Handler] = {
 
 # Methods with a way that needs no task of its own when it is plain (`Starter`).
 STARTERS: dict[str, Starter] = {"tools/call": start_tools_call}
+
+# `tools/call`'s starter for params that are a name and arguments alone (`PlainStarter`).
+PLAIN_CALL: PlainStarter = start_plain_call
