@@ -15,6 +15,7 @@ import asyncio
 import json
 import re
 from collections.abc import Callable
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -247,10 +248,8 @@ class _Gate:
         self.closed: list[ToolCall] = []
         self.charge = self
         self.recording = recording
-        self.budget = budget
-
-    def passes(self, size: int) -> bool:
-        return size <= self.budget
+        # the smallest budget, where `ChargeResult` reads it (its current snapshot's facts)
+        self.current = SimpleNamespace(live=SimpleNamespace(facts=SimpleNamespace(smallest_budget=budget)))
 
     def completed(self, call: ToolCall, size: int) -> None:
         return None
