@@ -37,8 +37,9 @@ class LineReader(LineFramer, asyncio.Protocol):
             return
         reading.open = True
         try:
-            if data.find(b"\n") == len(data) - 1 and not self._buffer and not self._discarding \
-                    and len(data) <= self.max_line:  # one whole line, nothing buffered: every lone call's read
+            size = len(data)
+            if data.find(b"\n") == size - 1 and not self._buffer and not self._discarding \
+                    and size <= self.max_line:  # one whole line, nothing buffered: every lone call's read
                 line = data[:-1].rstrip(b"\r")
                 if line.strip():
                     self.on_line(line)
