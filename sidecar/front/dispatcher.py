@@ -159,17 +159,19 @@ class Dispatcher:
             session.emit(ErrorAnswer(ident, INVALID_REQUEST, f"id {ident!r} is already in use by a request in flight"))
             return
         raw = req.params
-        if method == "tools/call" and len(raw) == 2 and self.plain_call is not None:
-            # The common call, a name and arguments and nothing else, read from the params
-            # as they came: what `params_of` would make of them, with no struct made unless
-            # the call takes a task.
-            name, arguments = raw.get("name"), raw.get("arguments")
+        if method == "tools/call" and self.plain_call is not None:
+            # The common call, a name and arguments (and from a 2026-07-28 engine its `_meta`)
+            # and nothing else, read from the params as they came: what `params_of` would
+            # make of them, with no struct made unless the call takes a task.
+            name, arguments, size = raw.get("name"), raw.get("arguments"), len(raw)
             if type(name) is str and type(arguments) is dict and self.face.tracer is None:
-                if self.plain_call(self, req, name, arguments):  # under way with no task (it set in_flight)
+                meta = None if size == 2 else raw.get("_meta")
+                if size == 2 or size == 3 and type(meta) is dict:
+                    if self.plain_call(self, req, name, arguments, meta):  # under way with no task (it set in_flight)
+                        return
+                    in_flight[ident] = None
+                    self.spawn(self._serve(self.methods[method], req, CallParams(name=name, arguments=arguments, meta=meta)))
                     return
-                in_flight[ident] = None
-                self.spawn(self._serve(self.methods[method], req, CallParams(name=name, arguments=arguments)))
-                return
         handler = self.methods.get(method)
         if handler is None:
             session.emit(ErrorAnswer(ident, METHOD_NOT_FOUND, f"method not found: {method}"))

@@ -63,6 +63,6 @@ class Handling(Protocol):
 Handler = Callable[[Handling, Request, Any], Awaitable[Result]]
 MethodTable = Mapping[str, Handler]
 Starter = Callable[[Handling, Request, Any], bool]
-# `tools/call`'s starter given its params' name and arguments, read raw by the dispatcher when
-# they are the params' only two keys (no struct made for them); as a `Starter` otherwise.
-PlainStarter = Callable[[Handling, Request, str, dict[str, Any]], bool]
+# `tools/call`'s starter given its params' name, arguments and `_meta`, read raw by the
+# dispatcher when they are all the params hold (no struct made for them); as a `Starter` otherwise.
+PlainStarter = Callable[[Handling, Request, str, dict[str, Any], "dict[str, Any] | None"], bool]

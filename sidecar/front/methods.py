@@ -119,30 +119,28 @@ def start_tools_call(d: Handling, req: Request, params: CallParams) -> bool:
     extension declared), it brings back no round and its server is not a 2026-07-28 one:
     the chain would send that server what `Gate.start` sends. False when it is not plain:
     nothing was sent, and `tools_call` takes it."""
-    gate, session = d.face.gate, d.session
-    if not gate.plain or params.task is not None:
+    if params.task is not None:
         return False
-    modern = session.protocol_version == MODERN_VERSION
-    if modern:
-        if not _first_plain_round(req.params, params.meta):
-            return False
-    elif params.meta is not None:
-        return False
+    if d.session.protocol_version == MODERN_VERSION and ("requestState" in req.params or "inputResponses" in req.params):
+        return False  # a round brought back: the chain relays it
     arguments = params.arguments
-    return start_plain_call(d, req, params.name, {} if arguments is None else arguments)
+    return start_plain_call(d, req, params.name, {} if arguments is None else arguments, params.meta)
 
 
-def start_plain_call(d: Handling, req: Request, name: str, arguments: dict[str, Any]) -> bool:
-    """`start_tools_call` once the params are known to hold no `_meta` beyond a 2026-07-28
-    engine's envelope, no task and no round brought back; the dispatcher calls it with a
-    name and arguments read from the request's own params when they are its only two keys
-    (`PlainStarter`: no params struct made). Only the gate decides then whether the way
-    is plain. False: nothing was sent, and `tools_call` takes it."""
+def start_plain_call(d: Handling, req: Request, name: str, arguments: dict[str, Any],
+                     meta: dict[str, Any] | None = None) -> bool:
+    """`start_tools_call` once the params are known to hold no task and no round brought
+    back: the dispatcher calls it with what it read from the request's own params when
+    they are a name, arguments and at most a `_meta` object (`PlainStarter`: no params
+    struct made). Plain when the gate's chain is, and `meta` is None or, from a
+    2026-07-28 engine, its envelope alone. False: nothing was sent, and `tools_call` takes it."""
     gate, session = d.face.gate, d.session
     if not gate.plain:
         return False
-    started = gate.start(ToolCall(name=name, arguments=arguments, session=session.held_scope),
-                         session.protocol_version == MODERN_VERSION)
+    modern = session.protocol_version == MODERN_VERSION
+    if meta is not None and not (modern and ENVELOPE_KEYS.issuperset(meta) and not declares_tasks(meta)):
+        return False
+    started = gate.start(ToolCall(name=name, arguments=arguments, session=session.held_scope), modern)
     if started is None:
         return False
     session.in_flight[req.id] = (started.conn, started.ident)  # where it went: a cancel follows it
@@ -154,14 +152,6 @@ def start_plain_call(d: Handling, req: Request, name: str, arguments: dict[str, 
     if hold is not None:
         hold(started)
     return True
-
-
-def _first_plain_round(request_params: dict[str, Any], meta: dict[str, Any] | None) -> bool:
-    """A 2026-07-28 call that brings back no round and whose `_meta` holds nothing beyond
-    the envelope (which stays here) and does not declare the tasks extension."""
-    if "requestState" in request_params or "inputResponses" in request_params:
-        return False
-    return meta is None or ENVELOPE_KEYS.issuperset(meta) and not declares_tasks(meta)
 
 
 def _call_of(d: Handling, req: Request, params: CallParams) -> ToolCall:
