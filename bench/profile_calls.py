@@ -152,7 +152,7 @@ def per_call_counts(tree: Path, calls: int, window: int, opcodes: bool = False) 
 # file or folder prefix). Framing, the depth scan and the outbox serve both pipes.
 STAGES: list[tuple[str, tuple[str, ...]]] = [
     ("read and split lines (both pipes)", ("sidecar/front/stdio.py:data_received", "sidecar/upstream/stdio.py:data_received",
-                                           "sidecar/wire/framing.py")),
+                                           "sidecar/wire/framing.py", "sidecar/wire/reader.py")),
     ("engine envelope decode (and depth scans)", ("sidecar/wire/jsonrpc.py:decode_engine_frame", "sidecar/wire/jsonrpc.py:_decode_strict",
                                                  "sidecar/wire/jsonrpc.py:_envelope", "sidecar/wire/jsonrpc.py:_judged",
                                                  "sidecar/wire/jsonrpc.py:_valid_id", "sidecar/wire/duplicates.py",

@@ -111,3 +111,38 @@ async def test_an_owner_with_nothing_running_closes_at_once_and_one_still_runnin
     await started.wait()
     assert not busy.close_idle()  # something still runs: `aclose` is the way
     await busy.aclose()
+
+
+class _HeldCall:
+    """Work held with no task (as a plain call's `Started`): `done` is a Python method."""
+
+    def __init__(self) -> None:
+        self.over = False
+        self.asked = 0
+
+    def done(self) -> bool:
+        self.asked += 1
+        return self.over
+
+    def cancel(self) -> bool:
+        self.over = True
+        return True
+
+    def add_done_callback(self, fn: object) -> None:
+        raise AssertionError("not waited for here")
+
+
+async def test_asking_whether_anything_runs_lets_ended_held_work_go() -> None:
+    """A kept transient session is asked `running` by every request: held calls that ended
+    are let go once all ended, so the next request is not asked of them again."""
+    jobs = Jobs()
+    calls = [_HeldCall() for _ in range(10)]
+    for call in calls:
+        jobs.hold(call)  # type: ignore[arg-type]
+    calls[0].over = True
+    assert jobs.running() and len(jobs._running) == 10  # one still runs: nothing goes
+    for call in calls:
+        call.over = True
+    assert not jobs.running() and not jobs._running
+    asked = [call.asked for call in calls]
+    assert not jobs.running() and [call.asked for call in calls] == asked

@@ -35,8 +35,8 @@ from sidecar.errors import (
 )
 from sidecar.features import missing_module_words
 from sidecar.front.eras.asking import engine_asker
-from sidecar.front.handling import Handler, MethodTable, Result, Starter
-from sidecar.front.methods import METHODS, STARTERS
+from sidecar.front.handling import Handler, MethodTable, PlainStarter, Result, Starter
+from sidecar.front.methods import METHODS, PLAIN_CALL, STARTERS
 from sidecar.gate.answer import error_body
 from sidecar.gate.inline import Started
 from sidecar.gate.route import ASKS, scrub_answer
@@ -45,7 +45,7 @@ from sidecar.hub.face import Face
 from sidecar.hub.session import EngineSession
 from sidecar.redact import Redactor
 from sidecar.upstream import Upstream
-from sidecar.wire.requests import PROGRESS_TOKEN, CancelledParams, Params, params_of
+from sidecar.wire.requests import PROGRESS_TOKEN, CallParams, CancelledParams, Params, params_of
 from sidecar.wire.versions import MODERN_VERSION, without_envelope
 from sidecar.wire import (
     Answer,
@@ -97,6 +97,9 @@ class Dispatcher:
         self.hold = None if finds_held else hold
         holds = hold is not None or finds_held
         self.starters: Mapping[str, Starter] = STARTERS if holds and methods is METHODS else {}
+        # `tools/call`'s starter for params that are a name and arguments alone, read raw
+        # (`_request`); None when calls take tasks (the starters' rule).
+        self.plain_call: PlainStarter | None = PLAIN_CALL if self.starters else None
         self.face = face
         self.session = session
         self.spawn = spawn
@@ -122,6 +125,7 @@ class Dispatcher:
     def stop_holding(self) -> None:
         """From now on every request takes a task (the owner closed: it closes them unstarted)."""
         self.starters = {}
+        self.plain_call = None
 
     # -- frames in ----------------------------------------------------------------
 
@@ -154,6 +158,20 @@ class Dispatcher:
         if ident in in_flight:
             session.emit(ErrorAnswer(ident, INVALID_REQUEST, f"id {ident!r} is already in use by a request in flight"))
             return
+        raw = req.params
+        if method == "tools/call" and self.plain_call is not None:
+            # The common call, a name and arguments (and from a 2026-07-28 engine its `_meta`)
+            # and nothing else, read from the params as they came: what `params_of` would
+            # make of them, with no struct made unless the call takes a task.
+            name, arguments, size = raw.get("name"), raw.get("arguments"), len(raw)
+            if type(name) is str and type(arguments) is dict and self.face.tracer is None:
+                meta = None if size == 2 else raw.get("_meta")
+                if size == 2 or size == 3 and type(meta) is dict:
+                    if self.plain_call(self, req, name, arguments, meta):  # under way with no task (it set in_flight)
+                        return
+                    in_flight[ident] = None
+                    self.spawn(self._serve(self.methods[method], req, CallParams(name=name, arguments=arguments, meta=meta)))
+                    return
         handler = self.methods.get(method)
         if handler is None:
             session.emit(ErrorAnswer(ident, METHOD_NOT_FOUND, f"method not found: {method}"))

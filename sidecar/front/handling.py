@@ -29,7 +29,7 @@ from sidecar.wire.requests import Params
 if TYPE_CHECKING:
     from sidecar.gate.asked import EngineAsker
 
-__all__ = ["Handler", "Handling", "MethodTable", "Result", "Starter"]
+__all__ = ["Handler", "Handling", "MethodTable", "PlainStarter", "Result", "Starter"]
 
 Result = bytes | msgspec.Raw | dict[str, Any]
 
@@ -63,3 +63,6 @@ class Handling(Protocol):
 Handler = Callable[[Handling, Request, Any], Awaitable[Result]]
 MethodTable = Mapping[str, Handler]
 Starter = Callable[[Handling, Request, Any], bool]
+# `tools/call`'s starter given its params' name, arguments and `_meta`, read raw by the
+# dispatcher when they are all the params hold (no struct made for them); as a `Starter` otherwise.
+PlainStarter = Callable[[Handling, Request, str, dict[str, Any], "dict[str, Any] | None"], bool]

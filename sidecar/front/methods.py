@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from sidecar.catalog.apps import ui_extension
-from sidecar.front.handling import Handler, Handling, Result, Starter
+from sidecar.front.handling import Handler, Handling, PlainStarter, Result, Starter
 from sidecar.gate import ToolCall
 from sidecar.gate.inline import Started
 from sidecar.gate.answer import call_answer
@@ -43,7 +43,7 @@ from sidecar.wire.task_shapes import TASKS_EXTENSION, declares_tasks
 from sidecar.wire.versions import ENVELOPE_KEYS, MODERN_VERSION, UI_EXTENSION
 
 
-__all__ = ["METHODS", "STARTERS", "server_capabilities"]
+__all__ = ["METHODS", "PLAIN_CALL", "STARTERS", "server_capabilities"]
 
 _EMPTY = b"{}"
 
@@ -119,18 +119,28 @@ def start_tools_call(d: Handling, req: Request, params: CallParams) -> bool:
     extension declared), it brings back no round and its server is not a 2026-07-28 one:
     the chain would send that server what `Gate.start` sends. False when it is not plain:
     nothing was sent, and `tools_call` takes it."""
+    if params.task is not None:
+        return False
+    if d.session.protocol_version == MODERN_VERSION and ("requestState" in req.params or "inputResponses" in req.params):
+        return False  # a round brought back: the chain relays it
+    arguments = params.arguments
+    return start_plain_call(d, req, params.name, {} if arguments is None else arguments, params.meta)
+
+
+def start_plain_call(d: Handling, req: Request, name: str, arguments: dict[str, Any],
+                     meta: dict[str, Any] | None = None) -> bool:
+    """`start_tools_call` once the params are known to hold no task and no round brought
+    back: the dispatcher calls it with what it read from the request's own params when
+    they are a name, arguments and at most a `_meta` object (`PlainStarter`: no params
+    struct made). Plain when the gate's chain is, and `meta` is None or, from a
+    2026-07-28 engine, its envelope alone. False: nothing was sent, and `tools_call` takes it."""
     gate, session = d.face.gate, d.session
-    if not gate.plain or params.task is not None:
+    if not gate.plain:
         return False
     modern = session.protocol_version == MODERN_VERSION
-    if modern:
-        if not _first_plain_round(req.params, params.meta):
-            return False
-    elif params.meta is not None:
+    if meta is not None and not (modern and ENVELOPE_KEYS.issuperset(meta) and not declares_tasks(meta)):
         return False
-    arguments = params.arguments
-    started = gate.start(ToolCall(name=params.name, arguments={} if arguments is None else arguments,
-                                  session=session.held_scope), modern)
+    started = gate.start(ToolCall(name=name, arguments=arguments, session=session.held_scope), modern)
     if started is None:
         return False
     session.in_flight[req.id] = (started.conn, started.ident)  # where it went: a cancel follows it
@@ -142,14 +152,6 @@ def start_tools_call(d: Handling, req: Request, params: CallParams) -> bool:
     if hold is not None:
         hold(started)
     return True
-
-
-def _first_plain_round(request_params: dict[str, Any], meta: dict[str, Any] | None) -> bool:
-    """A 2026-07-28 call that brings back no round and whose `_meta` holds nothing beyond
-    the envelope (which stays here) and does not declare the tasks extension."""
-    if "requestState" in request_params or "inputResponses" in request_params:
-        return False
-    return meta is None or ENVELOPE_KEYS.issuperset(meta) and not declares_tasks(meta)
 
 
 def _call_of(d: Handling, req: Request, params: CallParams) -> ToolCall:
@@ -300,3 +302,6 @@ METHODS: dict[str, Handler] = {
 
 # Methods with a way that needs no task of its own when it is plain (`Starter`).
 STARTERS: dict[str, Starter] = {"tools/call": start_tools_call}
+
+# `tools/call`'s starter for params that are a name and arguments alone (`PlainStarter`).
+PLAIN_CALL: PlainStarter = start_plain_call

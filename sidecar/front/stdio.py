@@ -29,7 +29,8 @@ from sidecar.wire import Answer, Event, FrameRejected, LineFramer, RequestId, en
 from sidecar.wire.events import ANSWER_HEAD, RESULT_KEY, AnswerResult
 from sidecar.wire.jsonrpc import refuse_dropped
 from sidecar.wire.salvage import DroppedFrame
-from sidecar.wire.outbox import HARD_BYTES, READING, Outbox, Shedding
+from sidecar.wire.outbox import HARD_BYTES, Outbox, Shedding
+from sidecar.wire.reader import LineReader
 
 __all__ = ["serve_stdio", "open_stdout", "EngineStdout", "ENGINE_LINE_CAP"]
 
@@ -56,11 +57,14 @@ def _dropped_sink(on_refused: Refuse | None) -> Callable[[DroppedFrame], None] |
     return dropped
 
 
-class _StdinProtocol(asyncio.Protocol):
+class _StdinProtocol(LineReader):
+    """The engine's stdin, framed by itself: whole lines to `on_line` (`LineReader`)."""
+
+    __slots__ = ("prefix", "closed")
+
     def __init__(self, on_line: Callable[[bytes], None], on_refused: Refuse | None = None,
                  line_cap: int = ENGINE_LINE_CAP, prefix: bytes = b"") -> None:
-        self.framer = LineFramer(line_cap, _dropped_sink(on_refused))
-        self.on_line = on_line
+        LineReader.__init__(self, on_line, line_cap, _dropped_sink(on_refused))
         self.prefix = prefix  # read before the loop ran (the early initialize's rest): framed first
         self.closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
@@ -69,11 +73,8 @@ class _StdinProtocol(asyncio.Protocol):
         if prefix:
             self.data_received(prefix)
 
-    def data_received(self, data: bytes) -> None:
-        self.framer.read(data, self.on_line, READING)  # frames sent from this read leave together at its end
-
     def eof_received(self) -> bool:
-        for line in self.framer.feed(b"\n"):  # a last request without its newline is still a request
+        for line in self.feed(b"\n"):  # a last request without its newline is still a request
             self.on_line(line)
         return False
 
@@ -225,8 +226,8 @@ async def serve_stdio(on_line: Callable[[bytes], None], stdout: EngineStdout | N
     if stdout is not None:
         stdout.hold(transport)
     await protocol.closed
-    if protocol.framer.oversized:
-        log.warning("%d oversized lines from the engine were dropped", protocol.framer.oversized)
+    if protocol.oversized:
+        log.warning("%d oversized lines from the engine were dropped", protocol.oversized)
 
 
 async def _serve_file(fd: int, on_line: Callable[[bytes], None], on_refused: Refuse | None, cap: int,

@@ -12,9 +12,9 @@ body, depth-checked and decoded once, scrubbed of secrets); a message refused un
 (`dropped`); and a request the transport could not carry (`fault`: one of the four kinds
 in `sidecar.errors`, never a made-up JSON-RPC frame). `gone` is done when nothing more
 can come and `ended` says why, as a typed fault too; `stop` releases everything (never
-raising). A stdio child offers two shortcuts on a plain call's way, found by name:
-`line_sink` (a frame's bytes alone, no `Outgoing` made) and `lines_to` (its lines read
-straight into the connection's `feed`, past the inbox). Which transport an entry opens is `sidecar.upstream.transports`; the
+raising). A channel whose frames are lines (a stdio child) is a `LineChannel` too, with
+two shortcuts on a plain call's way: `line_sink` (a frame's bytes alone, no `Outgoing`
+made) and `lines_to` (its lines read straight into the connection's `feed`, past the inbox). Which transport an entry opens is `sidecar.upstream.transports`; the
 transports import this seam, never the other way round.
 """
 
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import msgspec
 
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from sidecar.wire import UpstreamFrame
     from sidecar.wire.salvage import DroppedFrame
 
-__all__ = ["Channel", "ChannelOpener", "Inbox", "Outgoing"]
+__all__ = ["Channel", "ChannelOpener", "Inbox", "LineChannel", "Outgoing"]
 
 RequestId = int | str
 
@@ -95,6 +95,17 @@ class Channel(Protocol):
     def diagnostics(self) -> str:
         """Recent diagnostic text (a child's stderr tail); never shown to the engine."""
         ...
+
+
+@runtime_checkable
+class LineChannel(Protocol):
+    """A transport whose frames are lines (a stdio child): a plain call's frame goes to
+    `line_sink` as its bytes alone, and `lines_to` hands each line read from then on to
+    `on_line` (its connection's `feed`). Asked once per connection (`isinstance`)."""
+
+    line_sink: Callable[[bytes], None]
+
+    def lines_to(self, on_line: Callable[[bytes], None]) -> None: ...
 
 
 # How a supervisor opens its upstream's transport: `sidecar.upstream.transports.open_channel`

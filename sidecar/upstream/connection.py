@@ -34,7 +34,7 @@ from sidecar.errors import (
     refused_unread,
     upstream_fault,
 )
-from sidecar.upstream.channel import Outgoing
+from sidecar.upstream.channel import LineChannel, Outgoing
 from sidecar.wire import (
     TOO_DEEP,
     IdAllocator,
@@ -108,9 +108,10 @@ class Connection:
     def __init__(self, alias: str, transport: Transport, handler: PeerHandler) -> None:
         self.alias = alias
         self.transport = transport
-        # A stdio child takes a frame's bytes alone (`ChildProcess.line_sink`): a plain call
+        # A stdio child takes a frame's bytes alone (`LineChannel.line_sink`): a plain call
         # goes there with no `Outgoing` made and no `send` in between; others take `send`.
-        self._line_sink: Callable[[bytes], None] | None = getattr(transport, "line_sink", None)
+        self._line_sink: Callable[[bytes], None] | None = \
+            transport.line_sink if isinstance(transport, LineChannel) else None
         self.handler = handler
         self.closed_reason: str | None = None  # the detail words of why it closed
         self._closed_kind: type[UpstreamUnavailable] = UpstreamUnavailable

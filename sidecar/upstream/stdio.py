@@ -21,9 +21,9 @@ from sidecar.upstream.channel import Outgoing
 from sidecar.upstream.greeting import Greeting
 from sidecar.upstream.pipes import for_the_loop
 from sidecar.upstream.spawn import start_process, stop_process, take_early
-from sidecar.wire import LineFramer, Outbox
-from sidecar.wire.outbox import READING
+from sidecar.wire import Outbox
 from sidecar.wire.framing import DropSink
+from sidecar.wire.reader import LineReader
 
 if TYPE_CHECKING:
     from sidecar.upstream.spawn import Process
@@ -36,14 +36,16 @@ STDERR_KEEP = 64 * 1024
 EXIT_DRAIN_SECONDS = 0.2
 
 
-class _Lines(asyncio.Protocol):
-    """The child's stdout: whole lines to `on_line`; its end resolves `closed`."""
+class _Lines(LineReader):
+    """The child's stdout, framed by itself: whole lines to `on_line` (frames sent from a
+    read leave together at its end); its end resolves `closed`."""
 
-    def __init__(self, on_line: Callable[[bytes], None], framer: LineFramer, closed: asyncio.Future[None]) -> None:
-        self.on_line, self.framer, self.closed = on_line, framer, closed
+    __slots__ = ("closed",)
 
-    def data_received(self, data: bytes) -> None:
-        self.framer.read(data, self.on_line, READING)  # frames sent from this read leave together at its end
+    def __init__(self, on_line: Callable[[bytes], None], max_line: int, on_dropped: DropSink | None,
+                 closed: asyncio.Future[None]) -> None:
+        LineReader.__init__(self, on_line, max_line, on_dropped)
+        self.closed = closed
 
     def connection_lost(self, exc: Exception | None) -> None:
         if not self.closed.done():
@@ -161,13 +163,12 @@ async def adopt(popen: Process, on_line: Callable[[bytes], None], max_line: int,
     assert popen.stdin and popen.stdout and popen.stderr
     stdout_closed: asyncio.Future[None] = loop.create_future()
     stdout_closed.add_done_callback(child._set_gone)
-    framer = LineFramer(max_line, on_dropped)
-    framer.feed(tail)  # no newline in it: held until the rest of its line comes
+    lines = child._lines = _Lines(on_line, max_line, on_dropped, stdout_closed)
+    lines.feed(tail)  # no newline in it: held until the rest of its line comes
     # Each pipe goes to its transport alone, which closes it once (`for_the_loop`: uvloop
     # would otherwise close its number twice, the second time maybe another thread's file).
     # One at a time: should a connection fail, the pipes not yet handed over are still
     # the process's, and the caller's `stop_process` closes them.
-    lines = child._lines = _Lines(on_line, framer, stdout_closed)
     out, _ = await loop.connect_read_pipe(lambda: lines, for_the_loop(loop, popen.stdout))
     err, _ = await loop.connect_read_pipe(lambda: child._stderr, for_the_loop(loop, popen.stderr))
     stdin, _ = await loop.connect_write_pipe(asyncio.Protocol, for_the_loop(loop, popen.stdin))

@@ -20,7 +20,7 @@ from sidecar.concurrency import Jobs, finish
 from sidecar.config import ServerConfig
 from sidecar.errors import SidecarError, SignInNeeded, UpstreamUnavailable, upstream_fault
 from sidecar.upstream import lifecycle
-from sidecar.upstream.channel import Channel, ChannelOpener
+from sidecar.upstream.channel import Channel, ChannelOpener, LineChannel
 from sidecar.upstream.connection import Connection, PeerHandler
 from sidecar.upstream.handshake import (
     BIG_START_SECONDS,
@@ -164,9 +164,8 @@ class Upstream:
             return
         self._child = child
         conn = self._lines_to = Connection(self.alias, child, self._handler)
-        lines_to = getattr(child, "lines_to", None)  # a stdio child's lines go to `conn` with no `feed` here between
-        if lines_to is not None:
-            lines_to(conn.feed)
+        if isinstance(child, LineChannel):  # a stdio child's lines go to `conn` with no `feed` here between
+            child.lines_to(conn.feed)
         child.gone.add_done_callback(lambda _: conn.lost(child.ended()))
         try:
             await self._start(conn)

@@ -15,6 +15,7 @@ import asyncio
 import json
 import re
 from collections.abc import Callable
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -64,6 +65,30 @@ async def test_a_plain_call_makes_no_task_and_ends_once_recorded_once() -> None:
         await _turns()
         assert [(c.name, c.outcome, c.charge) for c in seen] == [("f__echo", "completed", "pass")]
         assert engine.answers_to(ident) == [answer]
+
+
+@pytest.mark.parametrize("meta", [{"note": 1}, {"io.modelcontextprotocol/protocolVersion": "2025-06-18"}])
+async def test_a_session_engines_call_with_a_meta_takes_a_task_as_its_params_came(meta: dict[str, Any]) -> None:
+    """Params that are a name, arguments and a `_meta` object are read as they came (no
+    struct made), and from an engine of a session revision any `_meta` still takes a task;
+    one read the typed way (a `task` member) goes there too."""
+    server = FakeServer(TOOLS)
+    async with in_memory({"f": server}) as sidecar:
+        engine = await sidecar.engine()
+        seen = _watch(sidecar.face)
+        ident = engine.call("f__echo", {"text": "hi"}, meta=meta)
+        await _turns()
+        assert len(_tasks_of(engine)) == 1 and _held_of(engine) == []
+        call = await server.expect_call("echo")
+        call.answer("hi back")
+        answer = await engine.answer_to(ident)
+        assert answer["result"]["content"][0]["text"] == "hi back"
+        plain = engine.call("f__echo", {"text": "again"})
+        assert _held_of(engine) and len(_tasks_of(engine)) == 0
+        (await server.expect_call("echo")).answer("again back")
+        await engine.answer_to(plain)
+        await _turns()
+        assert [(c.outcome, c.charge) for c in seen] == [("completed", "pass")] * 2
 
 
 async def test_a_session_finds_its_plain_calls_where_they_went_to_settle_and_close() -> None:
@@ -247,10 +272,8 @@ class _Gate:
         self.closed: list[ToolCall] = []
         self.charge = self
         self.recording = recording
-        self.budget = budget
-
-    def passes(self, size: int) -> bool:
-        return size <= self.budget
+        # the smallest budget, where `ChargeResult` reads it (its current snapshot's facts)
+        self.current = SimpleNamespace(live=SimpleNamespace(facts=SimpleNamespace(smallest_budget=budget)))
 
     def completed(self, call: ToolCall, size: int) -> None:
         return None

@@ -81,3 +81,38 @@ async def test_a_framers_read_gives_the_lines_feed_gives_with_the_read_open_arou
     assert seen == [(line, True) for line in expected]
     assert b"".join(written) == b"".join(line + b"+" for line in expected)
     assert framer.oversized == plain.oversized
+
+
+@pytest.mark.parametrize("reads", [
+    [b'{"a":1}\n'],
+    [b'{"a":1}\r\n', b"  \n", b'{"b":2}\n{"c"', b':3}\n'],
+    [b"x" * 40 + b"\n", b"y" * 10 + b"\n"],
+])
+async def test_a_line_readers_reads_are_the_framers_reads_to_its_own_on_line(reads: list[bytes]) -> None:
+    """`LineReader.data_received` (the pipes' protocol, its own framer) is `LineFramer.read`
+    to the reader's `on_line`, looked up at each read: set it and the next lines go there."""
+    from sidecar.wire.framing import LineFramer
+    from sidecar.wire.reader import LineReader
+
+    plain = LineFramer(32)
+    expected = [line for data in reads for line in plain.feed(data)]
+    first: list[tuple[bytes, bool]] = []
+    then: list[bytes] = []
+    written: list[bytes] = []
+    out = _outbox(written)
+
+    def on_line(line: bytes) -> None:
+        first.append((line, READING.open))
+        out(line)
+        out(b"+")
+
+    reader = LineReader(on_line, 32)
+    for data in reads:
+        reader.data_received(data)
+        assert not READING.open and not READING.sent
+    assert first == [(line, True) for line in expected]
+    assert b"".join(written) == b"".join(line + b"+" for line in expected)
+    assert reader.oversized == plain.oversized
+    reader.on_line = then.append
+    reader.data_received(b'{"d":4}\n')
+    assert then == [b'{"d":4}'] and len(first) == len(expected)

@@ -65,14 +65,10 @@ class ChargeResult:
             return None
         return self.completed(call, len(result))
 
-    def passes(self, size: int) -> bool:
-        """Whether a completed result of `size` bytes is under every budget: what
-        `completed` charges `pass` (a started call asks before its answer goes)."""
-        return size <= self.current.live.facts.smallest_budget
-
     def completed(self, call: ToolCall, size: int) -> Awaitable[None] | None:
         """`after` for a call known to be completed with a result of `size` bytes (a
-        started call's end: `sidecar.gate.inline`)."""
+        started call's end: `sidecar.gate.inline`, whose `Started.passing` reads the same
+        bound before its answer goes)."""
         facts = self.current.live.facts
         if size <= facts.smallest_budget:
             call.charge, call.bytes_in, call.bytes_out = "pass", size, size
