@@ -19,7 +19,7 @@ from typing import Any
 
 from sidecar.trust.scan_rules import JSON_TYPES, SCHEMA_WORDS
 
-__all__ = ["plain_text"]
+__all__ = ["plain_join", "plain_strings", "plain_text"]
 
 _TEXT_KEYS = ("description", "title")  # read first, after the name (as the scan's walk does)
 _DEEP = 64  # the scan's walk changes its way past this depth; so does this one (to None)
@@ -34,6 +34,12 @@ class _TooDeep(Exception):
 def plain_text(tool: Mapping[str, Any]) -> str | None:
     """The scan's joined text of `tool`, or None when it is not printable ASCII (tabs and line
     ends allowed) or nests past `_DEEP`."""
+    strings = plain_strings(tool)
+    return plain_join(strings) if strings is not None else None
+
+
+def plain_strings(tool: Mapping[str, Any]) -> list[str] | None:
+    """The strings `plain_text` joins, in order (None: nested past `_DEEP`)."""
     out: list[str] = []
     name = tool.get("name")
     if isinstance(name, str):
@@ -46,6 +52,11 @@ def plain_text(tool: Mapping[str, Any]) -> str | None:
             _strings(tool[key], key, out, 0)
     except _TooDeep:
         return None
+    return out
+
+
+def plain_join(out: list[str]) -> str | None:
+    """`plain_text` of the strings `plain_strings` gave."""
     joined = " ".join(out)
     try:  # ASCII, and its bytes: what is not printable ASCII is left by one `translate` at C speed
         raw = joined.encode("ascii")  # (`str.isprintable` looks each character up: about 5x slower)

@@ -239,9 +239,12 @@ RULES: tuple[Rule, ...] = (
 
 # credential-path: a path where credentials live, read or sent (a verb of reading before
 # it), or offered as a schema value (a default, an enum value, an example).
-CREDENTIAL_ANCHORS = ("ssh", "id_", "aws", ".env", "netrc", "pgpass", "credential", "npmrc", "pypirc", ".docker",
-                      "kube", "gnupg", "/etc/", ".pem", ".key", ".p12", ".pfx", "keystore", "gcloud", "wallet",
-                      "private key", "private_key", "秘密鍵", "私钥", "ключ")
+# (each alternative of CREDENTIAL_PATH holds one of them whole: "~/.ssh", not "ssh", which
+# random text holds every 17,576 letters and would send all of it through the pattern)
+CREDENTIAL_ANCHORS = ("~/.ssh", ".ssh/", "id_", "~/.aws", ".aws/", "aws_secret_access_key", ".env", ".netrc",
+                      ".pgpass", "credential", ".npmrc", ".pypirc", ".gnupg", ".docker/", ".kube/", "/etc/", ".pem",
+                      ".key", ".p12", ".pfx", "keystore", "gcloud", "wallet", "private key", "private_key",
+                      "秘密鍵", "私钥", "ключ")
 CREDENTIAL_PATH = LazyPattern(
     r"~/\.ssh\b|(?<![\w-])\.ssh/|\bid_(?:rsa|dsa|ecdsa|ed25519)\b"
     r"|~/\.aws\b|\.aws/(?:credentials|config)\b|\baws_secret_access_key\b"
