@@ -14,6 +14,7 @@ equal on the corpora and on generated definitions.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -28,7 +29,17 @@ _PRINTABLE_OR_BREAK = _PRINTABLE + b"\t\n\r"
 
 
 class _TooDeep(Exception):
-    pass
+    """Nested past `_DEEP`, or more strings than asked for (`_Strings.most`)."""
+
+
+class _Strings(list[str]):
+    """The strings walked, and how many make the walk stop: a container is entered only when
+    the strings so far and its entries are `most` at most (so at most about 4 x `most` strings
+    are walked: an entry adds three at most)."""
+
+    def __init__(self, most: int | None) -> None:
+        super().__init__()
+        self.most = most if most is not None else sys.maxsize
 
 
 def plain_text(tool: Mapping[str, Any]) -> str | None:
@@ -38,9 +49,12 @@ def plain_text(tool: Mapping[str, Any]) -> str | None:
     return plain_join(strings) if strings is not None else None
 
 
-def plain_strings(tool: Mapping[str, Any]) -> list[str] | None:
-    """The strings `plain_text` joins, in order (None: nested past `_DEEP`)."""
-    out: list[str] = []
+def plain_strings(tool: Mapping[str, Any], most: int | None = None) -> list[str] | None:
+    """The strings `plain_text` joins, in order (None: nested past `_DEEP`; or, with `most`,
+    when they would pass it: the walk stops there, `_Strings`)."""
+    out: _Strings = _Strings(most)
+    if len(tool) > out.most:
+        return None
     name = tool.get("name")
     if isinstance(name, str):
         out.append(name.replace("_", " ").replace("-", " "))
@@ -76,7 +90,7 @@ def _key(key: str, out: list[str]) -> None:
         out.append(key.replace("_", " ").replace("-", " "))
 
 
-def _strings(value: Any, key: str, out: list[str], depth: int) -> None:
+def _strings(value: Any, key: str, out: _Strings, depth: int) -> None:
     """Every string of `value` the scan reads, in its walk's order (keys before their values)."""
     if isinstance(value, str):
         if not (key == "type" and value in JSON_TYPES):
@@ -84,6 +98,8 @@ def _strings(value: Any, key: str, out: list[str], depth: int) -> None:
     elif depth > _DEEP:
         raise _TooDeep
     elif isinstance(value, dict):
+        if len(out) + len(value) > out.most:
+            raise _TooDeep
         for inner_key, inner in value.items():
             if type(inner_key) is not str:
                 inner_key = str(inner_key)
@@ -97,5 +113,7 @@ def _strings(value: Any, key: str, out: list[str], depth: int) -> None:
             else:
                 _strings(inner, inner_key, out, depth + 1)
     elif isinstance(value, list):
+        if len(out) + len(value) > out.most:
+            raise _TooDeep
         for inner in value:
             _strings(inner, key, out, depth + 1)

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import itertools
 import re
 import unicodedata
 from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
@@ -404,6 +405,56 @@ def _walk(tool: Mapping[str, Any]) -> list[tuple[str, str]]:
     return out
 
 
+def _walk_lazily(tool: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
+    """`_walk`, one item at a time (an explicit stack of iterators: no container is read whole
+    at once), with an empty text for each value that holds none (a number, a container): the
+    full read charges each item it takes, so a definition of a million small values is walked
+    in steps too."""
+    name = tool.get("name")
+    if isinstance(name, str):
+        yield "name", name.replace("_", " ").replace("-", " ")
+    keys = itertools.chain((k for k in _TEXT_KEYS if k in tool), (k for k in tool if k not in _TEXT_KEYS and k != "name"))
+    for key in keys:
+        key = str(key)
+        if key not in SCHEMA_WORDS:
+            words: list[tuple[str, str]] = []
+            _key_text(key, key, words)
+            yield from words
+        stack: list[Iterator[tuple[str | None, str, Any]]] = [iter([(key, key, tool[key])])]
+        while stack:
+            action = next(stack[-1], None)
+            if action is None:
+                stack.pop()
+                continue
+            inner_key, path, value = action
+            if inner_key is None:  # a key's text
+                yield path, value
+            elif isinstance(value, str):
+                yield path, "" if inner_key == "type" and value in JSON_TYPES else value
+            else:
+                yield path, ""
+                if isinstance(value, dict):
+                    stack.append(_dict_actions(path, value))
+                elif isinstance(value, list):
+                    stack.append(_list_actions(inner_key, path, value))
+
+
+def _list_actions(key: str, path: str, value: list[Any]) -> Iterator[tuple[str | None, str, Any]]:
+    for index, inner in enumerate(value):
+        yield key, f"{path}[{index}]", inner
+
+
+def _dict_actions(path: str, value: Mapping[Any, Any]) -> Iterator[tuple[str | None, str, Any]]:
+    for inner_key, inner in value.items():
+        inner_key = str(inner_key)
+        inner_path = f"{path}.{inner_key}"
+        if inner_key not in SCHEMA_WORDS:
+            yield None, inner_path, inner_key
+            if inner_key.count("_") + inner_key.count("-") >= 2:
+                yield None, inner_path, inner_key.replace("_", " ").replace("-", " ")
+        yield inner_key, inner_path, inner
+
+
 def _key_text(path: str, key: str, out: list[tuple[str, str]]) -> None:
     """A key as written, and, when it is a phrase joined by `_` or `-` (three words or
     more: `do_not_tell_the_user`), as its words too."""
@@ -522,17 +573,26 @@ def _joined_fields(pieces: list[tuple[str, str]], fold: bool = False) -> tuple[s
     return _drained(_joined_steps(pieces, fold))
 
 
-def _joined_steps(pieces: list[tuple[str, str]],
-                  fold: bool = False) -> Generator[None, None, tuple[str, list[tuple[int, str]], list[str]]]:
-    """`_joined_fields` in steps: a field read at C speed when ASCII (one a character), else
-    `SLOW` a character; one longer than a step reads, in pieces (`_long_normal`)."""
+_ITEM = 64  # what taking one more piece of a definition is charged, beyond its characters (about a us)
+
+
+def _joined_steps(pieces: Iterable[tuple[str, str]], fold: bool = False, kept: list[tuple[str, str]] | None = None
+                  ) -> Generator[None, None, tuple[str, list[tuple[int, str]], list[str]]]:
+    """`_joined_fields` in steps: each piece charged `_ITEM`, and its field read at C speed
+    when ASCII (one a character), else `SLOW` a character; one longer than a step reads, in
+    pieces (`_long_normal`). `kept`: where the pieces taken are kept (their non-empty ones)."""
     reader = _folded if fold else _normal
     starts: list[tuple[int, str]] = []
     parts: list[str] = []
     at = 0
     for field, text in pieces:
+        if not text:
+            yield from read(_ITEM)
+            continue
+        if kept is not None:
+            kept.append((field, text))
         if len(text) <= PIECE or (len(text) <= BUDGET and text.isascii()):
-            yield from read(len(text) if text.isascii() else len(text) * SLOW)
+            yield from read(_ITEM + (len(text) if text.isascii() else len(text) * SLOW))
             normal = reader(text)
         else:
             normal = yield from _long_normal(text, reader)
@@ -675,16 +735,22 @@ def scan_tools(tools: Sequence[Mapping[str, Any]]) -> list[tuple[Finding, ...]]:
     return _drained(scan_steps(tools))
 
 
+_PLAIN_STRINGS = 1024  # strings a plain text is made of at most (the walk stops past it: `plain_strings`)
+_PLAIN_WALK = 4 * _PLAIN_STRINGS * 4  # what that walk is charged (at most 4 x as many strings, a few units each)
+
+
 def scan_steps(tools: Sequence[Mapping[str, Any]]) -> Generator[None, None, list[tuple[Finding, ...]]]:
     """`scan_tools` in steps (a yield between them), its findings returned: the whole
     listing's plain texts, their distinct sentences judged, then the full read of each
     definition that may hold a finding, one at a time. What bounds a step is what it reads
     (`sidecar.trust.sentences.read`): a definition whose strings hold more than `BUDGET`
-    characters gets no plain text (the full read takes it in pieces)."""
+    characters, or are more than `_PLAIN_STRINGS`, gets no plain text (the full read walks it
+    one item at a time, `_walk_lazily`, and takes a long field in pieces)."""
     texts: list[str | None] = []
     for tool in tools:
-        strings = plain_strings(tool)
-        size = sum(map(len, strings)) + len(strings) if strings is not None else 0
+        yield from read(_PLAIN_WALK)
+        strings = plain_strings(tool, _PLAIN_STRINGS)
+        size = sum(map(len, strings)) if strings is not None else 0
         if strings is None or size > BUDGET:
             texts.append(None)
             continue
@@ -694,7 +760,7 @@ def scan_steps(tools: Sequence[Mapping[str, Any]]) -> Generator[None, None, list
     found: list[tuple[Finding, ...] | None] = [None if text is None or next(fires) else () for text in texts]
     for index, seen in enumerate(found):
         if seen is None:
-            found[index] = yield from _scan_pieces_steps(tool_text(tools[index]))
+            found[index] = yield from _scan_pieces_steps(_walk_lazily(tools[index]))
     return [seen if seen is not None else () for seen in found]
 
 
@@ -710,9 +776,10 @@ def _scan_pieces(pieces: list[tuple[str, str]]) -> tuple[Finding, ...]:
     return _drained(_scan_pieces_steps(pieces))
 
 
-def _scan_pieces_steps(pieces: list[tuple[str, str]]) -> Generator[None, None, tuple[Finding, ...]]:
-    """`_scan_pieces` in steps."""
-    text, starts, fields = yield from _joined_steps(pieces)
+def _scan_pieces_steps(walked: Iterable[tuple[str, str]]) -> Generator[None, None, tuple[Finding, ...]]:
+    """`_scan_pieces` in steps (`walked`: its pieces, taken one at a time)."""
+    pieces: list[tuple[str, str]] = []
+    text, starts, fields = yield from _joined_steps(walked, kept=pieces)
     if text.isascii():
         held = yield from _held_steps(text, fields)
         return (yield from _scan_one_steps(text, starts, _ASCII_LIVE, held))

@@ -240,10 +240,10 @@ RULES: tuple[Rule, ...] = (
 # credential-path: a path where credentials live, read or sent (a verb of reading before
 # it), or offered as a schema value (a default, an enum value, an example).
 # (each alternative of CREDENTIAL_PATH holds one of them whole: "~/.ssh", not "ssh", which
-# random text holds every 17,576 letters and would send all of it through the pattern)
+# random letters hold every 17,576 and would send the whole text through the pattern)
 CREDENTIAL_ANCHORS = ("~/.ssh", ".ssh/", "id_", "~/.aws", ".aws/", "aws_secret_access_key", ".env", ".netrc",
                       ".pgpass", "credential", ".npmrc", ".pypirc", ".gnupg", ".docker/", ".kube/", "/etc/", ".pem",
-                      ".key", ".p12", ".pfx", "keystore", "gcloud", "wallet", "private key", "private_key",
+                      ".key", ".p12", ".pfx", ".keystore", "/gcloud", "wallet.dat", "private key", "private_key",
                       "秘密鍵", "私钥", "ключ")
 CREDENTIAL_PATH = LazyPattern(
     r"~/\.ssh\b|(?<![\w-])\.ssh/|\bid_(?:rsa|dsa|ecdsa|ed25519)\b"

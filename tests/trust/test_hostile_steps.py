@@ -46,6 +46,9 @@ def _hostile() -> dict[str, list[dict[str, Any]]]:
         "another script, one word": [_tool("d", "".join(rng.choices("абвгдежзиклмнопрстуфхцчшщыэюя", k=150_000)))],
         "buried": [_tool("b", words[:200_000] + " " + POISON + ". " + words[200_000:400_000] + ". " + STEAL)],
         "anchors everywhere": [_tool("a", " ".join(["see .env and x.pem or ~/.aws now"] * 20_000))],
+        "many small values": [{"name": "v", "description": "d", "inputSchema": {
+            "type": "object", "properties": {f"p{i}": {"type": "string", "enum": [i, None, "x"]} for i in range(40_000)},
+            "examples": [[i] for i in range(40_000)]}}],
     }
 
 
@@ -66,7 +69,7 @@ def test_no_step_reads_more_than_the_budget(shape: str) -> None:
     tools = _hostile()[shape]
     steps, found = _steps_of(tools)
     assert max(steps) <= sentences.BUDGET
-    total = sum(len(t["description"]) for t in tools)
+    total = sum(len(str(t)) for t in tools)
     assert len(steps) > total // sentences.BUDGET  # read in many steps, not one
     if shape == "buried":  # found in the long text as in the short one
         short = poison.scan_tools([_tool("b", POISON + ". " + STEAL)])
@@ -113,6 +116,19 @@ def test_the_loop_waits_little_on_a_hostile_first_sight() -> None:
 
 
 # -- the pieces give what the whole gives
+
+
+def test_the_walk_one_item_at_a_time_is_the_walk() -> None:
+    from tests.catalog.fixture_shop import shop_tools
+    from tests.trust.corpus import POISONED
+
+    deep: dict[str, Any] = {"name": "deep", "inputSchema": {}}
+    inner = deep["inputSchema"]
+    for depth in range(100):  # past the walk's recursion depth too
+        inner[f"x_y_{depth}"] = {"type": "string", "enum": [1, "a", None, {"k-k-k": "v"}], "default": [[["z"]]]}
+        inner["next"] = inner = {}
+    for tool in [*shop_tools(), *(tool for _, tool in POISONED), deep]:
+        assert [p for p in poison._walk_lazily(tool) if p[1]] == [p for p in poison._walk(tool) if p[1]]
 
 _ODD = ["Σ", "ς", "\u0301", "\u00a0", "\u3000", "\x0b", "\x1f", "\u200b", "\u00ad", "ﬁ", "¨", "İ", "’", "\t", "\n",
         "  ", "ѕ", "о", "Ａ", "é", "ß", "-", ".", "~/", "_"]
