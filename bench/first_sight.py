@@ -25,8 +25,9 @@ pins; no write). Prints each tree's medians [range] and its paired differences f
 With `--hostile`, each round starts a fresh interpreter per tree (alternated as above) that
 scans hostile listings with `scan_steps` (nothing remembered before each), and prints per shape
 the CPU of the whole scan and of its longest step (`time.thread_time` around each step; the
-collector held off, as `prepare_listing` holds it), medians [range]: a description of random 7-letter words (`--megabytes`, 5 by default), one
-random word as long, 80 definitions of 64 KB of random words, and a 1 MB description:
+collector held off, as `prepare_listing` holds it), medians [range]: a description of random
+7-letter words (`--megabytes`, 5 by default), one random word as long, 80 definitions of
+64 KB of random words, and a 1 MB description:
 
     python -m bench.first_sight --hostile --tree /tmp/old --tree . --rounds 3
 """

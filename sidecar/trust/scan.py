@@ -26,6 +26,9 @@ Cost: a printable ASCII definition is first judged by its sentences, each distin
 of a listing once (`sidecar.trust.sentences`); only one that may hold a match is read as
 below. There each text is read once for every rule's anchor words (field by field, a field
 repeated across a listing read once); a rule's regexes run only on text holding its anchors.
+In steps (`scan_steps`), each read is charged before it runs and a step ends before passing
+`sentences.BUDGET`: a long text is folded, learnt, searched and its credential paths read in
+pieces that give what the whole gives (`tests/trust/test_hostile_steps.py`).
 """
 
 from __future__ import annotations
@@ -413,7 +416,8 @@ def _walk_lazily(tool: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
     name = tool.get("name")
     if isinstance(name, str):
         yield "name", name.replace("_", " ").replace("-", " ")
-    keys = itertools.chain((k for k in _TEXT_KEYS if k in tool), (k for k in tool if k not in _TEXT_KEYS and k != "name"))
+    keys = itertools.chain((k for k in _TEXT_KEYS if k in tool),
+                           (k for k in tool if k not in _TEXT_KEYS and k != "name"))
     for key in keys:
         key = str(key)
         if key not in SCHEMA_WORDS:

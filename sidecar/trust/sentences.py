@@ -33,12 +33,12 @@ from typing import Any
 from sidecar.trust.scan_gates import GATES
 from sidecar.trust.scan_rules import CREDENTIAL_PATH, RULES, LazyPattern
 
-__all__ = ["BUDGET", "GATE_LITERALS", "LEDGER", "PIECE", "SLOW", "forget", "judged", "may_fire", "may_fire_steps", "pause",
-           "read", "relax_next", "remembered", "required_groups", "sentences"]
+__all__ = ["BUDGET", "GATE_LITERALS", "LEDGER", "PIECE", "SLOW", "forget", "judged", "may_fire", "may_fire_steps",
+           "pause", "read", "relax_next", "remembered", "required_groups", "sentences"]
 
 # what may follow a sentence end inside a match: `[\w.-]+[`'"]?\s+(?:parameter|argument|field|param|arg|property|input)`
 _PARAMETER_STARTS = ("param", "arg", "field", "property", "input")
-_LONGEST = 4096  # characters of a sentence searched whole at most, as `_judged_as` (a longer one is left to the full scan)
+_LONGEST = 4096  # characters of a sentence searched whole at most, as `_judged_as` (longer: left to the full scan)
 _REMEMBERED = 16384  # sentences judged and kept at most; past it, forgotten and judged again
 
 # What bounds a step of first sight (this module's steps and the scan's): what it reads. Each

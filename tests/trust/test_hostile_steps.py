@@ -47,7 +47,8 @@ def _hostile() -> dict[str, list[dict[str, Any]]]:
         "buried": [_tool("b", words[:200_000] + " " + POISON + ". " + words[200_000:400_000] + ". " + STEAL)],
         "anchors everywhere": [_tool("a", " ".join(["see .env and x.pem or ~/.aws now"] * 20_000))],
         "many small values": [{"name": "v", "description": "d", "inputSchema": {
-            "type": "object", "properties": {f"p{i}": {"type": "string", "enum": [i, None, "x"]} for i in range(40_000)},
+            "type": "object",
+            "properties": {f"p{i}": {"type": "string", "enum": [i, None, "x"]} for i in range(40_000)},
             "examples": [[i] for i in range(40_000)]}}],
     }
 
