@@ -45,7 +45,9 @@ import msgspec
 
 from sidecar.trust.scan_rules import (
     CONFUSABLES,
+    CREDENTIAL_AFTER,
     CREDENTIAL_ANCHORS,
+    CREDENTIAL_BEFORE,
     CREDENTIAL_PATH,
     JSON_TYPES,
     READ_BEFORE,
@@ -330,6 +332,98 @@ def _credential_path(text: str, starts: list[tuple[int, str]], held: frozenset[s
 
 
 _SPACES = re.compile(" *")
+_BEFORE = LazyPattern(CREDENTIAL_BEFORE)
+_AFTER = LazyPattern(CREDENTIAL_AFTER)
+_KEY_FILE = re.compile(r"\.(?:pem|p12|pfx|keystore|jks|ppk)\b")  # where `CREDENTIAL_RUN` ends, less its word
+_KEY_NAMED = re.compile(r"\.key\b")  # where `CREDENTIAL_NAMED` ends, less its word
+_NAMED = re.compile(r"\b(?:server|private|client|secret)")
+_BOUNDARY = re.compile(r"\b")
+_RUN = re.compile(r"[\w-]*")
+
+
+class _Runs:
+    """The first match of `CREDENTIAL_RUN` (or `CREDENTIAL_NAMED`, `named`) starting at or after
+    a position, as the whole pattern would find it there, without its cost: tried from every
+    word boundary of a word to the word's end, `\\b[\\w-]+\\.pem` reads a word of letters and
+    dashes (`a-a-a-…`) its length squared times. Here each `.pem` (or `.key`) is found once and
+    the word before it read back once (no `.` is in the word: the match is the word from its
+    first boundary, or from its first `server`... word, to the extension); the answer for a
+    position holds for every later one up to its start."""
+
+    __slots__ = ("ends", "named", "text", "found", "since", "end")
+
+    def __init__(self, text: str, pos: int, reach: int, named: bool) -> None:
+        self.text, self.named = text, named
+        self.ends = (_KEY_NAMED if named else _KEY_FILE).finditer(text, pos, reach)
+        self.found: tuple[int, int] | None = None
+        self.since = -1  # `found` is the first at or after `since`, and after any position up to its start
+        self.end: re.Match[str] | None = None
+
+    def first(self, pos: int) -> tuple[int, int] | None:
+        if 0 <= self.since <= pos and (self.found is None or self.found[0] >= pos):
+            return self.found
+        self.since, self.found = pos, None
+        while True:
+            while self.end is None or self.end.start() <= pos:
+                self.end = next(self.ends, None)
+                if self.end is None:
+                    return None
+            end = self.end.start()
+            word = max(pos, _run_start(self.text, pos, end))
+            start = (_NAMED if self.named else _BOUNDARY).search(self.text, word, end)
+            if start is not None and start.start() < end:
+                self.found = start.start(), self.end.end()
+                return self.found
+            self.end = None  # (this one starts no match from `pos` on, nor from a later one)
+
+
+class _First:
+    """A pattern's first match at or after a position (searched again only once passed)."""
+
+    __slots__ = ("search", "text", "reach", "found", "since")
+
+    def __init__(self, pattern: LazyPattern, text: str, reach: int) -> None:
+        self.search, self.text, self.reach = pattern.compiled.search, text, reach
+        self.found: tuple[int, int] | None = None
+        self.since = -1
+
+    def first(self, pos: int) -> tuple[int, int] | None:
+        if 0 <= self.since <= pos and (self.found is None or self.found[0] >= pos):
+            return self.found
+        match = self.search(self.text, pos, self.reach)
+        self.since, self.found = pos, match.span() if match is not None else None
+        return self.found
+
+
+def _run_start(text: str, pos: int, end: int) -> int:
+    """Where the run of word characters and dashes ending at `end` starts (`pos` at the earliest)."""
+    at = end
+    while at > pos:
+        low = max(pos, at - 256)
+        back = _RUN.match(text[low:at][::-1])
+        size = back.end() if back is not None else 0
+        if size < at - low:
+            return at - size
+        at = low
+    return pos
+
+
+def _credential_matches(text: str, pos: int, reach: int) -> Iterator[tuple[int, int]]:
+    """The spans `CREDENTIAL_PATH.compiled.finditer(text, pos, reach)` gives, in order: at each
+    position the leftmost of its four parts' first matches, the earlier part first on a tie
+    (as the alternatives are tried in order)."""
+    parts: tuple[_First | _Runs, ...] = (_First(_BEFORE, text, reach), _Runs(text, pos, reach, False),
+                                         _Runs(text, pos, reach, True), _First(_AFTER, text, reach))
+    while pos <= reach:
+        found = [(span[0], order, span[1]) for order, part in enumerate(parts)
+                 if (span := part.first(pos)) is not None]
+        if not found:
+            return
+        start, _, end = min(found)
+        yield start, end
+        pos = end
+
+
 _AFTER_SPACES = 8  # what a credential path may read past the spaces after its word ("key", "ключ", then `\b`)
 
 
@@ -344,7 +438,6 @@ def _credential_steps(text: str, starts: list[tuple[int, str]],
     longer than that is one piece."""
     if held.isdisjoint(CREDENTIAL_ANCHORS):
         return None
-    search = CREDENTIAL_PATH.compiled.search
     at, end = 0, len(text)
     while at < end:
         cut = text.find(" ", min(end, at + PIECE // 4), at + PIECE // 2)
@@ -357,14 +450,14 @@ def _credential_steps(text: str, starts: list[tuple[int, str]],
         after = spaces.end() if spaces is not None else cut
         reach = min(end, after + _AFTER_SPACES)
         yield from read((reach - at) * SLOW)
-        match = search(text, at, reach)
-        while match is not None and match.start() < cut:
-            field = _field_at(starts, match.start())
+        for start, stop in _credential_matches(text, at, reach):
+            if start >= cut:
+                break
+            field = _field_at(starts, start)
             offered = any(part in field for part in VALUE_FIELDS)
-            if offered or READ_BEFORE.search(text, max(0, match.start() - 80), match.start()):
-                return Finding("credential-path", field, match.group(0)[:80])
-            at = match.end()
-            match = search(text, at, reach)
+            if offered or READ_BEFORE.search(text, max(0, start - 80), start):
+                return Finding("credential-path", field, text[start:stop][:80])
+            at = stop
         at = max(at, cut)
     return None
 

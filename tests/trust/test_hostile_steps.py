@@ -200,3 +200,31 @@ def test_the_credential_path_read_in_pieces_finds_what_the_whole_does(monkeypatc
             rng.choice(bits) for _ in range(rng.randint(1, 40))))
         starts = [(0, "description"), (len(text) // 2, "inputSchema.properties.p.default")]
         assert poison._credential_path(text, starts, held) == _credential_whole(text, starts), text
+
+
+def test_the_credential_paths_parts_find_what_the_whole_pattern_finds() -> None:
+    """`_credential_matches` (the pattern's four parts, its two word-long ones read once per
+    word) gives `finditer`'s spans, wherever the search starts and the text ends."""
+    rng = random.Random(3)
+    bits = ["read", "the", "~/.ssh", ".ssh/x", "id_rsa", "~/.aws", ".aws/config", ".env", ".env var", ".envvar", "a.pem",
+            "private key", "private_keys", "приватный ключ", "server-x.key", "server.key", "wallet.dat", "x", "y.z",
+            "/etc/shadow", "credentials.json", "a-b-c", "keys", "ключ", "-", "--a", "a-", ".keystore", "x.keystore.pem",
+            "secretkey.key", "client", ".", "..pem", "a_b", "é", "Ab", ".p12", "x.jks", "-x.ppk"]
+    for _ in range(4000):
+        text = "".join(rng.choice(bits) + rng.choice(["", "", " ", "-", ".", "/", "  "])
+                       for _ in range(rng.randint(1, 25)))
+        pos = rng.randint(0, len(text))
+        reach = rng.randint(pos, len(text))
+        whole = [match.span() for match in CREDENTIAL_PATH.compiled.finditer(text, pos, reach)]
+        assert list(poison._credential_matches(text, pos, reach)) == whole, (text, pos, reach)
+
+
+def test_a_word_of_letters_and_dashes_costs_its_length() -> None:
+    """`\\b[\\w-]+\\.pem` tried from each of a word's boundaries read the word its length squared
+    times (32 KB of `a-a-…`: 9-15 s in one search); its parts read it once."""
+    text = "read x.pem " + "a-" * 32_000 + ".pex"
+    began = time.process_time()
+    assert list(poison._credential_matches(text, 0, len(text))) == [(5, 10)]
+    steps, found = _steps_of([_tool("r", text)])
+    assert found == [(poison.Finding("credential-path", "description", "x.pem"),)]
+    assert time.process_time() - began < 2.0
