@@ -228,3 +228,19 @@ def test_a_word_of_letters_and_dashes_costs_its_length() -> None:
     steps, found = _steps_of([_tool("r", text)])
     assert found == [(poison.Finding("credential-path", "description", "x.pem"),)]
     assert time.process_time() - began < 2.0
+
+
+def test_a_sentence_is_judged_for_credential_paths_as_by_the_pattern() -> None:
+    """`sentences._credential_relaxed` (linear in the sentence) answers as the credential path
+    less its `\\b`s does (which reads a word of letters and dashes its length squared times)."""
+    relaxed = sentences._relaxed(CREDENTIAL_PATH)
+    rng = random.Random(6)
+    bits = ["read", "~/.ssh", ".ssh/x", "id_rsa", ".aws/config", ".env", ".env var", "a.pem", "private key", "приватный ключ",
+            "server-x.key", "xserverx.key", "wallet.dat", "x", "/etc/shadow", "a-b-c", "-", "--a", ".keystore", "client",
+            ".", "..pem", "a_b", ".p12", "-x.ppk", ".key", "priv", "ate", "ser", "ver", "pem", "key"]
+    for _ in range(4000):
+        text = "".join(rng.choice(bits) + rng.choice(["", "", " ", "-", ".", "/"]) for _ in range(rng.randint(1, 12)))
+        assert sentences._credential_relaxed(text) == (relaxed.search(text) is not None), text
+    began = time.process_time()
+    assert not sentences._credential_relaxed(" " + "a-" * 2040 + ".pex x.pex.")
+    assert time.process_time() - began < 0.05
