@@ -334,14 +334,14 @@ def _credential_path(text: str, starts: list[tuple[int, str]], held: frozenset[s
     return _drained(_credential_steps(text, starts, held))
 
 
-_SPACES = re.compile(" *")
+_SPACES = LazyPattern(" *")
 _BEFORE = LazyPattern(CREDENTIAL_BEFORE)
 _AFTER = LazyPattern(CREDENTIAL_AFTER)
-_KEY_FILE = re.compile(r"\.(?:pem|p12|pfx|keystore|jks|ppk)\b")  # where `CREDENTIAL_RUN` ends, less its word
-_KEY_NAMED = re.compile(r"\.key\b")  # where `CREDENTIAL_NAMED` ends, less its word
-_NAMED = re.compile(r"\b(?:server|private|client|secret)")
-_BOUNDARY = re.compile(r"\b")
-_RUN = re.compile(r"[\w-]*")
+_KEY_FILE = LazyPattern(r"\.(?:pem|p12|pfx|keystore|jks|ppk)\b")  # where `CREDENTIAL_RUN` ends, less its word
+_KEY_NAMED = LazyPattern(r"\.key\b")  # where `CREDENTIAL_NAMED` ends, less its word
+_NAMED = LazyPattern(r"\b(?:server|private|client|secret)")
+_BOUNDARY = LazyPattern(r"\b")
+_RUN = LazyPattern(r"[\w-]*")  # (the patterns here compile on their first use, not with the scan)
 
 
 class _Runs:
@@ -357,7 +357,7 @@ class _Runs:
 
     def __init__(self, text: str, pos: int, reach: int, named: bool) -> None:
         self.text, self.named = text, named
-        self.ends = (_KEY_NAMED if named else _KEY_FILE).finditer(text, pos, reach)
+        self.ends = (_KEY_NAMED if named else _KEY_FILE).compiled.finditer(text, pos, reach)
         self.found: tuple[int, int] | None = None
         self.since = -1  # `found` is the first at or after `since`, and after any position up to its start
         self.end: re.Match[str] | None = None
@@ -403,7 +403,7 @@ def _run_start(text: str, pos: int, end: int) -> int:
     at = end
     while at > pos:
         low = max(pos, at - 256)
-        back = _RUN.match(text[low:at][::-1])
+        back = _RUN.compiled.match(text[low:at][::-1])
         size = back.end() if back is not None else 0
         if size < at - low:
             return at - size
@@ -449,7 +449,7 @@ def _credential_steps(text: str, starts: list[tuple[int, str]],
         if cut == -1:
             cut = end if at + PIECE // 2 >= end else text.find(" ", at + PIECE // 2)  # (a long word: to its end)
             cut = end if cut == -1 else cut
-        spaces = _SPACES.match(text, cut)
+        spaces = _SPACES.compiled.match(text, cut)
         after = spaces.end() if spaces is not None else cut
         reach = min(end, after + _AFTER_SPACES)
         yield from read((reach - at) * SLOW)
@@ -719,8 +719,8 @@ def _joined_steps(pieces: Iterable[tuple[str, str]], fold: bool = False, kept: l
 # composes with, or changes the case of, one across a space, and each piece keeps a letter);
 # failing that, inside a word between two basic Latin or Cyrillic letters or digits (joined
 # without one: neither composes with the other, and a sigma's case is decided on its side)
-_SAFE_CUT = re.compile(r"(?<=[^\W_]) (?=[^\W_])")
-_WORD_CUT = re.compile(r"(?<=[0-9A-Za-z\u0410-\u044f])(?=[0-9A-Za-z\u0410-\u044f])")
+_SAFE_CUT = LazyPattern(r"(?<=[^\W_]) (?=[^\W_])")
+_WORD_CUT = LazyPattern(r"(?<=[0-9A-Za-z\u0410-\u044f])(?=[0-9A-Za-z\u0410-\u044f])")
 
 
 def _long_normal(text: str, reader: Any) -> Generator[None, None, str]:

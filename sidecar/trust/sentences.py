@@ -231,8 +231,8 @@ def _may_match(piece: str, held: frozenset[str]) -> bool:
     return False
 
 
-_KEY_FILE = re.compile(r"[\w-]\.(?:pem|p12|pfx|keystore|jks|ppk)")
-_KEY_RUN = re.compile(r"(?<![\w-])[\w-]+(?=\.key)")  # a whole word before `.key` (tried once a word)
+_KEY_FILE = LazyPattern(r"[\w-]\.(?:pem|p12|pfx|keystore|jks|ppk)")
+_KEY_RUN = LazyPattern(r"(?<![\w-])[\w-]+(?=\.key)")  # a whole word before `.key` (tried once a word)
 _KEY_NAMES = ("server", "private", "client", "secret")
 
 
@@ -246,7 +246,7 @@ def _credential_relaxed(piece: str) -> bool:
         return True
     if _KEY_FILE.search(piece):
         return True
-    return any(name in word.group() for word in _KEY_RUN.finditer(piece) for name in _KEY_NAMES)
+    return any(name in word.group() for word in _KEY_RUN.compiled.finditer(piece) for name in _KEY_NAMES)
 
 
 _relaxed_parts: dict[str, re.Pattern[str]] = {}
