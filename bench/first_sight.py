@@ -21,6 +21,15 @@ process: the scan's import and `prepare_listing` on a first sight (digests, the 
 pins; no write). Prints each tree's medians [range] and its paired differences from the first:
 
     python -m bench.first_sight --tree /tmp/old --tree . --rounds 15
+
+With `--hostile`, each round starts a fresh interpreter per tree (alternated as above) that
+scans hostile listings with `scan_steps` (nothing remembered before each), and prints per shape
+the CPU of the whole scan and of its longest step (`time.thread_time` around each step; the
+collector held off, as `prepare_listing` holds it), medians [range]: a description of random
+7-letter words (`--megabytes`, 5 by default), one random word as long, 80 definitions of
+64 KB of random words, and a 1 MB description:
+
+    python -m bench.first_sight --hostile --tree /tmp/old --tree . --rounds 3
 """
 
 from __future__ import annotations
@@ -155,8 +164,49 @@ asyncio.run(main())
 """
 
 
-def time_trees(trees: list[Path], rounds: int) -> list[list[dict[str, float]]]:
-    """Per tree, per round: the figures of `_IN_PROCESS` run from that tree's sources."""
+_HOSTILE = """
+import gc, json, random, string, sys, time
+from sidecar.trust import scan
+
+def words(size, seed):
+    rng = random.Random(seed)
+    return " ".join("".join(rng.choices(string.ascii_lowercase, k=7)) for _ in range(size // 8 + 1))[:size]
+
+def tool(name, description):
+    return {"name": name, "description": description, "inputSchema": {"type": "object"}}
+
+size = int(float(sys.argv[1]) * 1_000_000)
+shapes = {
+    "words": [tool("w", words(size, 1))],
+    "one_word": [tool("o", "".join(random.Random(2).choices(string.ascii_lowercase, k=size)))],
+    "80x64KB": [tool(f"m{i}", words(64_000, 10 + i)) for i in range(80)],
+    "1MB": [tool("d", words(1_000_000, 3))],
+}
+figures = {}
+for name, tools in shapes.items():
+    scan.forget_texts()
+    gc.collect()
+    gc.disable()  # as `prepare_listing` holds the collector off (its young collections run between slices)
+    steps = scan.scan_steps(tools)
+    longest, began = 0.0, time.process_time()
+    while True:
+        at = time.thread_time()
+        try:
+            next(steps)
+        except StopIteration:
+            longest = max(longest, time.thread_time() - at)
+            break
+        longest = max(longest, time.thread_time() - at)
+    figures[name + "_cpu_ms"] = (time.process_time() - began) * 1e3
+    gc.enable()
+    figures[name + "_longest_ms"] = longest * 1e3
+print(json.dumps(figures))
+"""
+
+
+def time_trees(trees: list[Path], rounds: int, script: str = _IN_PROCESS,
+               args: tuple[str, ...] = ()) -> list[list[dict[str, float]]]:
+    """Per tree, per round: the figures of `script` (`_IN_PROCESS`) run from that tree's sources."""
     import os
     import subprocess
     import sys
@@ -166,24 +216,25 @@ def time_trees(trees: list[Path], rounds: int) -> list[list[dict[str, float]]]:
         for k in range(len(trees)):
             t = (n + k) % len(trees)
             env = dict(os.environ, PYTHONPATH=str(trees[t]), PYTHONDONTWRITEBYTECODE="")
-            out = subprocess.run([sys.executable, "-c", _IN_PROCESS], env=env, cwd=str(trees[t]),
+            out = subprocess.run([sys.executable, "-c", script, *args], env=env, cwd=str(trees[t]),
                                  capture_output=True, text=True, check=True).stdout
             found[t].append(json.loads(out))
     return found
 
 
-def _print_trees(trees: list[Path], rounds: int) -> None:
+def _print_trees(trees: list[Path], rounds: int, hostile: float | None = None) -> None:
     import compileall
 
     for tree in trees:  # bytecode written first, as an install has it
         compileall.compile_dir(str(tree / "sidecar"), quiet=1)
-    found = time_trees(trees, rounds)
+    found = (time_trees(trees, rounds) if hostile is None
+             else time_trees(trees, rounds, _HOSTILE, (str(hostile),)))
     for n, (tree, own) in enumerate(zip(trees, found, strict=True)):
         print(f"tree {n + 1} ({tree}), {rounds} rounds, CPU ms")
         for key in own[0]:
             values = [r[key] for r in own]
             diff = [a[key] - b[key] for a, b in zip(own, found[0], strict=True)]
-            print(f"  {key:15s} {statistics.median(values):6.1f} [{min(values):6.1f}-{max(values):6.1f}]  "
+            print(f"  {key:19s} {statistics.median(values):6.1f} [{min(values):6.1f}-{max(values):6.1f}]  "
                   f"paired vs tree 1: {statistics.median(diff):+5.1f} [{min(diff):+5.1f}..{max(diff):+5.1f}]")
 
 
@@ -192,8 +243,13 @@ if __name__ == "__main__":
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--tree", action="append", type=Path, default=[],
                         help="a source tree to time prepare_listing from, in a fresh process (alternated)")
+    parser.add_argument("--hostile", action="store_true",
+                        help="scan hostile listings instead (by tree; this tree when none is given)")
+    parser.add_argument("--megabytes", type=float, default=5.0, help="the size of the large hostile texts")
     args = parser.parse_args()
-    if args.tree:
+    if args.hostile:
+        _print_trees([tree.resolve() for tree in args.tree or [Path(".")]], args.rounds, args.megabytes)
+    elif args.tree:
         _print_trees([tree.resolve() for tree in args.tree], args.rounds)
     else:
         print(json.dumps(time_first_sight(args.rounds), indent=1))

@@ -1,8 +1,8 @@
 """A listing's digests, scan and first pins made ahead, in slices that leave the loop free.
 
 Owns the slow part of trusting a big listing, moved before the screen: each tool's digest,
-the poisoning scan of the definitions not seen before (the whole listing at once, in steps of
-a fraction of a ms: `sidecar.trust.scan.scan_steps`), the words the
+the poisoning scan of the definitions not seen before (the whole listing at once, in steps
+bounded by the characters each reads, however long a text: `sidecar.trust.scan.scan_steps`), the words the
 shadowing rule reads when other upstreams exist, and, when the upstream has no pins yet,
 the pins of its first sight (kept by `Trust.prepare` in a loop turn of their own, before the
 screen, which fails closed when they could not be). The
@@ -149,7 +149,7 @@ async def _prepare(tools: list[dict[str, Any]], memo: Memo, *, first_sight: bool
         memo.listing_words = (tools, frozenset(words))
         shadowing = not foreign.keys().isdisjoint(words)
     await slices.fresh()  # the scan starts a slice of its own
-    for _ in memo.scanning(listed):  # steps of a fraction of a ms: the slice ends between two
+    for _ in memo.scanning(listed):  # steps bounded by what they read (about 2 ms at most): the slice ends between two
         await slices.tick()
     if shadowing:
         from sidecar.trust.scan import identifiers  # only with other upstreams to shadow

@@ -14,12 +14,13 @@ equal on the corpora and on generated definitions.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from typing import Any
 
 from sidecar.trust.scan_rules import JSON_TYPES, SCHEMA_WORDS
 
-__all__ = ["plain_text"]
+__all__ = ["plain_join", "plain_strings", "plain_text"]
 
 _TEXT_KEYS = ("description", "title")  # read first, after the name (as the scan's walk does)
 _DEEP = 64  # the scan's walk changes its way past this depth; so does this one (to None)
@@ -28,13 +29,32 @@ _PRINTABLE_OR_BREAK = _PRINTABLE + b"\t\n\r"
 
 
 class _TooDeep(Exception):
-    pass
+    """Nested past `_DEEP`, or more strings than asked for (`_Strings.most`)."""
+
+
+class _Strings(list[str]):
+    """The strings walked, and how many make the walk stop: a container is entered only when
+    the strings so far and its entries are `most` at most (so at most about 4 x `most` strings
+    are walked: an entry adds three at most)."""
+
+    def __init__(self, most: int | None) -> None:
+        super().__init__()
+        self.most = most if most is not None else sys.maxsize
 
 
 def plain_text(tool: Mapping[str, Any]) -> str | None:
     """The scan's joined text of `tool`, or None when it is not printable ASCII (tabs and line
     ends allowed) or nests past `_DEEP`."""
-    out: list[str] = []
+    strings = plain_strings(tool)
+    return plain_join(strings) if strings is not None else None
+
+
+def plain_strings(tool: Mapping[str, Any], most: int | None = None) -> list[str] | None:
+    """The strings `plain_text` joins, in order (None: nested past `_DEEP`; or, with `most`,
+    when they would pass it: the walk stops there, `_Strings`)."""
+    out: _Strings = _Strings(most)
+    if len(tool) > out.most:
+        return None
     name = tool.get("name")
     if isinstance(name, str):
         out.append(name.replace("_", " ").replace("-", " "))
@@ -46,6 +66,11 @@ def plain_text(tool: Mapping[str, Any]) -> str | None:
             _strings(tool[key], key, out, 0)
     except _TooDeep:
         return None
+    return out
+
+
+def plain_join(out: list[str]) -> str | None:
+    """`plain_text` of the strings `plain_strings` gave."""
     joined = " ".join(out)
     try:  # ASCII, and its bytes: what is not printable ASCII is left by one `translate` at C speed
         raw = joined.encode("ascii")  # (`str.isprintable` looks each character up: about 5x slower)
@@ -65,7 +90,7 @@ def _key(key: str, out: list[str]) -> None:
         out.append(key.replace("_", " ").replace("-", " "))
 
 
-def _strings(value: Any, key: str, out: list[str], depth: int) -> None:
+def _strings(value: Any, key: str, out: _Strings, depth: int) -> None:
     """Every string of `value` the scan reads, in its walk's order (keys before their values)."""
     if isinstance(value, str):
         if not (key == "type" and value in JSON_TYPES):
@@ -73,6 +98,8 @@ def _strings(value: Any, key: str, out: list[str], depth: int) -> None:
     elif depth > _DEEP:
         raise _TooDeep
     elif isinstance(value, dict):
+        if len(out) + len(value) > out.most:
+            raise _TooDeep
         for inner_key, inner in value.items():
             if type(inner_key) is not str:
                 inner_key = str(inner_key)
@@ -86,5 +113,7 @@ def _strings(value: Any, key: str, out: list[str], depth: int) -> None:
             else:
                 _strings(inner, inner_key, out, depth + 1)
     elif isinstance(value, list):
+        if len(out) + len(value) > out.most:
+            raise _TooDeep
         for inner in value:
             _strings(inner, key, out, depth + 1)

@@ -239,19 +239,26 @@ RULES: tuple[Rule, ...] = (
 
 # credential-path: a path where credentials live, read or sent (a verb of reading before
 # it), or offered as a schema value (a default, an enum value, an example).
-CREDENTIAL_ANCHORS = ("ssh", "id_", "aws", ".env", "netrc", "pgpass", "credential", "npmrc", "pypirc", ".docker",
-                      "kube", "gnupg", "/etc/", ".pem", ".key", ".p12", ".pfx", "keystore", "gcloud", "wallet",
-                      "private key", "private_key", "秘密鍵", "私钥", "ключ")
-CREDENTIAL_PATH = LazyPattern(
+# (each alternative of CREDENTIAL_PATH holds one of them whole: "~/.ssh", not "ssh", which
+# random letters hold every 17,576 and would send the whole text through the pattern)
+CREDENTIAL_ANCHORS = ("~/.ssh", ".ssh/", "id_", "~/.aws", ".aws/", "aws_secret_access_key", ".env", ".netrc",
+                      ".pgpass", "credential", ".npmrc", ".pypirc", ".gnupg", ".docker/", ".kube/", "/etc/", ".pem",
+                      ".key", ".p12", ".pfx", ".keystore", "/gcloud", "wallet.dat", "private key", "private_key",
+                      "秘密鍵", "私钥", "ключ")
+# (its alternatives in four parts, in order: those before the two that run over a word of
+# any length, those two, those after; the scan finds those two its own way, `scan._runs`)
+CREDENTIAL_BEFORE = (
     r"~/\.ssh\b|(?<![\w-])\.ssh/|\bid_(?:rsa|dsa|ecdsa|ed25519)\b"
     r"|~/\.aws\b|\.aws/(?:credentials|config)\b|\baws_secret_access_key\b"
     r"|(?<![\w$.\-/])\.env(?:\.(?:local|production|prod|development|dev|staging))?\b(?!\s*(?:var|variable))"
     r"|\.(?:netrc|pgpass|npmrc|pypirc|git-credentials|gnupg)\b|\.docker/config\.json|\.kube/config\b"
     r"|/etc/(?:shadow|gshadow|sudoers|master\.passwd)\b"
     r"|\.config/gcloud\b|application_default_credentials|\bcredentials\.(?:json|csv|db)\b|\bwallet\.dat\b"
-    r"|\b[\w-]+\.(?:pem|p12|pfx|keystore|jks|ppk)\b|\b(?:server|private|client|secret)[\w-]*\.key\b"
-    r"|\bprivate[\s_]keys?\b|秘密鍵|私钥|приватный\s+ключ|закрытый\s+ключ"
 )
+CREDENTIAL_RUN = r"\b[\w-]+\.(?:pem|p12|pfx|keystore|jks|ppk)\b"  # a key file: a word, then its extension
+CREDENTIAL_NAMED = r"\b(?:server|private|client|secret)[\w-]*\.key\b"  # a key named so, to its `.key`
+CREDENTIAL_AFTER = r"\bprivate[\s_]keys?\b|秘密鍵|私钥|приватный\s+ключ|закрытый\s+ключ"
+CREDENTIAL_PATH = LazyPattern("|".join((CREDENTIAL_BEFORE, CREDENTIAL_RUN, CREDENTIAL_NAMED, CREDENTIAL_AFTER)))
 READ_BEFORE = LazyPattern(
     r"(?:\b(?:read|reads|reading|cat|open|load|include|attach|copy|send|upload|get|fetch|access|grab|collect|dump|"
     r"print|output|paste|contents?\s+of|look\s+(?:at|in)|lee|leer|lea|lire|lis|lisez|lies|lesen|lese|leia|ler|leggi|"

@@ -31,15 +31,54 @@ from collections.abc import Callable, Generator, Iterable, Sequence
 from typing import Any
 
 from sidecar.trust.scan_gates import GATES
-from sidecar.trust.scan_rules import CREDENTIAL_PATH, RULES, LazyPattern
+from sidecar.trust.scan_rules import CREDENTIAL_AFTER, CREDENTIAL_BEFORE, CREDENTIAL_PATH, RULES, LazyPattern
 
-__all__ = ["GATE_LITERALS", "forget", "judged", "may_fire", "may_fire_steps", "relax_next", "remembered",
-           "required_groups", "sentences"]
+__all__ = ["BUDGET", "GATE_LITERALS", "LEDGER", "PIECE", "SLOW", "forget", "judged", "may_fire", "may_fire_steps",
+           "pause", "read", "relax_next", "remembered", "required_groups", "sentences"]
 
 # what may follow a sentence end inside a match: `[\w.-]+[`'"]?\s+(?:parameter|argument|field|param|arg|property|input)`
 _PARAMETER_STARTS = ("param", "arg", "field", "property", "input")
-_LONGEST = 4096  # characters of a sentence searched whole at most (a longer one is left to the full scan)
+_LONGEST = 4096  # characters of a sentence searched whole at most, as `_judged_as` (longer: left to the full scan)
 _REMEMBERED = 16384  # sentences judged and kept at most; past it, forgotten and judged again
+
+# What bounds a step of first sight (this module's steps and the scan's): what it reads. Each
+# read is charged before it runs (`read`), in characters: one each when read at C speed (a
+# split, a fold, a substring search), `SLOW` each when read by a regex or word by word (the
+# words learnt, the needles searched, the patterns). No read is charged more than `BUDGET`
+# (a longer text is read in pieces), and a step ends (`pause`, a yield) before its charges
+# would pass `BUDGET`: about 0.3 ms of C-speed reading, 4,096 characters of words learnt.
+BUDGET = 65536
+SLOW = 16
+PIECE = BUDGET // SLOW  # characters of a long text read slowly in one go (its pieces)
+
+
+class _Ledger:
+    """What the current step has read; `steps`, when a list, gets each step's count (a test's hook)."""
+
+    __slots__ = ("spent", "steps")
+
+    def __init__(self) -> None:
+        self.spent = 0
+        self.steps: list[int] | None = None
+
+
+LEDGER = _Ledger()
+
+
+def pause() -> Generator[None, None, None]:
+    """End the step: its count recorded, the loop's turn (a yield), a fresh count."""
+    if LEDGER.steps is not None:
+        LEDGER.steps.append(LEDGER.spent)
+    LEDGER.spent = 0
+    yield
+
+
+def read(chars: int) -> Generator[None, None, None]:
+    """Charge a read of `chars` (at most `BUDGET`), the step ended first when it would pass `BUDGET`."""
+    if LEDGER.spent and LEDGER.spent + chars > BUDGET:
+        yield from pause()
+    LEDGER.spent += chars
+
 
 Gates = tuple[tuple[str, ...], ...]
 _PATTERNS: tuple[LazyPattern, ...] = (*dict.fromkeys(p for rule in RULES for _, p in rule.ascii_patterns),
@@ -99,8 +138,6 @@ def _judged_as(piece: str) -> str:
 
 
 LiteralsOf = Callable[[list[str]], Sequence[frozenset[str]]]
-_AT_ONCE = 32  # texts cut in one step of `may_fire_steps` (well under a ms)
-_JUDGED_AT_ONCE = 8  # sentences judged in one step (a few of them may search a pattern or two)
 
 
 def may_fire(texts: Sequence[str], literals_of: LiteralsOf) -> list[bool]:
@@ -117,27 +154,35 @@ def may_fire(texts: Sequence[str], literals_of: LiteralsOf) -> list[bool]:
 
 
 def may_fire_steps(texts: Sequence[str], literals_of: LiteralsOf) -> Generator[None, None, list[bool]]:
-    """`may_fire` in steps of a fraction of a ms (a yield between them), its answer returned:
-    the texts cut `_AT_ONCE` at a time, then the distinct sentences not judged yet judged
-    `_JUDGED_AT_ONCE` at a time (each batch's new words read at once, `literals_of`)."""
+    """`may_fire` in steps (`read`: each text of at most `BUDGET` characters), its answer
+    returned: the texts cut, then the distinct sentences not judged yet judged in batches of
+    at most `PIECE` characters (each batch's new words read at once, `literals_of`; a sentence
+    longer than `_LONGEST` may fire unread)."""
     cut: list[set[str]] = []
     pieces: set[str] = set()
     split = _CUT.split
-    for start in range(0, len(texts), _AT_ONCE):
-        for text in texts[start:start + _AT_ONCE]:
-            cut.append(set(split(text)))
-            pieces |= cut[-1]
-        yield
+    for text in texts:
+        yield from read(len(text))
+        cut.append(set(split(text)))
+        pieces |= cut[-1]
     if len(_dirty) + len(pieces) > _REMEMBERED:
         _dirty.clear()
     # this listing's verdicts, its own (another listing's steps may run between these and clear `_dirty`)
     verdicts = {piece: _dirty[piece] for piece in pieces if piece in _dirty}
     fresh = [piece for piece in pieces if piece not in verdicts]
-    searched = [_judged_as(piece) for piece in fresh]
-    for start in range(0, len(fresh), _JUDGED_AT_ONCE):
-        end = start + _JUDGED_AT_ONCE
-        verdicts.update(_judge(fresh[start:end], searched[start:end], literals_of))
-        yield
+    batch: list[str] = []
+    size = 0
+    for piece in [*fresh, None]:
+        if piece is not None and len(piece) + 2 > _LONGEST:  # (as searched: `_judged_as`)
+            verdicts[piece] = _dirty[piece] = True
+            continue
+        if batch and (piece is None or size + len(piece) + 2 > PIECE):
+            yield from read(size * SLOW)  # its words learnt, then its sentences searched
+            verdicts.update(_judge(batch, [_judged_as(one) for one in batch], literals_of))
+            batch, size = [], 0
+        if piece is not None:
+            batch.append(piece)
+            size += len(piece) + 2
     dirty = {piece for piece, may in verdicts.items() if may}
     return [not text_pieces.isdisjoint(dirty) for text_pieces in cut]
 
@@ -148,6 +193,8 @@ def judged(pieces: set[str], literals_of: LiteralsOf) -> dict[str, bool]:
     if len(_dirty) + len(pieces) > _REMEMBERED:
         _dirty.clear()
     fresh = [piece for piece in pieces if piece not in _dirty]
+    _dirty.update((piece, True) for piece in fresh if len(piece) + 2 > _LONGEST)  # may fire: its words not read
+    fresh = [piece for piece in fresh if len(piece) + 2 <= _LONGEST]
     _judge(fresh, [_judged_as(piece) for piece in fresh], literals_of)
     return _dirty
 
@@ -177,9 +224,39 @@ def _may_match(piece: str, held: frozenset[str]) -> bool:
             if held.isdisjoint(gate):
                 break
         else:
-            if _relaxed(_PATTERNS[index]).search(piece) is not None:
+            pattern = _PATTERNS[index]
+            if (_credential_relaxed(piece) if pattern is CREDENTIAL_PATH
+                    else _relaxed(pattern).search(piece) is not None):
                 return True
     return False
+
+
+_KEY_FILE = LazyPattern(r"[\w-]\.(?:pem|p12|pfx|keystore|jks|ppk)")
+_KEY_RUN = LazyPattern(r"(?<![\w-])[\w-]+(?=\.key)")  # a whole word before `.key` (tried once a word)
+_KEY_NAMES = ("server", "private", "client", "secret")
+
+
+def _credential_relaxed(piece: str) -> bool:
+    """Whether the credential path less its `\\b`s matches in `piece`, in time linear in its
+    length: less its `\\b`s, `[\\w-]+\\.pem` is tried from every character of a word to the
+    word's end (a 4 KB sentence of `a-a-…`: 90-180 ms); it matches when a word character
+    or dash stands before `.pem`, and its `server[\\w-]*\\.key` when the word before `.key`
+    holds one of those names. The other alternatives are searched as they are."""
+    if _relaxed_part(CREDENTIAL_BEFORE).search(piece) or _relaxed_part(CREDENTIAL_AFTER).search(piece):
+        return True
+    if _KEY_FILE.search(piece):
+        return True
+    return any(name in word.group() for word in _KEY_RUN.compiled.finditer(piece) for name in _KEY_NAMES)
+
+
+_relaxed_parts: dict[str, re.Pattern[str]] = {}
+
+
+def _relaxed_part(source: str) -> re.Pattern[str]:
+    found = _relaxed_parts.get(source)
+    if found is None:
+        found = _relaxed_parts[source] = re.compile(_relaxed_source(source))
+    return found
 
 
 def _relaxed(pattern: LazyPattern) -> re.Pattern[str]:
