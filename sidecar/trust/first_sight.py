@@ -21,7 +21,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from sidecar.trust.pins import Memo, Pin, PinsNotKept, definition_of
+from sidecar.trust.pins import PIECE, Memo, Pin, PinsNotKept, definition_of, listed_bytes
 
 # Cheap to import (the standard library's builtins, msgspec through `pins`): asyncio loads on
 # the first listing prepared (the runtime has it loaded by then), no dataclass is built here.
@@ -127,10 +127,21 @@ async def _prepare(tools: list[dict[str, Any]], memo: Memo, *, first_sight: bool
     try:
         for tool in tools:
             name = tool.get("name")
+            plain = encoded(tool) if words_first else listed_bytes(tool)
             if words_first:
-                encodings.append(encoded(tool))
-            digests.append(memo.digest(tool, encodings[-1] if words_first else None)
-                           if isinstance(name, str) and name else "")
+                encodings.append(plain)
+            if not (isinstance(name, str) and name):
+                digests.append("")
+            elif len(plain) <= PIECE:
+                digests.append(memo.digest(tool, plain))
+            else:  # megabytes of one definition: hashed a piece at a time, the loop's turns between
+                steps = memo.digest_steps(tool, plain)
+                try:
+                    while True:
+                        next(steps)
+                        await slices.tick()
+                except StopIteration as done:
+                    digests.append(done.value)
             if digests[-1]:
                 listed.append((digests[-1], tool))
             await slices.tick()

@@ -25,6 +25,7 @@ from sidecar.trust.findings import RULES_VERSION, Finding
 
 __all__ = [
     "DEFINITION_KEYS",
+    "PIECE",
     "Approval",
     "PinsNotKept",
     "Change",
@@ -36,7 +37,10 @@ __all__ = [
     "Verdict",
     "definition_of",
     "digest_of",
+    "encoding_steps",
+    "hashed",
     "judge",
+    "listed_bytes",
     "pin_tools",
     "without_definitions",
 ]
@@ -132,22 +136,73 @@ def _encoded_and_digest(tool: Mapping[str, Any]) -> Encoded:
     encoding without the name): one encoding for both, as the name's member sits between the
     keys sorted before it and those after (`_canonical` of each, byte for byte), and one hash
     of what they share (the keys before the name: description and inputSchema, the bulk of a
-    definition; a stdio process hashes with CPython's own SHA-256, without OpenSSL)."""
+    definition; a stdio process hashes with CPython's own SHA-256, without OpenSSL).
+    `encoding_steps` is the same with pauses, for a definition of megabytes."""
     import hashlib  # loaded by the first digest, not by the mount plan before the early answer
 
+    parts = _parts(tool)
+    if parts is None:  # a key that is not a string (never from JSON): each encoded whole
+        canonical, body = _canonical(tool), _canonical(tool, with_name=False)
+        return canonical, hashlib.sha256(canonical).hexdigest(), hashlib.sha256(body).hexdigest()
+    head, rest, tail = parts
+    shared = hashlib.sha256(head)
+    body_hash = shared.copy()
+    shared.update(rest)
+    body_hash.update(tail)
+    return head + rest, shared.hexdigest(), body_hash.hexdigest()
+
+
+def encoding_steps(tool: Mapping[str, Any]) -> Generator[None, None, Encoded]:
+    """`_encoded_and_digest` with a pause after the encoding and after each `PIECE` bytes
+    hashed: however large the definition, no hash reads more than a piece at a time (the
+    encoding itself is one C call, about 2 ms a megabyte)."""
+    import hashlib
+
+    parts = _parts(tool)
+    yield
+    if parts is None:
+        canonical, body = _canonical(tool), _canonical(tool, with_name=False)
+        yield
+        whole, bare = hashlib.sha256(), hashlib.sha256()
+        yield from hashed(whole, canonical)
+        yield from hashed(bare, body)
+        return canonical, whole.hexdigest(), bare.hexdigest()
+    head, rest, tail = parts
+    shared = hashlib.sha256()
+    yield from hashed(shared, head)
+    body_hash = shared.copy()
+    yield from hashed(shared, rest)
+    yield from hashed(body_hash, tail)
+    return head + rest, shared.hexdigest(), body_hash.hexdigest()
+
+
+def _parts(tool: Mapping[str, Any]) -> tuple[bytes, bytes, bytes] | None:
+    """The canonical encoding cut at the name's member: what both digests share (the keys
+    sorted before the name), the rest of the whole one, and the rest of the body's (None:
+    a key that is not a string)."""
     try:
         before = _encode({key: value for key, value in tool.items() if key < "name"})[1:-1]
         after = _encode({key: value for key, value in tool.items() if key > "name"})[1:-1]
-    except TypeError:  # a key that is not a string (never from JSON): each encoded whole
-        canonical, body = _canonical(tool), _canonical(tool, with_name=False)
-        return canonical, hashlib.sha256(canonical).hexdigest(), hashlib.sha256(body).hexdigest()
+    except TypeError:
+        return None
     named = b'"name":' + _encode(tool.get("name", ""))
-    shared = hashlib.sha256(b"{" + before)
-    body_hash = shared.copy()
     rest = (b"," if before else b"") + named + (b"," + after if after else b"") + b"}"
-    shared.update(rest)
-    body_hash.update((b"," if before and after else b"") + after + b"}")
-    return b"{" + before + rest, shared.hexdigest(), body_hash.hexdigest()
+    return b"{" + before, rest, (b"," if before and after else b"") + after + b"}"
+
+
+PIECE = 1 << 16  # bytes hashed between two pauses of a stepped digest (a fraction of a ms)
+
+
+class _Hasher(Protocol):
+    def update(self, data: bytes | memoryview, /) -> None: ...
+
+
+def hashed(hasher: _Hasher, data: bytes) -> Generator[None, None, None]:
+    """`hasher` fed `data` `PIECE` bytes at a time, with a pause after each."""
+    view = memoryview(data)
+    for start in range(0, len(view), PIECE):
+        hasher.update(view[start:start + PIECE])
+        yield
 
 
 def definition_of(tool: Mapping[str, Any], reviewed: bool = False,
@@ -186,7 +241,8 @@ def pin_tools(tools: Sequence[Mapping[str, Any]], reviewed: bool = False, before
     return pins
 
 
-_plain = msgspec.json.Encoder().encode
+listed_bytes = msgspec.json.Encoder().encode  # a tool's plain JSON, as the memo keys it (`Memo.digest`)
+_plain = listed_bytes
 _CLASSIC_FIELDS = frozenset((*DEFINITION_KEYS, "name"))
 
 
@@ -247,19 +303,44 @@ class Memo:
     def digest(self, tool: Mapping[str, Any], encoded: bytes | None = None) -> str:
         """The tool's digest (`encoded`: its plain JSON, when the caller made it already)."""
         listed = _listed_key(_plain(tool) if encoded is None else encoded)
+        found = self._known(tool, listed)
+        return found if found is not None else self._learnt(tool, listed, _encoded_and_digest(tool))
+
+    def digest_steps(self, tool: Mapping[str, Any], encoded: bytes) -> Generator[None, None, str]:
+        """`digest` with a pause after each encoding and each `PIECE` bytes hashed, for a
+        definition whose plain JSON (`encoded`) is over a piece: however large it is, no
+        hash reads more than a piece between two pauses."""
+        import hashlib
+
+        key = hashlib.blake2b(digest_size=32)
+        yield from hashed(key, encoded)
+        listed = key.digest()
+        found = self._known(tool, listed)
+        if found is None:
+            made = yield from encoding_steps(tool)
+            found = self._learnt(tool, listed, made)
+        return found
+
+    def _known(self, tool: Mapping[str, Any], listed: bytes) -> str | None:
+        """The digest of bytes listed before (as this tool last, or as any), else None."""
         name = tool.get("name")
         last = self.by_name.get(name) if isinstance(name, str) else None
         if last is not None and last[0] == listed:  # as this tool was listed last time: no hashing
             return last[1]
         found = self.digests.get(listed)
-        if found is None:
-            if len(self.digests) >= self.LIMIT:
-                self.digests.clear()
-                self.by_name.clear()
-            made = _encoded_and_digest(tool)
-            found = self.digests[listed] = made[1]
-            if self.encoded is not None:
-                self.encoded[found] = made
+        if found is not None and isinstance(name, str):
+            self.by_name[name] = (listed, found)
+        return found
+
+    def _learnt(self, tool: Mapping[str, Any], listed: bytes, made: Encoded) -> str:
+        """Remember `made`, the digests of bytes not listed before."""
+        if len(self.digests) >= self.LIMIT:
+            self.digests.clear()
+            self.by_name.clear()
+        found = self.digests[listed] = made[1]
+        if self.encoded is not None:
+            self.encoded[found] = made
+        name = tool.get("name")
         if isinstance(name, str):
             self.by_name[name] = (listed, found)
         return found
