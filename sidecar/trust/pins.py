@@ -351,7 +351,7 @@ class Memo:
             pass
 
     def scanning(self, listed: Sequence[tuple[str, Mapping[str, Any]]]) -> Generator[None, None, None]:
-        """`scan` in steps of a fraction of a ms each (`sidecar.trust.scan.scan_steps`)."""
+        """`scan` in steps bounded by the characters each reads (`sidecar.trust.scan.scan_steps`)."""
         # the digest covers every forwarded field, as the scan reads them all: one key serves both
         unseen = {digest: tool for digest, tool in listed if digest not in self.findings}
         if not unseen:
