@@ -200,9 +200,6 @@ CLIENT_NOT_YET = {
     "request-metadata": _SESSION_KEPT,
     "http-standard-headers": _SESSION_KEPT,
 }
-# Each client scenario is its own suite run, client and sidecar (their own output folder):
-# they are independent, and mostly start-up, so a few at a time keep both cores busy.
-CLIENT_AT_ONCE = 3
 _CLIENT_SUMMARY = re.compile(r"Passed: (?P<passed>\d+)/(?P<total>\d+), (?P<failed>\d+) failed, (?P<warned>\d+) warnings")
 
 
@@ -222,19 +219,7 @@ async def run_client_scenario(scenario: str, wire: str, out: Path) -> Ran:
 @pytest.mark.parametrize("wire", list(CLIENT_SCENARIOS))
 async def test_the_sidecar_as_a_client_passes_the_client_scenarios(wire, tmp_path):
     node22()
-    found: dict[str, Ran] = {}
-    limit = anyio.Semaphore(CLIENT_AT_ONCE)
-
-    async def one(scenario: str) -> None:
-        out = tmp_path / scenario
-        out.mkdir()
-        async with limit:
-            found[scenario] = await run_client_scenario(scenario, wire, out)
-
-    async with anyio.create_task_group() as group:
-        for scenario in CLIENT_SCENARIOS[wire]:
-            group.start_soon(one, scenario)
-    ran = {scenario: found[scenario] for scenario in CLIENT_SCENARIOS[wire]}  # in the listed order
+    ran = {scenario: await run_client_scenario(scenario, wire, tmp_path) for scenario in CLIENT_SCENARIOS[wire]}
     lines = [f"\nclient scenarios at {wire}, the sidecar as the client: scenario | checks"]
     lines += [f"  {name:52} {str(result):>14}" + (" (not yet)" if name in CLIENT_NOT_YET else "")
               for name, result in ran.items()]
