@@ -89,8 +89,8 @@ async def process(argv: list[str], port: int, env: dict[str, str] | None = None)
         yield port
     finally:
         os.killpg(child.pid, signal.SIGTERM)
-        try:
-            child.wait(timeout=10)
+        try:  # waited off the loop: the OTLP sink on this loop must still answer a child's last export
+            await asyncio.to_thread(child.wait, 10)
         except subprocess.TimeoutExpired:
             os.killpg(child.pid, signal.SIGKILL)
             child.wait()
@@ -264,7 +264,7 @@ async def span_cost(endpoint: str, repeats: int) -> dict[str, float]:
             if i % 64 == 0:
                 await asyncio.sleep(0)  # let the sink answer the exporter
         figures[f"handler, {label} (us CPU per request)"] = round((time.thread_time() - started) / repeats * 1e6, 1)
-    tracing.shutdown()
+    await asyncio.to_thread(tracing.shutdown)  # its last export goes to the sink on this loop
     return figures
 
 

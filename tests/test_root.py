@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import asyncio
 from collections.abc import Iterator
+from functools import cache
 from pathlib import Path
 
 from sidecar.config import parse_config
@@ -22,10 +23,16 @@ def _relative(path: Path) -> str:
     return path.relative_to(REPO).as_posix()
 
 
+@cache
+def _nodes(path: Path) -> tuple[ast.AST, ...]:
+    """Every node of one source file, parsed once for all the scans of this module."""
+    return tuple(ast.walk(ast.parse(path.read_text(encoding="utf-8"))))
+
+
 def _calls(name: str) -> Iterator[tuple[str, int]]:
     """Where a function or method called `name` is called, in the runtime and admin code."""
     for path in SOURCES:
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in _nodes(path):
             if isinstance(node, ast.Call):
                 func = node.func
                 called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
@@ -46,7 +53,7 @@ def _sets_an_attribute_of(target: ast.expr, names: tuple[str, ...]) -> bool:
 
 
 def _assignments(path: Path) -> Iterator[tuple[int, ast.expr]]:
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in _nodes(path):
         targets = node.targets if isinstance(node, ast.Assign) else [node.target] \
             if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
         yield from ((node.lineno, target) for target in targets)
@@ -87,7 +94,7 @@ def test_the_listener_and_the_admission_are_written_once() -> None:
     # the console's sign-in page names its operator by the token pasted there, not a request's header
     assert {where for where, _ in _calls("caller_identity")} == {"sidecar/front/http/admission.py",
                                                                   "sidecar_admin/console/guard.py"}
-    importers = {_relative(path) for path in SOURCES for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+    importers = {_relative(path) for path in SOURCES for node in _nodes(path)
                  if isinstance(node, ast.ImportFrom) and node.module == "sidecar.front.http.admission"
                  and any(alias.name == "admit" for alias in node.names)}
     assert importers == {"sidecar/front/http/routes.py"}  # whose `admitted` both fronts' middlewares call

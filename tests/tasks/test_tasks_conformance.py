@@ -67,11 +67,23 @@ async def test_the_sidecar_passes_every_tasks_check_the_server_passes(tmp_path: 
     direct_out, through_out = tmp_path / "direct", tmp_path / "through"
     direct_out.mkdir()
     through_out.mkdir()
-    async with open_tasks_server(tmp_path / "events.jsonl") as upstream:
-        direct = await run_scenarios(upstream, direct_out)
-        async with http_sidecar(sidecar_config(tmp_path, upstream), log_level="INFO") as sidecar, \
+    runs: dict[str, dict[str, str]] = {}
+
+    async def directly() -> None:
+        async with open_tasks_server(tmp_path / "events-direct.jsonl") as upstream:
+            runs["direct"] = await run_scenarios(upstream, direct_out)
+
+    async def through_the_sidecar() -> None:
+        async with open_tasks_server(tmp_path / "events-through.jsonl") as upstream, \
+                http_sidecar(sidecar_config(tmp_path, upstream), log_level="INFO") as sidecar, \
                 bearer_forwarder(sidecar.base, TOKEN) as forwarder:
-            through = await run_scenarios(f"{forwarder}/mcp", through_out)
+            runs["through"] = await run_scenarios(f"{forwarder}/mcp", through_out)
+
+    # each run has a server of its own and its own output folder: both at once
+    async with anyio.create_task_group() as group:
+        group.start_soon(directly)
+        group.start_soon(through_the_sidecar)
+    direct, through = runs["direct"], runs["through"]
     passed_direct = {c for c, status in direct.items() if status == "SUCCESS"}
     passed_through = {c for c, status in through.items() if status == "SUCCESS"}
     print(f"\ntasks scenarios: direct {len(passed_direct)}/{len(direct)}, "

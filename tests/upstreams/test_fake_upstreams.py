@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -291,16 +292,31 @@ async def test_sdk_server_with_sdk_client(sdk_server_path):
 
 
 @pytest.mark.parametrize("cli", ["v1", "v2"])
-async def test_inspector_cli_against_server_everything(npm, cli):
+async def test_inspector_cli_against_server_everything(npm, cli, tmp_path):
     target = [npm.node, str(npm.everything_js), "stdio"]
-    listed = (await npm.inspector(target, "tools/list", cli=cli)).json
-    names = {t["name"] for t in listed["tools"]}
+    asks: dict[str, tuple[str, dict[str, Any]]] = {
+        "list": ("tools/list", {}),
+        "sum": ("tools/call", {"tool_name": "get-sum", "tool_args": {"a": 2, "b": 40}}),
+        "echo": ("tools/call", {"tool_name": "echo", "tool_args": {"message": "hi there"}}),
+        "read": ("resources/read", {"extra": ["--uri", "demo://resource/dynamic/text/1"]}),
+        "prompt": ("prompts/get", {"extra": ["--prompt-name", "simple-prompt"]}),
+    }
+    runs: dict[str, Any] = {}
+    limit = anyio.Semaphore(3)  # each run is two node processes, mostly start-up: a few at a time
+
+    async def ask(key: str, method: str, options: dict[str, Any]) -> None:
+        home = tmp_path / key  # v2 keeps a catalog file under HOME: one HOME a run
+        home.mkdir()
+        async with limit:
+            runs[key] = await npm.inspector(target, method, cli=cli, **options,
+                                            env={"HOME": str(home), "MCP_CATALOG_PATH": str(home / "mcp-catalog.json")})
+
+    async with anyio.create_task_group() as group:
+        for key, (method, options) in asks.items():
+            group.start_soon(ask, key, method, options)
+    names = {t["name"] for t in runs["list"].json["tools"]}
     assert {"echo", "get-sum", "trigger-long-running-operation"} <= names
-    run = await npm.inspector(target, "tools/call", tool_name="get-sum", tool_args={"a": 2, "b": 40}, cli=cli)
-    assert run.json["content"][0]["text"] == "The sum of 2 and 40 is 42."
-    run = await npm.inspector(target, "tools/call", tool_name="echo", tool_args={"message": "hi there"}, cli=cli)
-    assert run.json["content"][0]["text"] == "Echo: hi there"
-    run = await npm.inspector(target, "resources/read", extra=["--uri", "demo://resource/dynamic/text/1"], cli=cli)
-    assert run.json["contents"][0]["uri"] == "demo://resource/dynamic/text/1"
-    run = await npm.inspector(target, "prompts/get", extra=["--prompt-name", "simple-prompt"], cli=cli)
-    assert run.json["messages"][0]["content"]["text"] == "This is a simple prompt without arguments."
+    assert runs["sum"].json["content"][0]["text"] == "The sum of 2 and 40 is 42."
+    assert runs["echo"].json["content"][0]["text"] == "Echo: hi there"
+    assert runs["read"].json["contents"][0]["uri"] == "demo://resource/dynamic/text/1"
+    assert runs["prompt"].json["messages"][0]["content"]["text"] == "This is a simple prompt without arguments."
