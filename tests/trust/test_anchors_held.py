@@ -5,6 +5,7 @@ only on text holding them, never skips a text the pattern would flag)."""
 from __future__ import annotations
 
 import re
+from functools import cache
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -14,12 +15,18 @@ from sidecar.trust.scan_rules import RULES
 _ANCHORED = tuple({pattern.source: (groups, pattern) for rule in RULES for groups, pattern in rule.ascii_patterns}.values())
 
 
+@cache
+def _matching(source: str) -> st.SearchStrategy[str]:
+    """Strings matching a pattern as the scan's text reads it (built once per pattern)."""
+    spaced = source.replace("\\b", "").replace("\\s", " ")  # the scan's text: single spaces
+    return st.from_regex(re.compile(spaced), fullmatch=True).filter(str.isascii)
+
+
 @settings(max_examples=600, deadline=None, suppress_health_check=list(HealthCheck), database=None)
 @given(st.data())
 def test_every_match_holds_an_anchor_of_each_group(data: st.DataObject) -> None:
     groups, pattern = data.draw(st.sampled_from(_ANCHORED))
-    spaced = pattern.source.replace("\\b", "").replace("\\s", " ")  # the scan's text: single spaces
-    match = data.draw(st.from_regex(re.compile(spaced), fullmatch=True).filter(str.isascii))
+    match = data.draw(_matching(pattern.source))
     text = re.sub(" +", " ", match)  # the scan's text has no runs of spaces
     if pattern.search(text) is None:
         return
