@@ -302,4 +302,4 @@ def test_the_call_counts_are_per_call_and_exact() -> None:
 
     counts = per_call_counts(REPO_ROOT, 40, 1)
     assert counts["sidecar/gate/chain.py:close"] == 1
-    assert sum(counts.values()) > 50
+    assert sum(counts.values()) > 30  # a whole call's Python calls (about 49 since round 39), not a few strays
