@@ -121,3 +121,20 @@ def test_tracing_off_loads_nothing_of_opentelemetry(tmp_path: Path) -> None:
     imported = [line for line in stderr.splitlines() if line.startswith("import time:")]
     assert imported and not [line for line in imported if "opentelemetry" in line or "prometheus_client" in line
                              or "redis" in line]
+
+
+def test_an_unreachable_collector_does_not_hold_the_exit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The exporters retry a refused collector for about 13 s; the sidecar's shutdown waits
+    for the last spans and metrics no longer than its bound, then lets the process end."""
+    import time
+
+    from sidecar.gate.observers.tracing import Tracing
+
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:9")  # nothing listens there
+    tracing = Tracing("pipe")
+    with tracing.tracer.start_as_current_span("a call"):
+        pass
+    tracing.server_duration.record(0.1)
+    began = time.monotonic()
+    assert tracing.shutdown(within=0.5) is False  # still retrying: not waited for
+    assert time.monotonic() - began < 5

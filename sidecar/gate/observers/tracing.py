@@ -67,33 +67,58 @@ def start_tracing(transport: str, service_named: bool = False) -> Tracing | None
         return None
 
 
+SHUTDOWN_SECONDS = 2.0  # the most an exit waits for the last spans and metrics to leave
+
+
 class Tracing:
     def __init__(self, transport: str, service_named: bool = False) -> None:
         """`transport`: `pipe` for the stdio front, `tcp` for HTTP; `service_named`:
         OTEL_SERVICE_NAME is set (`sidecar.settings`), so spans keep the operator's name."""
         self.transport = transport
         resource = Resource.create({} if service_named else {"service.name": "omb-sidecar"})
-        self.spans = TracerProvider(resource=resource)
+        self.spans = TracerProvider(resource=resource, shutdown_on_exit=False)  # `shutdown` bounds the exit
         self.spans.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
         self.tracer = self.spans.get_tracer("omb-sidecar", __version__)
         view = View(instrument_name="mcp.*.operation.duration", aggregation=ExplicitBucketHistogramAggregation(BUCKETS))
         reader = PeriodicExportingMetricReader(OTLPMetricExporter())
-        self.meters = MeterProvider(resource=resource, metric_readers=[reader], views=[view])
+        self.meters = MeterProvider(resource=resource, metric_readers=[reader], views=[view], shutdown_on_exit=False)
         meter = self.meters.get_meter("omb-sidecar", __version__)
         self.server_duration = meter.create_histogram(
             "mcp.server.operation.duration", unit="s", description="MCP request duration as the sidecar served it")
         self.client_duration = meter.create_histogram(
             "mcp.client.operation.duration", unit="s", description="MCP request duration as sent to an upstream")
         self.propagator = propagate.get_global_textmap()
+        self._shut = False
+        import atexit
+
+        atexit.register(self.shutdown)  # an exit no root's `shutdown` reached still flushes, within the bound
 
     def gate_parts(self, servers: Callable[[], Mapping[str, ServerConfig]]) -> tuple[Stage, Observer]:
         """A client span around each call upstream, and the gate's decision on the server
         span: what a face's gate is built with. `servers`: the mounted servers, as now."""
         return self._client_stage(servers), _decision_on_span
 
-    def shutdown(self) -> None:
-        self.spans.shutdown()
-        self.meters.shutdown()
+    def shutdown(self, within: float = SHUTDOWN_SECONDS) -> bool:
+        """Flush what is left and stop, waiting at most `within` seconds: an unreachable
+        collector makes the exporters retry for about 13 s, which must not hold the
+        sidecar's exit (the flush goes on in a daemon thread meanwhile, and ends with the
+        process). True when it ended in time; once (a second call returns at once)."""
+        if self._shut:
+            return True
+        self._shut = True
+        import threading
+
+        ended = threading.Event()
+
+        def flush() -> None:
+            try:
+                self.spans.shutdown()
+                self.meters.shutdown()
+            finally:
+                ended.set()
+
+        threading.Thread(target=flush, name="tracing shutdown", daemon=True).start()
+        return ended.wait(within)
 
     # -- server spans ------------------------------------------------------------------
 
