@@ -1,12 +1,12 @@
 """The things being measured, and how each is started.
 
-Owns the command line of every candidate (direct, relay, py-floor, sidecar,
-fastmcp, sdk proxy) for a given set of upstreams, and the one config file format
+Owns the command line of every candidate (direct, relay, py-floor, py-threads,
+sidecar, fastmcp, sdk proxy) for a given set of upstreams, and the one config file format
 they share (`{"mcpServers": {...}, "budgets": {...}}`, the sidecar's contract).
 A candidate either merges several upstreams itself (sidecar, fastmcp) or is
 run once per upstream, all at the same time (direct, relay); the SDK proxy and
-the Python floor (`floor_proxy.py`) serve exactly one upstream and sit out the
-many-upstream cases.
+the two Python floors (`floor_proxy.py` on asyncio, `thread_floor.py` on blocking threads)
+serve exactly one upstream and sit out the many-upstream cases.
 
 Refuses to start anything: it returns argv lists and says why a candidate is
 unavailable (`missing`) instead of failing later.
@@ -14,7 +14,7 @@ unavailable (`missing`) instead of failing later.
 Which interpreter starts them (`Launch`): a run measures what a user installs by default
 (`from_wheel`: the checkout's wheel built and installed with its dependencies into a venv
 outside the checkout; the sidecar started as its `omb-sidecar` command, every Python
-upstream, relay and py-floor by that venv's interpreter). The dev venv's editable install
+upstream, relay and Python floor by that venv's interpreter). The dev venv's editable install
 puts a finder on every interpreter's start there (about 12 ms each on this machine), which
 the sidecar's path would pay twice in series and direct once. `CHECKOUT` starts everything
 from the running interpreter and the checkout's sources instead. The fastmcp and SDK proxies
@@ -165,6 +165,10 @@ def _floor(upstreams: list[Upstream], workdir: Path) -> list[str]:
     return [launch().python, str(BENCH_DIR / "floor_proxy.py"), "--", *upstream_argv(upstreams[0].spec)]
 
 
+def _threads(upstreams: list[Upstream], workdir: Path) -> list[str]:
+    return [launch().python, str(BENCH_DIR / "thread_floor.py"), "--", *upstream_argv(upstreams[0].spec)]
+
+
 def _sdk(upstreams: list[Upstream], workdir: Path) -> list[str]:
     return [PYTHON, str(BENCH_DIR / "sdk_proxy.py"), "--", *upstream_argv(upstreams[0].spec)]
 
@@ -178,7 +182,7 @@ def _fastmcp(upstreams: list[Upstream], workdir: Path) -> list[str]:
     return [PYTHON, str(BENCH_DIR / "fastmcp_proxy.py"), "--config", str(config)]
 
 
-_LAUNCHERS = {"direct": _direct, "py-floor": _floor, "sidecar": _sidecar,
+_LAUNCHERS = {"direct": _direct, "py-floor": _floor, "py-threads": _threads, "sidecar": _sidecar,
               "fastmcp": _fastmcp, "sdk-proxy": _sdk}
 
 
@@ -216,6 +220,7 @@ def all_candidates(relay_modes: bool = False) -> list[Candidate]:
         Candidate("relay", merges=False),
         *extra,
         Candidate("py-floor", merges=False, single_only=True, missing=_module_missing("uvloop")),
+        Candidate("py-threads", merges=False, single_only=True),  # needs msgspec only, as the wheel does
         Candidate("sidecar", merges=True, missing=_sidecar_missing()),
         Candidate("fastmcp", merges=True, missing=_module_missing("fastmcp")),
         Candidate("sdk-proxy", merges=False, single_only=True, missing=_module_missing("mcp")),

@@ -302,13 +302,17 @@ def render(results: Results) -> list[str]:
 
 
 def _floor(results: Results) -> list[str]:
-    """The same two ratios for py-floor: what the first two targets ask of any proxy in Python."""
-    added = _median(results, "session", "py-floor", "added_vs_relay")
-    rate = _rate_vs_relay("py-floor")(results)
-    if added is None or rate is None:
-        return []
-    return [f"  (py-floor, the least a Python asyncio proxy does: added p50 {added:.2f}x the relay's added, "
-            f"calls/s at 64 in flight {rate:.2f}x the relay's)"]
+    """The same two ratios for the Python floors: what the first two targets ask of any proxy in
+    Python, on asyncio (py-floor) and on blocking threads (py-threads)."""
+    lines = []
+    for name, what in (("py-floor", "the least a Python asyncio proxy does"),
+                       ("py-threads", "the same on blocking threads, no event loop")):
+        added = _median(results, "session", name, "added_vs_relay")
+        rate = _rate_vs_relay(name)(results)
+        if added is not None and rate is not None:
+            lines.append(f"  ({name}, {what}: added p50 {added:.2f}x the relay's added, "
+                         f"calls/s at 64 in flight {rate:.2f}x the relay's)")
+    return lines
 
 
 def _http(results: Results) -> list[str]:

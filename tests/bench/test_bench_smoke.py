@@ -197,11 +197,12 @@ def test_http_added_latency_is_rendered_from_the_paired_figures() -> None:
               "http_stateless_added_p50_us": 200.0, "http_session_added_vs_stdio": 1.5,
               "http_stateless_added_vs_stdio": 2.0}
     results = {
-        "candidates": ["direct", "relay", "py-floor", "sidecar"],
+        "candidates": ["direct", "relay", "py-floor", "py-threads", "sidecar"],
         "cases": {
             "session": case(direct={"call_p50_us": 40.0}, sidecar={"call_p50_us": 140.0, "cpu_us_per_call": 20.0},
                             relay={"call_p50_us": 60.0, "calls_per_s_64": 40_000.0},
-                            **{"py-floor": {"call_p50_us": 100.0, "calls_per_s_64": 20_000.0}}),
+                            **{"py-floor": {"call_p50_us": 100.0, "calls_per_s_64": 20_000.0},
+                               "py-threads": {"call_p50_us": 80.0, "calls_per_s_64": 30_000.0}}),
             "http": case(sidecar=paired),
             "many": case(), "three": case(),
         },
@@ -221,6 +222,8 @@ def test_http_added_latency_is_rendered_from_the_paired_figures() -> None:
     assert "sidecar, stateless 2026-07-28: 500 / 500 / 500; added p50 200.0" in text
     assert "py-floor, the least a Python asyncio proxy does: added p50 3.00x the relay's added, " \
            "calls/s at 64 in flight 0.50x the relay's" in text
+    assert "py-threads, the same on blocking threads, no event loop: added p50 2.00x the relay's added, " \
+           "calls/s at 64 in flight 0.75x the relay's" in text
 
 
 def test_layout_build_benchmark_runs() -> None:
