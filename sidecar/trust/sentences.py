@@ -270,13 +270,23 @@ def _relaxed(pattern: LazyPattern) -> re.Pattern[str]:
 def relax_next() -> bool:
     """Compile one more pattern's relaxed form ahead of the sentences that need it (the
     longest source not compiled yet first: the costliest compile, 0.1-1.7 ms here); False
-    when every one is compiled. A judgement compiles what it needs itself: this only moves
-    that work to a moment with nothing else to do (`sidecar.trust.screen`)."""
+    when every one is compiled. The credential path is judged by its two parts
+    (`_credential_relaxed`), so those are what is compiled for it. A judgement compiles what
+    it needs itself: this only moves that work to a moment with nothing else to do
+    (`sidecar.trust.screen`)."""
     for pattern in _BY_SOURCE_LENGTH:
-        if id(pattern) not in _relaxed_patterns:
-            _relaxed(pattern)
+        if id(pattern) not in _compiled_ahead:
+            _compiled_ahead.add(id(pattern))
+            if pattern is CREDENTIAL_PATH:
+                _relaxed_part(CREDENTIAL_BEFORE)
+                _relaxed_part(CREDENTIAL_AFTER)
+            else:
+                _relaxed(pattern)
             return True
     return False
+
+
+_compiled_ahead: set[int] = set()  # the patterns `relax_next` has compiled what judging needs of
 
 
 _BY_SOURCE_LENGTH = tuple(sorted(_PATTERNS, key=lambda pattern: -len(pattern.source)))

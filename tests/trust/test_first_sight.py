@@ -223,8 +223,8 @@ async def main():
     for _ in range(200):
         await asyncio.sleep(0)
     longest = [id(p) for p in sentences._BY_SOURCE_LENGTH]
-    done = len(sentences._relaxed_patterns)
-    print(done, int(set(sentences._relaxed_patterns) == set(longest[:done])))
+    done = len(sentences._compiled_ahead)
+    print(done, int(sentences._compiled_ahead == set(longest[:done])))
 
 asyncio.run(main())
 """
@@ -252,16 +252,28 @@ def test_a_fresh_trust_compiles_the_sentences_patterns_while_the_loop_waits(tmp_
 
 
 def test_relaxing_ahead_compiles_each_pattern_once_and_then_says_done() -> None:
+    """Each pattern once, as judging reads it: the credential path by its two parts only (its
+    whole relaxed form is never searched, so never compiled)."""
     from sidecar.trust import sentences
+    from sidecar.trust.scan_rules import CREDENTIAL_AFTER, CREDENTIAL_BEFORE, CREDENTIAL_PATH
 
-    saved = dict(sentences._relaxed_patterns)
+    saved = dict(sentences._relaxed_patterns), dict(sentences._relaxed_parts), set(sentences._compiled_ahead)
     sentences._relaxed_patterns.clear()
+    sentences._relaxed_parts.clear()
+    sentences._compiled_ahead.clear()
     try:
         steps = 0
         while sentences.relax_next():
             steps += 1
-        assert steps == len(sentences._relaxed_patterns) == len({id(p) for p in sentences._PATTERNS})
+        assert steps == len(sentences._compiled_ahead) == len({id(p) for p in sentences._PATTERNS})
+        assert id(CREDENTIAL_PATH) not in sentences._relaxed_patterns
+        assert set(sentences._relaxed_parts) == {CREDENTIAL_BEFORE, CREDENTIAL_AFTER}
+        assert len(sentences._relaxed_patterns) == steps - 1
         assert not sentences.relax_next()
     finally:
         sentences._relaxed_patterns.clear()
-        sentences._relaxed_patterns.update(saved)
+        sentences._relaxed_patterns.update(saved[0])
+        sentences._relaxed_parts.clear()
+        sentences._relaxed_parts.update(saved[1])
+        sentences._compiled_ahead.clear()
+        sentences._compiled_ahead.update(saved[2])
