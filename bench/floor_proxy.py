@@ -19,20 +19,8 @@ import subprocess
 import sys
 from collections.abc import Callable
 
-import msgspec
 import uvloop
-
-
-class Envelope(msgspec.Struct):
-    id: int | str | None = None
-    method: str | None = None
-    params: msgspec.Raw = msgspec.Raw(b"")
-    result: msgspec.Raw = msgspec.Raw(b"")
-    error: msgspec.Raw = msgspec.Raw(b"")
-
-
-_decode = msgspec.json.Decoder(Envelope).decode
-_encode = msgspec.json.encode
+from floor_envelope import Envelope, answer_line, decode, request_line  # a sibling: this runs as a script
 
 
 class Lines(asyncio.Protocol):
@@ -73,22 +61,19 @@ async def relay(argv: list[str]) -> None:
     counter = 0
 
     def answered(line: bytes) -> None:
-        message = _decode(line)
+        message = decode(line)
         future = waiting.pop(message.id, None) if isinstance(message.id, int) else None
         if future is not None:
             future.set_result(message)
 
     async def serve(request: Envelope, ident: int) -> None:
         future = waiting[ident] = loop.create_future()
-        params = bytes(request.params) or b"{}"
-        upstream.write(b'{"jsonrpc":"2.0","id":%d,"method":%b,"params":%b}\n' % (ident, _encode(request.method), params))
-        answer = await future
-        body = b'"result":' + bytes(answer.result) if answer.result else b'"error":' + bytes(answer.error)
-        engine.write(b'{"jsonrpc":"2.0","id":%b,%b}\n' % (_encode(request.id), body))
+        upstream.write(request_line(ident, request))
+        engine.write(answer_line(request.id, await future))
 
     def asked(line: bytes) -> None:
         nonlocal counter
-        request = _decode(line)
+        request = decode(line)
         if request.method is None or request.id is None:
             return
         counter += 1

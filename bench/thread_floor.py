@@ -20,21 +20,11 @@ import sys
 import threading
 from collections.abc import Iterator
 
-import msgspec
+from floor_envelope import answer_line, decode, request_line  # a sibling: this runs as a script
 
 __all__ = ["main"]
 
 
-class Envelope(msgspec.Struct):
-    id: int | str | None = None
-    method: str | None = None
-    params: msgspec.Raw = msgspec.Raw(b"")
-    result: msgspec.Raw = msgspec.Raw(b"")
-    error: msgspec.Raw = msgspec.Raw(b"")
-
-
-_decode = msgspec.json.Decoder(Envelope).decode
-_encode = msgspec.json.encode
 _CHUNK = 1 << 16
 
 
@@ -64,26 +54,23 @@ def relay(argv: list[str]) -> None:
 
     def answers() -> None:
         for line in _lines(from_upstream):
-            message = _decode(line)
+            message = decode(line)
             with lock:
                 asked = waiting.pop(message.id, None) if isinstance(message.id, int) else None
             if asked is None:
                 continue
-            body = b'"result":' + bytes(message.result) if message.result else b'"error":' + bytes(message.error)
-            _write_all(1, b'{"jsonrpc":"2.0","id":%b,%b}\n' % (_encode(asked), body))
+            _write_all(1, answer_line(asked, message))
 
     threading.Thread(target=answers, daemon=True).start()
     counter = 0
     for line in _lines(0):
-        request = _decode(line)
+        request = decode(line)
         if request.method is None or request.id is None:
             continue
         counter += 1
         with lock:
             waiting[counter] = request.id
-        params = bytes(request.params) or b"{}"
-        _write_all(to_upstream, b'{"jsonrpc":"2.0","id":%d,"method":%b,"params":%b}\n'
-                   % (counter, _encode(request.method), params))
+        _write_all(to_upstream, request_line(counter, request))
     child.stdin.close()
     child.wait()
 
