@@ -62,7 +62,7 @@ def pick_figures(results: dict[str, Any], command: str) -> dict[str, Any]:
     return {"measured": doc_files.stamp(command),
             "machine": results["machine"], "duration_s": results["duration_s"], "command": command,
             "candidates": list(results["candidates"]), "medians": medians, "in_memory": in_memory,
-            "targets": results.get("targets", [])}
+            "targets": results.get("targets", []), "floors": results.get("floors", {})}
 
 
 def write(results: dict[str, Any], command: str, folder: Path = DOCS_GENERATED) -> Path:
@@ -200,13 +200,23 @@ def _targets(figures: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _floors(figures: dict[str, Any]) -> list[str]:
+    """The relay targets' two ratios for the Python floors of the run (none: no line)."""
+    floors = figures.get("floors") or {}
+    if not floors:
+        return []
+    said = "; ".join(f"{name} added p50 {_num(f['added_vs_relay'])} x the relay's added, calls/s at 64 in flight "
+                     f"{_num(f['calls_per_s_64_vs_relay'])} x the relay's" for name, f in floors.items())
+    return ["", f"The same two relay targets read for the Python floors of this run (no gate, no catalog): {said}."]
+
+
 def render_markdown(figures: dict[str, Any]) -> str:
     """The tables `docs/benchmarks.md` includes, from the figures of one run."""
     parts = [
         "<!-- Written by `python -m bench` (bench/doc_table.py) from bench-figures.json: do not edit by hand. -->",
         "", _machine_line(figures), *([f"", figures["note"]] if figures.get("note") else []), "", *_main_table(figures), "",
         "Over Streamable HTTP (sequential echo calls on one kept-alive connection, same run):", "",
-        *_http_table(figures), "", *_in_memory(figures), *_start_up(figures), "", "Targets, this run:", "", *_targets(figures),
+        *_http_table(figures), "", *_in_memory(figures), *_start_up(figures), "", "Targets, this run:", "", *_targets(figures), *_floors(figures),
         *(["", doc_files.measured_line(figures["measured"])] if "measured" in figures else []),
     ]
     return "\n".join(parts) + "\n"

@@ -217,7 +217,23 @@ def derive(results: Results) -> Results:
     _added_latency(results)  # the http case pairs its own (bench.http_calls)
     results["ratios"] = _ratios(results)
     results["targets"] = [_judge(target, results) for target in TARGETS]
+    results["floors"] = _floors(results)
     return results
+
+
+FLOORS = (("py-floor", "the least a Python asyncio proxy does"),
+          ("py-threads", "the same on blocking threads, no event loop"))
+
+
+def _floors(results: Results) -> dict[str, dict[str, float]]:
+    """The first two targets' ratios for each Python floor in the run: what they ask of any
+    proxy in Python (a floor missing from the run is left out)."""
+    out = {}
+    for name, _ in FLOORS:
+        added, rate = _median(results, "session", name, "added_vs_relay"), _rate_vs_relay(name)(results)
+        if added is not None and rate is not None:
+            out[name] = {"added_vs_relay": added, "calls_per_s_64_vs_relay": rate}
+    return out
 
 
 # -- text ------------------------------------------------------------------
@@ -302,17 +318,11 @@ def render(results: Results) -> list[str]:
 
 
 def _floor(results: Results) -> list[str]:
-    """The same two ratios for the Python floors: what the first two targets ask of any proxy in
-    Python, on asyncio (py-floor) and on blocking threads (py-threads)."""
-    lines = []
-    for name, what in (("py-floor", "the least a Python asyncio proxy does"),
-                       ("py-threads", "the same on blocking threads, no event loop")):
-        added = _median(results, "session", name, "added_vs_relay")
-        rate = _rate_vs_relay(name)(results)
-        if added is not None and rate is not None:
-            lines.append(f"  ({name}, {what}: added p50 {added:.2f}x the relay's added, "
-                         f"calls/s at 64 in flight {rate:.2f}x the relay's)")
-    return lines
+    """The same two ratios for the Python floors (`_floors`)."""
+    said = dict(FLOORS)
+    return [f"  ({name}, {said[name]}: added p50 {f['added_vs_relay']:.2f}x the relay's added, "
+            f"calls/s at 64 in flight {f['calls_per_s_64_vs_relay']:.2f}x the relay's)"
+            for name, f in (results.get("floors") or {}).items()]
 
 
 def _http(results: Results) -> list[str]:

@@ -83,3 +83,16 @@ def test_the_http_table_of_a_paired_run_reads_every_row_from_the_same_blocks() -
     assert rows[2] == "| fast upstream serving HTTP itself | 100 / 100 / 100 | 0 | - | 110 |"
     assert rows[3].startswith("| sidecar on stdio, in the same blocks | 90 / 90 / 90 | 40 ")
     assert "| 60 | 1.50 x (stdio: 40) | 150 (3.0 x stdio's 50) |" in rows[4]
+
+
+def test_the_python_floors_read_against_the_relay_targets_are_rendered(tmp_path: Path) -> None:
+    run = _run_in_runner_shape()
+    session = run["cases"]["session"]["results"]  # type: ignore[index]
+    for name, p50 in (("py-floor", 90.0), ("py-threads", 70.0)):
+        session[name] = {"median": {"init_ms": 100.0, "list_ms": 150.0, "call_p50_us": p50,
+                                    "calls_per_s_64": 1e6 / p50, "vmrss_idle_kb": 20480}}
+    run["candidates"] = ["direct", "relay", "py-floor", "py-threads", "sidecar"]
+    said = doc_table.write(derive(run), "python -m bench", tmp_path).read_text()
+    assert ("The same two relay targets read for the Python floors of this run (no gate, no catalog): "
+            "py-floor added p50 3 x the relay's added, calls/s at 64 in flight 0.56 x the relay's; "
+            "py-threads added p50 2 x the relay's added, calls/s at 64 in flight 0.71 x the relay's.") in said
