@@ -11,8 +11,8 @@ Owns, too, the one place a transport's fault becomes what the waiting caller rai
 `fault` (one request), `lost` (every request, the transport gone), a refused answer and
 a passed deadline all end in `sidecar.errors.upstream_fault`'s words, whatever carried
 the bytes. Each message goes down encoded once, as an `Outgoing`; each frame comes up
-scanned for depth once and decoded once (`feed`), or already read by its transport
-(`frame`).
+scanned for depth at most once (not at all when too short to nest past the limit) and
+decoded once (`feed`), or already read by its transport (`frame`).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from sidecar.wire import (
     encode_request,
     encode_result,
 )
-from sidecar.wire.depth import too_deep
+from sidecar.wire.depth import MAX_DEPTH, too_deep
 from sidecar.wire.requests import PROGRESS_TOKEN, progress_token
 from sidecar.wire.salvage import EDGE_BYTES, DroppedFrame, salvage
 
@@ -260,8 +260,11 @@ class Connection:
     # -- incoming -------------------------------------------------------------------
 
     def feed(self, line: bytes) -> None:
-        """One frame's bytes: scanned for depth once, decoded once (repaired if it must be)."""
-        if too_deep(line):
+        """One frame's bytes: scanned for depth at most once, decoded once (repaired if it
+        must be). A frame of at most `MAX_DEPTH` bytes is not scanned: nesting one level
+        takes an opening bracket, a byte, so a text that short cannot nest past the limit
+        (every plain call's answer of a few hundred bytes skips the scan's call)."""
+        if len(line) > MAX_DEPTH and too_deep(line):
             self.dropped(DroppedFrame(len(line), TOO_DEEP, line[:EDGE_BYTES], line[-EDGE_BYTES:]))
             return
         try:  # `decode_upstream_frame`'s first try, inline: every answer comes this way
