@@ -121,7 +121,8 @@ class Connection:
         self.repaired_frames = 0  # frames whose bad text was replaced (counted value by value below)
         self.repaired_values = 0
         self._ids: IdAllocator[_Pending] = IdAllocator()
-        self._waiting = self._ids.waiting  # the allocator's table, read directly on an answer's way
+        # the allocator's table, read directly on an answer's way (any decoded id may be asked)
+        self._waiting: dict[Any, _Pending] = self._ids.waiting
         self._next_id = self._ids.next_id  # and its counter, on a plain call's way
         self._progress: dict[int, ProgressSink] = {}
         self._next_token = 0
@@ -288,8 +289,10 @@ class Connection:
             self.handler.upstream_request(self, frame)
 
     def _answer(self, frame: UpstreamFrame) -> None:
-        ident = frame.id  # `IdAllocator.release`, inline: every answer comes this way
-        pending = self._waiting.pop(ident, None) if type(ident) is int else None
+        # `IdAllocator.release`, inline: every answer comes this way. The id is as decoded
+        # (`UpstreamFrame.id`: an int, a string or None; msgspec refuses a float or a boolean
+        # there), so only an int can equal a key of ours: a "1" or a None finds nothing.
+        pending = self._waiting.pop(frame.id, None)
         if pending is None:
             self.stray_answers += 1
             return
