@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from time import perf_counter
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -158,15 +159,18 @@ class Started(msgspec.Struct, eq=False):
 
     def passed(self, result: msgspec.Raw) -> None:
         """The call's end once `passing`'s result went: completed with it, charged as
-        passing, and closed once, as `end` would have done."""
+        passing, and closed once, as `end` would have done (`ToolCall.complete` inline:
+        nothing but this ends a call whose `over` was set by an answer)."""
         call = self.call
-        try:
-            call.complete(result)
-        except Exception as exc:
-            stage_broke(call, exc)
-        else:
+        if call.outcome is None:  # `complete`'s guard; then what it sets, and the charge
             size = len(result)
+            call.result, call.outcome, call.ended = result, "completed", perf_counter()
             call.charge, call.bytes_in, call.bytes_out = "pass", size, size
+        else:  # ended before (no way does): `complete` raises, and the call is overruled
+            try:
+                call.complete(result)
+            except Exception as exc:
+                stage_broke(call, exc)
         self.gate.close(call)
 
     def end(self) -> Awaitable[Any] | None:
