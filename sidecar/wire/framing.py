@@ -32,7 +32,7 @@ class LineFramer:
     """
 
     __slots__ = ("max_line", "oversized", "on_dropped", "_buffer", "_discarding", "_scanned",
-                 "_head", "_tail", "_dropped_size")
+                 "_head", "_tail", "_dropped_size", "_room")
 
     def __init__(self, max_line: int = DEFAULT_LINE_CAP, on_dropped: DropSink | None = None) -> None:
         self.max_line = max_line
@@ -43,10 +43,14 @@ class LineFramer:
         self._scanned = 0
         self._head = self._tail = b""
         self._dropped_size = 0
+        # The longest read that may take the whole-line way: the cap while nothing is
+        # buffered or being discarded, else -1 (none may). One test for three on every
+        # read; kept in step where those change (`_buffered`, `_whole_lines`).
+        self._room = max_line
 
     def feed(self, data: bytes) -> list[bytes]:
         """Return every line completed by `data`, in order."""
-        if self._buffer or self._discarding or len(data) > self.max_line:
+        if len(data) > self._room:  # something buffered or discarded, or over the cap
             return self._buffered(data)
         if data.find(b"\n") == len(data) - 1:  # one whole line, as every read of a lone call is: no split
             line = data[:-1].rstrip(b"\r")  # the same bytes, not a copy, when it has no \r
@@ -57,8 +61,8 @@ class LineFramer:
         """`feed`, each line handed to `on_line` in order: a read that is one whole line
         (every read of a lone call, on both pipes) with nothing buffered goes straight on,
         with no list and no second call."""
-        if data.find(b"\n") == len(data) - 1 and not self._buffer and not self._discarding \
-                and len(data) <= self.max_line:
+        size = len(data)
+        if data.find(b"\n") == size - 1 and size <= self._room:
             line = data[:-1].rstrip(b"\r")  # the same bytes, not a copy, when it has no \r
             if line.strip():
                 on_line(line)
@@ -77,8 +81,8 @@ class LineFramer:
             return
         reading.open = True
         try:
-            if data.find(b"\n") == len(data) - 1 and not self._buffer and not self._discarding \
-                    and len(data) <= self.max_line:  # `feed_each`'s first way, inline
+            size = len(data)
+            if data.find(b"\n") == size - 1 and size <= self._room:  # `feed_each`'s first way, inline
                 line = data[:-1].rstrip(b"\r")
                 if line.strip():
                     on_line(line)
@@ -94,6 +98,7 @@ class LineFramer:
 
     def _buffered(self, data: bytes) -> list[bytes]:
         """Lines from what is buffered and `data`, a line at a time."""
+        self._room = -1  # until it returns: a fault half-way leaves the buffered way, right in any state
         self._buffer += data
         lines: list[bytes] = []
         while True:
@@ -101,6 +106,7 @@ class LineFramer:
             if newline < 0:
                 self._scanned = len(self._buffer)
                 self._drop_if_oversized()
+                self._room = -1 if self._buffer or self._discarding else self.max_line
                 return lines
             with memoryview(self._buffer) as view:
                 line = bytes(view[:newline])  # one copy, not a slice and then a copy
@@ -130,6 +136,7 @@ class LineFramer:
         if tail:
             self._buffer += tail
             self._scanned = len(self._buffer)
+            self._room = -1
         return [line.rstrip(b"\r") for line in lines if line.strip()]
 
     def _drop_if_oversized(self) -> None:

@@ -38,8 +38,7 @@ class LineReader(LineFramer, asyncio.Protocol):
         reading.open = True
         try:
             size = len(data)
-            if data.find(b"\n") == size - 1 and not self._buffer and not self._discarding \
-                    and size <= self.max_line:  # one whole line, nothing buffered: every lone call's read
+            if data.find(b"\n") == size - 1 and size <= self._room:  # one whole line, nothing buffered: every lone call's read
                 line = data[:-1].rstrip(b"\r")
                 if line.strip():
                     self.on_line(line)
