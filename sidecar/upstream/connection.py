@@ -274,8 +274,15 @@ class Connection:
             frame = decode_upstream_frame(line) or self._repaired(line)
         if frame is None:
             self.skipped_lines += 1
-        elif frame.method is None:  # an answer, the most frequent frame: routed without `frame`'s call
-            self._answer(frame)
+        elif frame.method is None:  # an answer, the most frequent frame: `_answer`'s body, inline (kept in step)
+            pending = self._waiting.pop(frame.id, None)
+            if pending is None:
+                self.stray_answers += 1
+                return
+            if pending.progress_token is not None:
+                self._progress.pop(pending.progress_token, None)
+            if pending.ends_once or not pending.future.done():
+                pending.future.set_result(frame)
         else:
             self.frame(frame, len(line))
 
@@ -289,7 +296,7 @@ class Connection:
             self.handler.upstream_request(self, frame)
 
     def _answer(self, frame: UpstreamFrame) -> None:
-        # `IdAllocator.release`, inline: every answer comes this way. The id is as decoded
+        # `IdAllocator.release`, inline (and this body in `feed`). The id is as decoded
         # (`UpstreamFrame.id`: an int, a string or None; msgspec refuses a float or a boolean
         # there), so only an int can equal a key of ours: a "1" or a None finds nothing.
         pending = self._waiting.pop(frame.id, None)
