@@ -161,7 +161,9 @@ STAGES: list[tuple[str, tuple[str, ...]]] = [
                                                  "_weakrefset.py")),
     ("tools/call method", ("sidecar/front/methods.py", "sidecar/front/confirming.py", "sidecar/front/eras/asking.py",
                            "sidecar/gate/answer.py", "sidecar/wire/task_shapes.py", "sidecar/hub/session.py")),
-    ("route upstream", ("sidecar/gate/route.py", "sidecar/gate/inline.py:start_call", "sidecar/upstream/pool.py", "sidecar/upstream/supervisor.py:ready_connection",
+    # `Gate.start`, a plain call's in-place resolve and send (`inline.start_call` until round 40)
+    ("route upstream", ("sidecar/gate/route.py", "sidecar/gate/chain.py:start", "sidecar/gate/inline.py:start_call",
+                        "sidecar/upstream/pool.py", "sidecar/upstream/supervisor.py:ready_connection",
                         "sidecar/upstream/supervisor.py:state", "sidecar/upstream/lifecycle.py")),
     ("gate chain stages and record", ("sidecar/gate/", "sidecar/catalog/", "sidecar/redact.py")),
     ("upstream request encode and write", ("sidecar/upstream/connection.py:start_request", "sidecar/upstream/connection.py:send_call",

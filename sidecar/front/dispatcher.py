@@ -98,8 +98,9 @@ class Dispatcher:
         holds = hold is not None or finds_held
         self.starters: Mapping[str, Starter] = STARTERS if holds and methods is METHODS else {}
         # `tools/call`'s starter for params that are a name and arguments alone, read raw
-        # (`_request`); None when calls take tasks (the starters' rule).
-        self.plain_call: PlainStarter | None = PLAIN_CALL if self.starters else None
+        # (`_request`); None when calls take tasks (the starters' rule), or a face traces
+        # its calls (set when the face is made: each call is then wrapped in its span).
+        self.plain_call: PlainStarter | None = PLAIN_CALL if self.starters and face.tracer is None else None
         self.face = face
         self.session = session
         self.spawn = spawn
@@ -164,7 +165,7 @@ class Dispatcher:
             # and nothing else, read from the params as they came: what `params_of` would
             # make of them, with no struct made unless the call takes a task.
             name, arguments, size = raw.get("name"), raw.get("arguments"), len(raw)
-            if type(name) is str and type(arguments) is dict and self.face.tracer is None:
+            if type(name) is str and type(arguments) is dict:
                 meta = None if size == 2 else raw.get("_meta")
                 if size == 2 or size == 3 and type(meta) is dict:
                     if self.plain_call(self, req, name, arguments, meta):  # under way with no task (it set in_flight)

@@ -134,9 +134,7 @@ def start_plain_call(d: Handling, req: Request, name: str, arguments: dict[str, 
     they are a name, arguments and at most a `_meta` object (`PlainStarter`: no params
     struct made). Plain when the gate's chain is, and `meta` is None or, from a
     2026-07-28 engine, its envelope alone. False: nothing was sent, and `tools_call` takes it."""
-    gate, session = d.face.gate, d.session
-    if not gate.plain:
-        return False
+    gate, session = d.face.gate, d.session  # a chain that is not plain: `Gate.start` says None
     modern = session.protocol_version == MODERN_VERSION
     if meta is not None and not (modern and ENVELOPE_KEYS.issuperset(meta) and not declares_tasks(meta)):
         return False

@@ -38,6 +38,7 @@ log = logging.getLogger(__name__)
 
 ENGINE_LINE_CAP = 64 * 1024 * 1024
 _encode = msgspec.json.encode
+_Raw = msgspec.Raw
 
 
 Refuse = Callable[[FrameRejected], None]
@@ -145,7 +146,7 @@ class EngineStdout:
     def answer(self, ident: RequestId, result: AnswerResult) -> None:
         """`emit(Answer(ident, result))`: an upstream's result (Raw) spliced under the id as
         `encode_event` splices it, with no event made."""
-        if type(result) is msgspec.Raw:
+        if type(result) is _Raw:
             self.write(b"".join((ANSWER_HEAD, _encode(ident), RESULT_KEY, result, b"}\n")))
         else:
             self.write(encode_event(Answer(ident, result)))

@@ -28,7 +28,7 @@ from sidecar.config import ServerConfig, SidecarConfig
 from sidecar.errors import CallCancelled, SidecarError
 from sidecar.gate.observers.audit import AuditLog
 from sidecar.gate.call import ToolCall
-from sidecar.gate.inline import Started, stage_broke, start_call
+from sidecar.gate.inline import Started, stage_broke
 from sidecar.gate.grants import Grant
 from sidecar.gate.budget.held import HeldStore
 from sidecar.gate.parts import GateParts, SharedState
@@ -44,6 +44,7 @@ from sidecar.gate.budget.store import SharedHeldStore
 from sidecar.trust.screen import Trust
 from sidecar.redact import Redactor
 from sidecar.upstream import Pool
+from sidecar.wire.versions import MODERN_VERSION
 
 __all__ = ["Gate", "GateParts", "LARGE_RESULT", "Observer", "Stage", "Next", "QUERY_RESULT", "QUERY_RESULT_TOOL", "compose"]
 
@@ -222,21 +223,37 @@ class Gate:
     def start(self, call: ToolCall, modern_engine: bool = False) -> Started | None:
         """A plain call (no `_meta` beyond a 2026-07-28 engine's envelope, no task, no
         relayed round) started with no coroutine: resolved in place to a listed tool and
-        sent upstream now, to be ended by `Started.end` when its answer comes
-        (`sidecar.gate.inline`). None when its way is not plain (for a 2026-07-28 engine,
-        `modern_engine`, that includes a 2026-07-28 server, which is relayed its round):
-        nothing was sent or decided, and `run` takes it from the start."""
+        sent upstream now (its `on_sent` told where, when it has one), to be ended by
+        `Started.end` when its answer comes (`sidecar.gate.inline`). Its server has no call
+        deadline (`asyncio.timeout` needs a task): `Resolve.plain_entry` resolves only such
+        a server's tools. None when its way is not plain, its upstream is not ready, or a
+        2026-07-28 engine (`modern_engine`) calls a 2026-07-28 server (its round is relayed:
+        `sidecar.gate.route`): nothing was sent or decided, and `run` takes it from the start."""
         if not self.plain:
             return None
         live = self.current.live
         name = call.asked_for = call.name
-        entry = live.plain.get(name)  # the one look-up of a name called before (`LiveCatalog.plain`)
-        if entry is None:
-            entry = Resolve.plain_entry(live, name)
-            if entry is None:
+        target = live.plain.get(name)  # the one look-up of a name called before (`LiveCatalog.plain`)
+        if target is None:
+            target = Resolve.plain_entry(live, name)
+            if target is None:
                 return None
-        call.target = entry  # as `Resolve.__call__` sets it
-        return start_call(call, self.pool, live.facts, self, modern_engine)
+        call.target = target  # as `Resolve.__call__` sets it
+        upstream = self.pool.upstreams.get(target.alias)
+        if upstream is None:
+            return None
+        if modern_engine and upstream.info is not None and upstream.info.protocol_version == MODERN_VERSION:
+            return None
+        try:
+            conn = upstream.ready_connection()
+        except SidecarError:
+            return None
+        params: dict[str, Any] = {"name": target.name, "arguments": call.arguments}
+        started = Started(call, conn, params, live.facts.scrubbing, self)
+        ident = started.ident = conn.send_call(params, started)
+        if call.on_sent is not None:
+            call.on_sent(conn, ident)
+        return started
 
     async def run(self, call: ToolCall, tail: Awaitable[Any] | None = None) -> ToolCall:
         """Run `call` through the chain (or, `tail` given, finish a started call's way with

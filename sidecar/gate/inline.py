@@ -2,11 +2,12 @@
 
 A call whose whole way is plain (resolved in place to a listed tool, no stage between the
 charge and the terminal, no deadline, no `_meta`) waits for one thing only: its upstream's
-answer. `Gate.start` runs its prefix in the reader's callback (resolve, then `start_call`
-here: the request written upstream) and returns a `Started`, the connection's waiter for
-the answer (no future: the answer ends it there and then); the front arms it with its
-answering, where `end` does what `Gate.run` does after the terminal's await: the route's ending (as `sidecar.gate.route.route_upstream` ends a call), the
-charge, the one ending and the one record. What must still wait (a server's questions, a
+answer. `Gate.start` runs its prefix in the reader's callback (resolve, then the request
+written upstream) and returns a `Started`, the connection's waiter for the answer (no
+future: the answer ends it there and then); the front arms it with its answering, where
+`end` does what `Gate.run` does after the terminal's await: the route's ending (as
+`sidecar.gate.route.route_upstream` ends a call), the charge, the one ending and the one
+record. What must still wait (a server's questions, a
 large answer scrubbed off the loop, a result over budget) is handed back as an awaitable
 for `Gate.run(call, tail)` to finish in a task, so every call still ends once and is
 recorded once, whichever way it went.
@@ -16,25 +17,24 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from time import perf_counter
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 
-from sidecar.catalog.facts import ServerFacts
 from sidecar.errors import CallCancelled, SidecarError, UpstreamError
 from sidecar.gate.call import StageFault, ToolCall
 from sidecar.gate.route import ASKS, SCRUB_IN_THREAD, failed_upstream, route_tail, scrub_answer
 from sidecar.redact import Redactor
-from sidecar.upstream import Connection, Pool
+from sidecar.upstream import Connection
 from sidecar.upstream.connection import upstream_error
 from sidecar.wire import UpstreamFrame
-from sidecar.wire.versions import MODERN_VERSION
 
 if TYPE_CHECKING:  # an annotation only: the stages package loads the charge after this room
     from sidecar.gate.budget.stage import ChargeResult
 
-__all__ = ["Ending", "Started", "stage_broke", "start_call"]
+__all__ = ["Ending", "Started", "stage_broke"]
 
 log = logging.getLogger("sidecar.gate.chain")  # the chain's words, whichever way the call ran
 
@@ -159,15 +159,18 @@ class Started(msgspec.Struct, eq=False):
 
     def passed(self, result: msgspec.Raw) -> None:
         """The call's end once `passing`'s result went: completed with it, charged as
-        passing, and closed once, as `end` would have done."""
+        passing, and closed once, as `end` would have done (`ToolCall.complete` inline:
+        nothing but this ends a call whose `over` was set by an answer)."""
         call = self.call
-        try:
-            call.complete(result)
-        except Exception as exc:
-            stage_broke(call, exc)
-        else:
+        if call.outcome is None:  # `complete`'s guard; then what it sets, and the charge
             size = len(result)
+            call.result, call.outcome, call.ended = result, "completed", perf_counter()
             call.charge, call.bytes_in, call.bytes_out = "pass", size, size
+        else:  # ended before (no way does): `complete` raises, and the call is overruled
+            try:
+                call.complete(result)
+            except Exception as exc:
+                stage_broke(call, exc)
         self.gate.close(call)
 
     def end(self) -> Awaitable[Any] | None:
@@ -209,32 +212,6 @@ class Started(msgspec.Struct, eq=False):
             stage_broke(call, exc)
         self.gate.close(call)
         return None
-
-
-def start_call(call: ToolCall, pool: Pool, facts: ServerFacts, gate: Ending,
-               modern_engine: bool = False) -> Started | None:
-    """A resolved plain call sent upstream now (its `on_sent` told where, when it has one).
-    Its server has no call deadline (`asyncio.timeout` needs a task): the caller resolved
-    it so (`Resolve.plain_entry`). None when its upstream is not ready, or a 2026-07-28
-    engine (`modern_engine`) calls a 2026-07-28 server (its round is relayed:
-    `sidecar.gate.route`): nothing was sent, and the chain runs the call."""
-    target = call.target
-    assert target is not None
-    upstream = pool.upstreams.get(target.alias)
-    if upstream is None:
-        return None
-    if modern_engine and upstream.info is not None and upstream.info.protocol_version == MODERN_VERSION:
-        return None
-    try:
-        conn = upstream.ready_connection()
-    except SidecarError:
-        return None
-    params: dict[str, Any] = {"name": target.name, "arguments": call.arguments}
-    started = Started(call, conn, params, facts.scrubbing, gate)
-    ident = started.ident = conn.send_call(params, started)
-    if call.on_sent is not None:
-        call.on_sent(conn, ident)
-    return started
 
 
 def stage_broke(call: ToolCall, exc: Exception) -> None:

@@ -11,8 +11,8 @@ Owns, too, the one place a transport's fault becomes what the waiting caller rai
 `fault` (one request), `lost` (every request, the transport gone), a refused answer and
 a passed deadline all end in `sidecar.errors.upstream_fault`'s words, whatever carried
 the bytes. Each message goes down encoded once, as an `Outgoing`; each frame comes up
-scanned for depth once and decoded once (`feed`), or already read by its transport
-(`frame`).
+scanned for depth at most once (not at all when too short to nest past the limit) and
+decoded once (`feed`), or already read by its transport (`frame`).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from sidecar.wire import (
     encode_request,
     encode_result,
 )
-from sidecar.wire.depth import too_deep
+from sidecar.wire.depth import MAX_DEPTH, too_deep
 from sidecar.wire.requests import PROGRESS_TOKEN, progress_token
 from sidecar.wire.salvage import EDGE_BYTES, DroppedFrame, salvage
 
@@ -121,7 +121,8 @@ class Connection:
         self.repaired_frames = 0  # frames whose bad text was replaced (counted value by value below)
         self.repaired_values = 0
         self._ids: IdAllocator[_Pending] = IdAllocator()
-        self._waiting = self._ids.waiting  # the allocator's table, read directly on an answer's way
+        # the allocator's table, read directly on an answer's way (any decoded id may be asked)
+        self._waiting: dict[Any, _Pending] = self._ids.waiting
         self._next_id = self._ids.next_id  # and its counter, on a plain call's way
         self._progress: dict[int, ProgressSink] = {}
         self._next_token = 0
@@ -260,8 +261,11 @@ class Connection:
     # -- incoming -------------------------------------------------------------------
 
     def feed(self, line: bytes) -> None:
-        """One frame's bytes: scanned for depth once, decoded once (repaired if it must be)."""
-        if too_deep(line):
+        """One frame's bytes: scanned for depth at most once, decoded once (repaired if it
+        must be). A frame of at most `MAX_DEPTH` bytes is not scanned: nesting one level
+        takes an opening bracket, a byte, so a text that short cannot nest past the limit
+        (every plain call's answer of a few hundred bytes skips the scan's call)."""
+        if len(line) > MAX_DEPTH and too_deep(line):
             self.dropped(DroppedFrame(len(line), TOO_DEEP, line[:EDGE_BYTES], line[-EDGE_BYTES:]))
             return
         try:  # `decode_upstream_frame`'s first try, inline: every answer comes this way
@@ -270,8 +274,15 @@ class Connection:
             frame = decode_upstream_frame(line) or self._repaired(line)
         if frame is None:
             self.skipped_lines += 1
-        elif frame.method is None:  # an answer, the most frequent frame: routed without `frame`'s call
-            self._answer(frame)
+        elif frame.method is None:  # an answer, the most frequent frame: `_answer`'s body, inline (kept in step)
+            pending = self._waiting.pop(frame.id, None)
+            if pending is None:
+                self.stray_answers += 1
+                return
+            if pending.progress_token is not None:
+                self._progress.pop(pending.progress_token, None)
+            if pending.ends_once or not pending.future.done():
+                pending.future.set_result(frame)
         else:
             self.frame(frame, len(line))
 
@@ -285,8 +296,10 @@ class Connection:
             self.handler.upstream_request(self, frame)
 
     def _answer(self, frame: UpstreamFrame) -> None:
-        ident = frame.id  # `IdAllocator.release`, inline: every answer comes this way
-        pending = self._waiting.pop(ident, None) if type(ident) is int else None
+        # `IdAllocator.release`, inline (and this body in `feed`). The id is as decoded
+        # (`UpstreamFrame.id`: an int, a string or None; msgspec refuses a float or a boolean
+        # there), so only an int can equal a key of ours: a "1" or a None finds nothing.
+        pending = self._waiting.pop(frame.id, None)
         if pending is None:
             self.stray_answers += 1
             return

@@ -1,11 +1,11 @@
 """What comes up a URL channel, with no sockets here: each server message read once and
 handed to the connection, and the faults a channel reports in the server's place.
 
-Owns the read of a body or an event's data: one depth scan for the whole body, one
-decode per message (arrays split first), a repair only where msgspec refused the text;
-then the error object scrubbed of the server's address and header values (and any
-credential echoed in a result taken out), and the frame handed up typed, never as
-bytes to be read again. Refuses any message nested past the depth limit or over a cap:
+Owns the read of a body or an event's data: at most one depth scan for the whole body
+(none for a body too short to nest past the limit), one decode per message (arrays split
+first), a repair only where msgspec refused the text; then the error object scrubbed of
+the server's address and header values (and any credential echoed in a result taken
+out), and the frame handed up typed, never as bytes to be read again. Refuses any message nested past the depth limit or over a cap:
 the request it answered still ends, with a `TooLarge` fault naming the limit. A request
 the channel could not carry ends with its fault (`fault`), never with a made-up frame.
 """
@@ -21,7 +21,7 @@ import msgspec
 from sidecar.errors import UpstreamUnavailable, refused_unread
 from sidecar.upstream.channel import Inbox, Outgoing
 from sidecar.wire import TOO_DEEP, UpstreamFrame, decode_upstream_frame
-from sidecar.wire.depth import too_deep
+from sidecar.wire.depth import MAX_DEPTH, too_deep
 from sidecar.wire.repair import Repair, repair_frame
 from sidecar.wire.salvage import EDGE_BYTES, DroppedFrame, salvage
 
@@ -85,7 +85,7 @@ class Replies:
     def deliver_body(self, body: bytes, out: Outgoing | None = None) -> set[int | str]:
         """Deliver a JSON body (one message or an array) that came for `out` (None: from the
         server's own stream); returns the ids it answered (or ended, refused)."""
-        if too_deep(body):
+        if len(body) > MAX_DEPTH and too_deep(body):  # a shorter body cannot nest past the limit (`Connection.feed`)
             ident = self.refused(DroppedFrame(len(body), TOO_DEEP, body[:EDGE_BYTES], body[-EDGE_BYTES:]), out)
             return set() if ident is None else {ident}
         stripped = body.lstrip()
@@ -152,7 +152,7 @@ class Replies:
 
     def deliver_error_for(self, out: Outgoing, body: bytes) -> bool:
         """An HTTP error whose body is the JSON-RPC error for this request: pass it on."""
-        if out.id is None or not body.strip() or too_deep(body):
+        if out.id is None or not body.strip() or len(body) > MAX_DEPTH and too_deep(body):
             return False
         frame = decode_upstream_frame(body)
         if frame is None or frame.id != out.id or not frame.error:

@@ -7,6 +7,7 @@ over as a `DroppedFrame`, so the request it answered can still be ended (see `sa
 
 from __future__ import annotations
 
+import collections
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -15,12 +16,17 @@ from sidecar.wire.salvage import EDGE_BYTES, DroppedFrame
 if TYPE_CHECKING:
     from sidecar.wire.outbox import Reading
 
-__all__ = ["LineFramer", "DEFAULT_LINE_CAP", "DropSink"]
+__all__ = ["LineFramer", "DEFAULT_LINE_CAP", "DropSink", "each"]
 
 # Well above the largest result the gate holds (64 MiB per upstream).
 DEFAULT_LINE_CAP = 160 * 1024 * 1024
 
 DropSink = Callable[[DroppedFrame], None]
+
+# Runs an iterator to its end and keeps nothing (a deque with no room): `map(on_line,
+# lines)` driven from C as a `for` loop would drive it (in order; an exception goes out),
+# with no bytecode run per line.
+each = collections.deque[None](maxlen=0).extend
 
 
 class LineFramer:
@@ -32,7 +38,7 @@ class LineFramer:
     """
 
     __slots__ = ("max_line", "oversized", "on_dropped", "_buffer", "_discarding", "_scanned",
-                 "_head", "_tail", "_dropped_size")
+                 "_head", "_tail", "_dropped_size", "_room")
 
     def __init__(self, max_line: int = DEFAULT_LINE_CAP, on_dropped: DropSink | None = None) -> None:
         self.max_line = max_line
@@ -43,22 +49,26 @@ class LineFramer:
         self._scanned = 0
         self._head = self._tail = b""
         self._dropped_size = 0
+        # The longest read that may take the whole-line way: the cap while nothing is
+        # buffered or being discarded, else -1 (none may). One test for three on every
+        # read; kept in step where those change (`_buffered`, `_whole_lines`).
+        self._room = max_line
 
     def feed(self, data: bytes) -> list[bytes]:
         """Return every line completed by `data`, in order."""
-        if self._buffer or self._discarding or len(data) > self.max_line:
+        if len(data) > self._room:  # something buffered or discarded, or over the cap
             return self._buffered(data)
         if data.find(b"\n") == len(data) - 1:  # one whole line, as every read of a lone call is: no split
             line = data[:-1].rstrip(b"\r")  # the same bytes, not a copy, when it has no \r
             return [line] if line.strip() else []
-        return self._whole_lines(data.split(b"\n"))  # the last part is the unfinished tail (b"" when the read ends a line)
+        return self._whole_lines(data)
 
     def feed_each(self, data: bytes, on_line: Callable[[bytes], None]) -> None:
         """`feed`, each line handed to `on_line` in order: a read that is one whole line
         (every read of a lone call, on both pipes) with nothing buffered goes straight on,
         with no list and no second call."""
-        if data.find(b"\n") == len(data) - 1 and not self._buffer and not self._discarding \
-                and len(data) <= self.max_line:
+        size = len(data)
+        if data.find(b"\n") == size - 1 and size <= self._room:
             line = data[:-1].rstrip(b"\r")  # the same bytes, not a copy, when it has no \r
             if line.strip():
                 on_line(line)
@@ -77,14 +87,13 @@ class LineFramer:
             return
         reading.open = True
         try:
-            if data.find(b"\n") == len(data) - 1 and not self._buffer and not self._discarding \
-                    and len(data) <= self.max_line:  # `feed_each`'s first way, inline
+            size = len(data)
+            if data.find(b"\n") == size - 1 and size <= self._room:  # `feed_each`'s first way, inline
                 line = data[:-1].rstrip(b"\r")
                 if line.strip():
                     on_line(line)
-            else:
-                for line in self.feed(data):
-                    on_line(line)
+            else:  # several lines (calls in flight together): each handed on from C
+                each(map(on_line, self.feed(data)))
         finally:
             if reading.sent:
                 reading.ended()
@@ -94,6 +103,7 @@ class LineFramer:
 
     def _buffered(self, data: bytes) -> list[bytes]:
         """Lines from what is buffered and `data`, a line at a time."""
+        self._room = -1  # until it returns: a fault half-way leaves the buffered way, right in any state
         self._buffer += data
         lines: list[bytes] = []
         while True:
@@ -101,6 +111,7 @@ class LineFramer:
             if newline < 0:
                 self._scanned = len(self._buffer)
                 self._drop_if_oversized()
+                self._room = -1 if self._buffer or self._discarding else self.max_line
                 return lines
             with memoryview(self._buffer) as view:
                 line = bytes(view[:newline])  # one copy, not a slice and then a copy
@@ -122,15 +133,21 @@ class LineFramer:
             if line.strip():
                 lines.append(line)
 
-    def _whole_lines(self, lines: list[bytes]) -> list[bytes]:
+    def _whole_lines(self, data: bytes) -> list[bytes]:
         """Nothing was buffered and the read fits the cap, so no line in it can be over the
-        cap: it was split once (a pipelined burst of many frames costs one pass, not one
-        buffer shift per line); only the unfinished tail, its last part, is kept."""
-        tail = lines.pop()
+        cap: it is split once (a pipelined burst of many frames costs one pass, not one
+        buffer shift per line); only the unfinished tail, its last part, is kept. With no
+        `\r` in the read, the blank lines are left out by `filter` in C, with no bytecode
+        run per line (every pipelined burst of compact frames)."""
+        lines = data.split(b"\n")
+        tail = lines.pop()  # the unfinished tail (b"" when the read ends a line)
         if tail:
             self._buffer += tail
             self._scanned = len(self._buffer)
-        return [line.rstrip(b"\r") for line in lines if line.strip()]
+            self._room = -1
+        if b"\r" in data:
+            return [line.rstrip(b"\r") for line in lines if line.strip()]
+        return list(filter(bytes.strip, lines))
 
     def _drop_if_oversized(self) -> None:
         if len(self._buffer) > self.max_line:

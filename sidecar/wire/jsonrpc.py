@@ -141,6 +141,7 @@ class _PlainRequest(msgspec.Struct, forbid_unknown_fields=True):
 
 
 _plain_decoder = msgspec.json.Decoder(_PlainRequest)
+_UNSET = msgspec.UNSET
 
 
 def decode_engine_frame(line: bytes) -> EngineMessage | FrameRejected:
@@ -161,7 +162,7 @@ def decode_engine_frame(line: bytes) -> EngineMessage | FrameRejected:
     if again != line and has_duplicate_key(line, plain, again):
         return FrameRejected(PARSE_ERROR, "parse error: duplicate key in object", salvage_request_id(line))
     params = plain.params
-    return Request(plain.id, plain.method, {} if params is msgspec.UNSET else params)
+    return Request(plain.id, plain.method, {} if params is _UNSET else params)
 
 
 def _decode_generic(line: bytes) -> EngineMessage | FrameRejected:

@@ -206,7 +206,10 @@ class Outbox:
         self._write = write
         self._queued: list[bytes] = []
         self._loop = loop
-        self._turn_open = False  # a frame left outside a read: the rest of the loop turn is queued
+        # Frames queue at once, with no test of the read: after one left outside a read (the
+        # rest of the loop turn), or once one queued in a read (the rest of that read); the
+        # flush that is then due (the turn's, or the read's end) sets it back.
+        self._turn_open = False
         self._read = -1  # the read (`Reading.turn`) a frame last left in at once
         self.queued_bytes = 0
         self._transport: asyncio.WriteTransport | None = None
@@ -227,6 +230,7 @@ class Outbox:
             else:
                 if not self._queued:
                     reading.sent.append(self)
+                    self._turn_open = True  # the read's next frames: straight to the queue
                 self._queued.append(frame)
                 self.queued_bytes += len(frame)
                 return

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-from sidecar.wire.framing import DEFAULT_LINE_CAP, DropSink, LineFramer
+from sidecar.wire.framing import DEFAULT_LINE_CAP, DropSink, LineFramer, each
 from sidecar.wire.outbox import READING
 
 __all__ = ["LineReader"]
@@ -38,15 +38,12 @@ class LineReader(LineFramer, asyncio.Protocol):
         reading.open = True
         try:
             size = len(data)
-            if data.find(b"\n") == size - 1 and not self._buffer and not self._discarding \
-                    and size <= self.max_line:  # one whole line, nothing buffered: every lone call's read
+            if data.find(b"\n") == size - 1 and size <= self._room:  # one whole line, nothing buffered: every lone call's read
                 line = data[:-1].rstrip(b"\r")
                 if line.strip():
                     self.on_line(line)
-            else:
-                on_line = self.on_line
-                for line in self.feed(data):
-                    on_line(line)
+            else:  # several lines (calls in flight together): each handed on from C, no bytecode a line
+                each(map(self.on_line, self.feed(data)))
         finally:
             if reading.sent:
                 reading.ended()

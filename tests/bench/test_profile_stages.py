@@ -17,6 +17,7 @@ def test_each_part_of_a_calls_way_has_its_stage() -> None:
         "sidecar/concurrency.py:spawn": "dispatcher (params typed, task, answer)",
         "sidecar/front/methods.py:tools_call": "tools/call method",
         "sidecar/gate/route.py:route_upstream": "route upstream",
+        "sidecar/gate/chain.py:start": "route upstream",
         "sidecar/upstream/supervisor.py:ready_connection": "route upstream",
         "sidecar/gate/chain.py:run": "gate chain stages and record",
         "sidecar/upstream/connection.py:start_request": "upstream request encode and write",

@@ -1,5 +1,7 @@
-"""Each upstream frame is scanned for depth once and decoded once, on every transport, and
-what the connection encodes is never parsed again on its way down (issue 23, the seam).
+"""Each upstream frame is scanned for depth at most once and decoded once, on every
+transport, and what the connection encodes is never parsed again on its way down (issue
+23, the seam). A frame too short to nest past the limit (`MAX_DEPTH` bytes or fewer: a
+level takes a bracket) is not scanned at all; a longer one is scanned once.
 
 Real upstreams (a stdio child; Streamable HTTP answering one JSON body or an event stream;
 legacy SSE, on 127.0.0.1), the core in memory over them. The readers are wrapped in
@@ -62,8 +64,11 @@ def counting(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counter[str]]:
         yield counts
 
 
+@pytest.mark.parametrize("size", ["short", "long"])
 @pytest.mark.parametrize("transport", ["stdio", "http-json", "http-stream", "sse"])
-async def test_one_scan_and_one_decode_per_frame_on_every_transport(transport: str, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_at_most_one_scan_and_one_decode_per_frame_on_every_transport(
+        transport: str, size: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    text = "once" if size == "short" else "once" + "." * 2 * depth.MAX_DEPTH
     async with serve_hostile() as web:
         entry: dict[str, Any] = {"command": sys.executable, "args": [str(FAULT_SERVER)]}
         if transport != "stdio":
@@ -74,11 +79,14 @@ async def test_one_scan_and_one_decode_per_frame_on_every_transport(transport: s
             assert upstream is not None and upstream.connection is not None
             conn = upstream.connection
             if transport == "stdio":
-                call: dict[str, Any] = {"name": "echo", "arguments": {"nonce": "once"}}
+                call: dict[str, Any] = {"name": "echo", "arguments": {"nonce": text}}
             else:
-                line = '{"jsonrpc":"2.0","id":{id},"result":{"content":[{"type":"text","text":"once"}]}}'
+                line = '{"jsonrpc":"2.0","id":{id},"result":{"content":[{"type":"text","text":"%s"}]}}' % text
                 call = {"name": "say", "arguments": {"lines": [line], "stream": transport == "http-stream"}}
             with counting(monkeypatch) as counts:
                 answer = await conn.request("tools/call", call)
-    assert b'"once"' in bytes(answer)
-    assert dict(counts) == {"scan": 1, "decode": 1}, (transport, counts)
+    assert f'"{text}"'.encode() in bytes(answer)
+    # the frame is the result and an envelope of a few dozen bytes: short under the limit, long past it
+    assert (len(answer) + 64 <= depth.MAX_DEPTH) if size == "short" else (len(answer) > depth.MAX_DEPTH)
+    expected = {"scan": 1, "decode": 1} if size == "long" else {"decode": 1}
+    assert dict(counts) == expected, (transport, size, counts)
