@@ -118,6 +118,7 @@ async def _prepare(tools: list[dict[str, Any]], memo: Memo, *, first_sight: bool
 
     slices = _Slices()
     listed: list[tuple[str, Mapping[str, Any]]] = []
+    listed_plain: list[bytes] = []  # each listed tool's plain JSON, for the scan (`Memo.scanning`)
     digests: list[str] = []
     words_first = shadowing and foreign is not None  # the listing's words: each tool's only if they meet a name
     if words_first:
@@ -144,6 +145,7 @@ async def _prepare(tools: list[dict[str, Any]], memo: Memo, *, first_sight: bool
                     digests.append(done.value)
             if digests[-1]:
                 listed.append((digests[-1], tool))
+                listed_plain.append(plain)
             await slices.tick()
         canonical, memo.encoded = memo.encoded, None
     finally:
@@ -160,7 +162,7 @@ async def _prepare(tools: list[dict[str, Any]], memo: Memo, *, first_sight: bool
         memo.listing_words = (tools, frozenset(words))
         shadowing = not foreign.keys().isdisjoint(words)
     await slices.fresh()  # the scan starts a slice of its own
-    for _ in memo.scanning(listed):  # steps bounded by what they read (about 2 ms at most): the slice ends between two
+    for _ in memo.scanning(listed, listed_plain):  # steps bounded by what they read (about 2 ms at most): the slice ends between two
         await slices.tick()
     if shadowing:
         from sidecar.trust.scan import identifiers  # only with other upstreams to shadow

@@ -350,15 +350,18 @@ class Memo:
         for _ in self.scanning(listed):
             pass
 
-    def scanning(self, listed: Sequence[tuple[str, Mapping[str, Any]]]) -> Generator[None, None, None]:
-        """`scan` in steps bounded by the characters each reads (`sidecar.trust.scan.scan_steps`)."""
+    def scanning(self, listed: Sequence[tuple[str, Mapping[str, Any]]],
+                 encodings: Sequence[bytes] | None = None) -> Generator[None, None, None]:
+        """`scan` in steps bounded by the characters each reads (`sidecar.trust.scan.scan_steps`);
+        `encodings`: each listed tool's `listed_bytes`, for tools as JSON decodes them."""
         # the digest covers every forwarded field, as the scan reads them all: one key serves both
-        unseen = {digest: tool for digest, tool in listed if digest not in self.findings}
+        unseen = {digest: index for index, (digest, _) in enumerate(listed) if digest not in self.findings}
         if not unseen:
             return
         from sidecar.trust.scan import scan_steps  # loaded by the first definition its kept findings lack
 
-        found = yield from scan_steps(list(unseen.values()))
+        found = yield from scan_steps([listed[index][1] for index in unseen.values()],
+                                      [encodings[index] for index in unseen.values()] if encodings is not None else None)
         if len(self.findings) + len(unseen) > self.LIMIT:
             self.findings.clear()
             self.words.clear()

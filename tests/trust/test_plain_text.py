@@ -10,7 +10,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from bench.catalogs import GITHUB, build_catalog
 from sidecar.trust import scan as poison
-from sidecar.trust.plain_text import plain_strings, plain_text
+from sidecar.trust.pins import listed_bytes
+from sidecar.trust.plain_text import clean_json, plain_join, plain_strings, plain_text
 from sidecar.trust.scan_rules import JSON_TYPES, SCHEMA_WORDS
 from tests.trust.corpus import POISONED, benign_catalogs
 
@@ -143,3 +144,31 @@ def test_nesting_about_the_walks_turn_is_told_as_a_plain_walk_tells_it() -> None
                     deep = {"x_y_z": deep, "type": "object"}
             for tool in ({"name": "n", "inputSchema": deep}, {"name": "n", "type": deep}, {"name": "n", "a": [deep]}):
                 assert plain_strings(tool, 10_000) == _reference_strings(tool, 10_000), (depth, period, phase)
+
+
+def _told_from_json(tool: dict[str, Any]) -> str | None:
+    strings = plain_strings(tool)
+    return plain_join(strings, clean_json(listed_bytes(tool))) if strings is not None else None
+
+
+def test_a_clean_json_tells_the_text_as_its_characters_do() -> None:
+    """Told from the definition's JSON (no escape, no DEL: `clean_json`), the plain text is the
+    one its characters give, wherever a character sits (a name, a key, a value)."""
+    for char in [*map(chr, range(128)), "\u00a0", "é", "\u200b", "\U0001f600"]:
+        for text in (char, f"keep {char} this", f"a{char}{char}b", f"x_{char}-y"):
+            for tool in ({"name": "n", "description": text}, {"name": text, "inputSchema": {text: {"type": "string"}}},
+                         {"name": "n", "inputSchema": {"properties": {"k": {"enum": [text, "b"]}}}}):
+                assert _told_from_json(tool) == plain_text(tool), repr(text)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.dictionaries(st.one_of(st.sampled_from(["name", "description", "title", "inputSchema"]), _TEXT),
+                       _JSON, max_size=6))
+def test_generated_definitions_read_the_same_told_from_their_json(tool: dict[str, Any]) -> None:
+    assert _told_from_json(tool) == plain_text(tool)
+
+
+def test_the_corpora_read_the_same_told_from_their_json() -> None:
+    tools = [t for ts in benign_catalogs().values() for t in ts] + [t for _, t in POISONED] + build_catalog(GITHUB)
+    assert all(_told_from_json(tool) == plain_text(tool) for tool in tools)
+    assert sum(clean_json(listed_bytes(tool)) for tool in tools) > 0.9 * len(tools)
