@@ -20,7 +20,7 @@ from typing import Any
 
 from sidecar.trust.scan_rules import JSON_TYPES, SCHEMA_WORDS
 
-__all__ = ["clean_json", "plain_join", "plain_strings", "plain_text"]
+__all__ = ["plain_join", "plain_strings", "plain_text"]
 
 _TEXT_KEYS = ("description", "title")  # read first, after the name (as the scan's walk does)
 _DEEP = 64  # the scan's walk changes its way past this depth; so does this one (to None)
@@ -91,7 +91,7 @@ def plain_strings(tool: Mapping[str, Any], most: int | None = None) -> list[str]
 
 def plain_join(out: list[str], clean: bool = False) -> str | None:
     """`plain_text` of the strings `plain_strings` gave. `clean`: they are known to hold no
-    character below a space and no DEL (`clean_json` of their definition's JSON), so only
+    character below a space and no DEL (`sidecar.trust.pins.clean_json` of their definition's JSON), so only
     whether they are ASCII is told (a flag of the string: no character is read for it)."""
     joined = " ".join(out)
     if clean:
@@ -110,16 +110,6 @@ def plain_join(out: list[str], clean: bool = False) -> str | None:
     elif raw.translate(None, _PRINTABLE_OR_BREAK):
         return None
     return " ".join(joined.lower().split())
-
-
-def clean_json(encoded: bytes) -> bool:
-    """Whether no string or key of a definition holds a character below a space or DEL, told
-    from its plain JSON (`sidecar.trust.pins.listed_bytes`) at memchr speed: msgspec writes
-    each character below a space as an escape (a backslash: `\\n`, `\\u0007`) and DEL as it
-    is. For a definition as JSON decodes it (objects, arrays, strings, numbers, booleans,
-    null): its JSON spells every string and key `plain_strings` reads, and the copies that
-    walk makes (a name's, a key's, `_` and `-` made spaces) add no other character."""
-    return b"\\" not in encoded and b"\x7f" not in encoded
 
 
 def _key(key: str, out: list[str]) -> None:

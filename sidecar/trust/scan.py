@@ -61,7 +61,7 @@ from sidecar.trust.scan_rules import (
 )
 from sidecar.catalog.sanitize import strip_invisible
 from sidecar.trust.findings import Finding
-from sidecar.trust.plain_text import clean_json, plain_join, plain_strings
+from sidecar.trust.plain_text import plain_join, plain_strings
 from sidecar.trust.sentences import BUDGET, GATE_LITERALS, PIECE, SLOW, may_fire_steps, read
 from sidecar.trust.sentences import forget as forget_sentences, remembered as sentences_remembered
 
@@ -857,17 +857,17 @@ _PLAIN_STRINGS = 1024  # strings a plain text is made of at most (the walk stops
 _PLAIN_WALK = 4 * _PLAIN_STRINGS * 4  # what that walk is charged (at most 4 x as many strings, a few units each)
 
 
-def scan_steps(tools: Sequence[Mapping[str, Any]], encodings: Sequence[bytes] | None = None
+def scan_steps(tools: Sequence[Mapping[str, Any]], clean: Sequence[bool] | None = None
                ) -> Generator[None, None, list[tuple[Finding, ...]]]:
     """`scan_tools` in steps (a yield between them), its findings returned: the whole
     listing's plain texts, their distinct sentences judged, then the full read of each
     definition that may hold a finding, one at a time. What bounds a step is what it reads
     (`sidecar.trust.sentences.read`): a definition whose strings hold more than `BUDGET`
     characters, or are more than `_PLAIN_STRINGS`, gets no plain text (the full read walks it
-    one item at a time, `_walk_lazily`, and takes a long field in pieces). `encodings`: each
-    tool's plain JSON (`sidecar.trust.pins.listed_bytes`), for tools as JSON decodes them: a
-    plain text whose JSON holds no escape and no DEL is told printable without reading it
-    (`plain_join`'s `clean`)."""
+    one item at a time, `_walk_lazily`, and takes a long field in pieces). `clean`: for tools
+    as JSON decodes them, whether each one's plain JSON holds no escape and no DEL
+    (`sidecar.trust.pins.clean_json`): such a plain text is told printable without
+    reading it (`plain_join`'s `clean`)."""
     texts: list[str | None] = []
     for index, tool in enumerate(tools):
         yield from read(_PLAIN_WALK)
@@ -877,7 +877,7 @@ def scan_steps(tools: Sequence[Mapping[str, Any]], encodings: Sequence[bytes] | 
             texts.append(None)
             continue
         yield from read(size)
-        texts.append(plain_join(strings, encodings is not None and clean_json(encodings[index])))
+        texts.append(plain_join(strings, clean is not None and clean[index]))
     fires = iter((yield from may_fire_steps([text for text in texts if text is not None], _literals_of)))
     found: list[tuple[Finding, ...] | None] = [None if text is None or next(fires) else () for text in texts]
     for index, seen in enumerate(found):

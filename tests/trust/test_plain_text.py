@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from bench.catalogs import GITHUB, build_catalog
 from sidecar.trust import scan as poison
-from sidecar.trust.pins import listed_bytes
-from sidecar.trust.plain_text import clean_json, plain_join, plain_strings, plain_text
+from sidecar.trust.pins import clean_json, listed_bytes
+from sidecar.trust.plain_text import plain_join, plain_strings, plain_text
 from sidecar.trust.scan_rules import JSON_TYPES, SCHEMA_WORDS
 from tests.trust.corpus import POISONED, benign_catalogs
 
