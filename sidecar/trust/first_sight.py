@@ -145,7 +145,7 @@ async def _prepare(tools: list[dict[str, Any]], memo: Memo, *, first_sight: bool
                     digests.append(done.value)
             if digests[-1]:
                 listed.append((digests[-1], tool))
-                listed_clean.append(clean_json(plain))
+                listed_clean.append(len(plain) <= PIECE and clean_json(plain))  # (a larger one: told by its text)
             await slices.tick()
         canonical, memo.encoded = memo.encoded, None
     finally:
