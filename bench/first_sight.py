@@ -142,9 +142,9 @@ def _figures(rounds: int) -> dict[str, float]:
 
 
 _IN_PROCESS = """
-import asyncio, json, sys, time
 from sidecar.loop import loop_libraries_without_openssl
-loop_libraries_without_openssl()  # as a stdio start whose servers are all children
+assert loop_libraries_without_openssl()  # as a stdio start whose servers are all children (asyncio not loaded before)
+import asyncio, json, sys, time
 import msgspec
 from bench.catalogs import GITHUB, build_catalog
 listing = msgspec.json.encode({"tools": build_catalog(GITHUB)})

@@ -21,7 +21,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from sidecar.trust.pins import PIECE, Memo, Pin, PinsNotKept, definition_of, listed_bytes
+from sidecar.trust.pins import PIECE, Memo, Pin, PinsNotKept, clean_json, definition_of, listed_bytes
 
 # Cheap to import (the standard library's builtins, msgspec through `pins`): asyncio loads on
 # the first listing prepared (the runtime has it loaded by then), no dataclass is built here.
@@ -118,6 +118,7 @@ async def _prepare(tools: list[dict[str, Any]], memo: Memo, *, first_sight: bool
 
     slices = _Slices()
     listed: list[tuple[str, Mapping[str, Any]]] = []
+    listed_clean: list[bool] = []  # whether each listed tool's plain JSON holds no escape and no DEL (`Memo.scanning`)
     digests: list[str] = []
     words_first = shadowing and foreign is not None  # the listing's words: each tool's only if they meet a name
     if words_first:
@@ -144,6 +145,7 @@ async def _prepare(tools: list[dict[str, Any]], memo: Memo, *, first_sight: bool
                     digests.append(done.value)
             if digests[-1]:
                 listed.append((digests[-1], tool))
+                listed_clean.append(len(plain) <= PIECE and clean_json(plain))  # (a larger one: told by its text)
             await slices.tick()
         canonical, memo.encoded = memo.encoded, None
     finally:
@@ -160,7 +162,7 @@ async def _prepare(tools: list[dict[str, Any]], memo: Memo, *, first_sight: bool
         memo.listing_words = (tools, frozenset(words))
         shadowing = not foreign.keys().isdisjoint(words)
     await slices.fresh()  # the scan starts a slice of its own
-    for _ in memo.scanning(listed):  # steps bounded by what they read (about 2 ms at most): the slice ends between two
+    for _ in memo.scanning(listed, listed_clean):  # steps bounded by what they read (about 2 ms at most): the slice ends between two
         await slices.tick()
     if shadowing:
         from sidecar.trust.scan import identifiers  # only with other upstreams to shadow

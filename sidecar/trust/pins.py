@@ -35,6 +35,7 @@ __all__ = [
     "Pinning",
     "Memo",
     "Verdict",
+    "clean_json",
     "definition_of",
     "digest_of",
     "encoding_steps",
@@ -246,6 +247,16 @@ _plain = listed_bytes
 _CLASSIC_FIELDS = frozenset((*DEFINITION_KEYS, "name"))
 
 
+def clean_json(encoded: bytes) -> bool:
+    """Whether no string or key of a definition holds a character below a space or DEL, told
+    from its plain JSON (`listed_bytes`) at memchr speed: msgspec writes each character below
+    a space as an escape (a backslash: `\\n`, `\\u0007`) and DEL as it is. For a definition
+    as JSON decodes it (objects, arrays, strings, numbers, booleans, null): its JSON spells
+    every string and key `sidecar.trust.plain_text.plain_strings` reads, and the copies that
+    walk makes (a name's, a key's, `_` and `-` made spaces) add no other character."""
+    return b"\\" not in encoded and b"\x7f" not in encoded
+
+
 def _listed_key(listed: bytes) -> bytes:
     """What the memo keeps of a tool's bytes as listed: a 256-bit BLAKE2b of them (a whole
     catalog's bytes held as keys cost about 1.7 MB for 425 tools; the hash, 2 ms a listing)."""
@@ -350,15 +361,18 @@ class Memo:
         for _ in self.scanning(listed):
             pass
 
-    def scanning(self, listed: Sequence[tuple[str, Mapping[str, Any]]]) -> Generator[None, None, None]:
-        """`scan` in steps bounded by the characters each reads (`sidecar.trust.scan.scan_steps`)."""
+    def scanning(self, listed: Sequence[tuple[str, Mapping[str, Any]]],
+                 clean: Sequence[bool] | None = None) -> Generator[None, None, None]:
+        """`scan` in steps bounded by the characters each reads (`sidecar.trust.scan.scan_steps`);
+        `clean`: for tools as JSON decodes them, each listed tool's `clean_json` of its `listed_bytes`."""
         # the digest covers every forwarded field, as the scan reads them all: one key serves both
-        unseen = {digest: tool for digest, tool in listed if digest not in self.findings}
+        unseen = {digest: index for index, (digest, _) in enumerate(listed) if digest not in self.findings}
         if not unseen:
             return
         from sidecar.trust.scan import scan_steps  # loaded by the first definition its kept findings lack
 
-        found = yield from scan_steps(list(unseen.values()))
+        found = yield from scan_steps([listed[index][1] for index in unseen.values()],
+                                      [clean[index] for index in unseen.values()] if clean is not None else None)
         if len(self.findings) + len(unseen) > self.LIMIT:
             self.findings.clear()
             self.words.clear()

@@ -63,15 +63,43 @@ def plain_strings(tool: Mapping[str, Any], most: int | None = None) -> list[str]
             key = str(key)
             if key not in SCHEMA_WORDS:
                 _key(key, out)
-            _strings(tool[key], key, out, 0)
+            value = tool[key]
+            if type(value) is str:  # `_strings(value, key, out, 0)`, in place (without a call)
+                if not (key == "type" and value in JSON_TYPES):
+                    out.append(value)
+            elif type(value) is dict:  # likewise (an input schema: its properties' schemas are then read in place)
+                if len(out) + len(value) > out.most:
+                    raise _TooDeep
+                for inner_key, inner in value.items():
+                    if type(inner_key) is not str:
+                        inner_key = str(inner_key)
+                    if inner_key not in SCHEMA_WORDS:
+                        out.append(inner_key)
+                        if ("_" in inner_key or "-" in inner_key) and inner_key.count("_") + inner_key.count("-") >= 2:
+                            out.append(inner_key.replace("_", " ").replace("-", " "))
+                    if type(inner) is str:
+                        if not (inner_key == "type" and inner in JSON_TYPES):
+                            out.append(inner)
+                    else:
+                        _strings(inner, inner_key, out, 1)
+            else:
+                _strings(value, key, out, 0)
     except _TooDeep:
         return None
     return out
 
 
-def plain_join(out: list[str]) -> str | None:
-    """`plain_text` of the strings `plain_strings` gave."""
+def plain_join(out: list[str], clean: bool = False) -> str | None:
+    """`plain_text` of the strings `plain_strings` gave. `clean`: they are known to hold no
+    character below a space and no DEL (`sidecar.trust.pins.clean_json` of their definition's JSON), so only
+    whether they are ASCII is told (a flag of the string: no character is read for it)."""
     joined = " ".join(out)
+    if clean:
+        if not joined.isascii():
+            return None
+        if "  " not in joined and joined[:1] != " " and joined[-1:] != " ":
+            return joined.lower()
+        return " ".join(joined.lower().split())
     try:  # ASCII, and its bytes: what is not printable ASCII is left by one `translate` at C speed
         raw = joined.encode("ascii")  # (`str.isprintable` looks each character up: about 5x slower)
     except UnicodeEncodeError:
@@ -91,7 +119,10 @@ def _key(key: str, out: list[str]) -> None:
 
 
 def _strings(value: Any, key: str, out: _Strings, depth: int) -> None:
-    """Every string of `value` the scan reads, in its walk's order (keys before their values)."""
+    """Every string of `value` the scan reads, in its walk's order (keys before their values).
+    What a call would do for a string, for an object inside an object (a property's schema,
+    most often) and for a string inside a list is done in place, without the call (Python
+    calls are most of the walk's cost): the same checks, in the same order."""
     if isinstance(value, str):
         if not (key == "type" and value in JSON_TYPES):
             out.append(value)
@@ -110,10 +141,30 @@ def _strings(value: Any, key: str, out: _Strings, depth: int) -> None:
             if type(inner) is str:  # most values: read here, without a call
                 if not (inner_key == "type" and inner in JSON_TYPES):
                     out.append(inner)
+            elif type(inner) is dict and depth < _DEEP:  # `_strings(inner, inner_key, out, depth + 1)`, in place
+                if len(out) + len(inner) > out.most:
+                    raise _TooDeep
+                for deeper_key, deeper in inner.items():
+                    if type(deeper_key) is not str:
+                        deeper_key = str(deeper_key)
+                    if deeper_key not in SCHEMA_WORDS:
+                        out.append(deeper_key)
+                        if ("_" in deeper_key or "-" in deeper_key) and deeper_key.count("_") + deeper_key.count("-") >= 2:
+                            out.append(deeper_key.replace("_", " ").replace("-", " "))
+                    if type(deeper) is str:
+                        if not (deeper_key == "type" and deeper in JSON_TYPES):
+                            out.append(deeper)
+                    else:
+                        _strings(deeper, deeper_key, out, depth + 2)
             else:
                 _strings(inner, inner_key, out, depth + 1)
     elif isinstance(value, list):
         if len(out) + len(value) > out.most:
             raise _TooDeep
+        typed = key == "type"
         for inner in value:
-            _strings(inner, key, out, depth + 1)
+            if type(inner) is str:  # `_strings(inner, key, out, depth + 1)`, in place
+                if not (typed and inner in JSON_TYPES):
+                    out.append(inner)
+            else:
+                _strings(inner, key, out, depth + 1)

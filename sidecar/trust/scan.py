@@ -857,15 +857,19 @@ _PLAIN_STRINGS = 1024  # strings a plain text is made of at most (the walk stops
 _PLAIN_WALK = 4 * _PLAIN_STRINGS * 4  # what that walk is charged (at most 4 x as many strings, a few units each)
 
 
-def scan_steps(tools: Sequence[Mapping[str, Any]]) -> Generator[None, None, list[tuple[Finding, ...]]]:
+def scan_steps(tools: Sequence[Mapping[str, Any]], clean: Sequence[bool] | None = None
+               ) -> Generator[None, None, list[tuple[Finding, ...]]]:
     """`scan_tools` in steps (a yield between them), its findings returned: the whole
     listing's plain texts, their distinct sentences judged, then the full read of each
     definition that may hold a finding, one at a time. What bounds a step is what it reads
     (`sidecar.trust.sentences.read`): a definition whose strings hold more than `BUDGET`
     characters, or are more than `_PLAIN_STRINGS`, gets no plain text (the full read walks it
-    one item at a time, `_walk_lazily`, and takes a long field in pieces)."""
+    one item at a time, `_walk_lazily`, and takes a long field in pieces). `clean`: for tools
+    as JSON decodes them, whether each one's plain JSON holds no escape and no DEL
+    (`sidecar.trust.pins.clean_json`): such a plain text is told printable without
+    reading it (`plain_join`'s `clean`)."""
     texts: list[str | None] = []
-    for tool in tools:
+    for index, tool in enumerate(tools):
         yield from read(_PLAIN_WALK)
         strings = plain_strings(tool, _PLAIN_STRINGS)
         size = sum(map(len, strings)) if strings is not None else 0
@@ -873,7 +877,7 @@ def scan_steps(tools: Sequence[Mapping[str, Any]]) -> Generator[None, None, list
             texts.append(None)
             continue
         yield from read(size)
-        texts.append(plain_join(strings))
+        texts.append(plain_join(strings, clean is not None and clean[index]))
     fires = iter((yield from may_fire_steps([text for text in texts if text is not None], _literals_of)))
     found: list[tuple[Finding, ...] | None] = [None if text is None or next(fires) else () for text in texts]
     for index, seen in enumerate(found):
