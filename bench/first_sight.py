@@ -2,7 +2,9 @@
 new tool definitions (digests, the poisoning scan, the first pins and their write to a
 real health file) costs in all, and the longest the event loop waits on it at a time.
 
-Two ways, alternated round by round, each on a fresh trust and a fresh health file:
+Timed in a fresh interpreter whose `hashlib` has the interpreter's own SHA-256, as a stdio
+start's has (the bench's own process may have OpenSSL's loaded, several ms quicker for the
+digests). Two ways, alternated round by round, each on a fresh trust and a fresh health file:
   screen_only   the screen alone, as a face ran it before `Trust.prepare` (one stretch)
   prepared      `Trust.prepare` (slices of a few ms), then the screen, as the face runs it now
 Figures (medians over rounds, CPU of this process by `time.process_time`):
@@ -106,11 +108,40 @@ async def _one(tools: list[dict[str, Any]], folder: Path, prepared: bool,
 
 
 def time_first_sight(rounds: int = 5) -> dict[str, float | str]:
-    """Both ways, alternated; medians over `rounds` ({"error": ...} when it cannot run)."""
+    """Both ways, alternated; medians over `rounds` ({"error": ...} when it cannot run), in a
+    fresh interpreter (`_AS_STARTED`): this process may have OpenSSL's SHA-256 behind
+    `hashlib` (the bench's HTTP clients load it), which a stdio start never loads, and the
+    digests would run several ms quicker than a sidecar's."""
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")])))
+    done = subprocess.run([sys.executable, "-c", _AS_STARTED, str(rounds)], env=env, cwd=str(root),
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        return {"error": (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1][:300]}
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def _measured_here(rounds: int) -> dict[str, float | str]:
     try:
         return dict(_figures(rounds))
     except Exception as exc:  # noqa: BLE001 (the report names the failure; the run goes on)
         return {"error": f"{type(exc).__name__}: {exc}"}
+
+
+_AS_STARTED = """
+from sidecar.loop import loop_libraries_without_openssl
+assert loop_libraries_without_openssl()  # hashlib without OpenSSL, as a stdio start whose servers are all children
+import json, sys
+from bench.first_sight import _measured_here
+import hashlib
+figures = _measured_here(int(sys.argv[1]))
+figures["openssl_sha256"] = float("openssl" in hashlib.sha256.__name__)  # 0: the interpreter's own
+print(json.dumps(figures))
+"""
 
 
 def _figures(rounds: int) -> dict[str, float]:

@@ -306,3 +306,18 @@ def test_the_call_counts_are_per_call_and_exact() -> None:
     counts = per_call_counts(REPO_ROOT, 40, 1)
     assert counts["sidecar/gate/chain.py:close"] == 1
     assert sum(counts.values()) > 30  # a whole call's Python calls (about 49 since round 39), not a few strays
+
+
+def test_first_sight_is_timed_in_an_interpreter_without_openssl() -> None:
+    """The in-memory first sight runs where `hashlib` has the interpreter's own SHA-256, as a
+    stdio start's does, whatever this process has loaded."""
+    import hashlib
+
+    from bench.first_sight import time_first_sight
+
+    hashlib.sha256(b"")  # this process may well have OpenSSL's: the figure must not depend on it
+    figures = time_first_sight(1)
+    assert "error" not in figures, figures.get("error")
+    assert figures["tools"] == 425 and figures["same_verdict"] == 1.0
+    assert figures["prepared_longest_ms"] > 0
+    assert figures["openssl_sha256"] == 0.0
