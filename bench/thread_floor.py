@@ -29,14 +29,22 @@ _CHUNK = 1 << 16
 
 
 def _lines(fd: int) -> Iterator[bytes]:
-    """Every non-empty line read from `fd`, without its line end, until the end of input."""
-    pending = b""
+    """Every non-empty line read from `fd`, without its line end, until the end of input (a
+    long line gathered in one buffer, searched only where it grew: linear in its size)."""
+    pending = bytearray()
+    scanned = 0
     while data := os.read(fd, _CHUNK):
         if not pending and data.endswith(b"\n") and data.count(b"\n") == 1:
             yield data[:-1]  # the common case: one whole line
             continue
-        *whole, pending = (pending + data).split(b"\n")
-        yield from (line for line in whole if line)
+        pending += data
+        start = 0
+        while (end := pending.find(b"\n", max(start, scanned))) >= 0:
+            if end > start:
+                yield bytes(pending[start:end])
+            start = end + 1
+        del pending[:start]
+        scanned = len(pending)
 
 
 def _write_all(fd: int, data: bytes) -> None:
