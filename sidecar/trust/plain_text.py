@@ -67,22 +67,7 @@ def plain_strings(tool: Mapping[str, Any], most: int | None = None) -> list[str]
             if type(value) is str:  # `_strings(value, key, out, 0)`, in place (without a call)
                 if not (key == "type" and value in JSON_TYPES):
                     out.append(value)
-            elif type(value) is dict:  # likewise (an input schema: its properties' schemas are then read in place)
-                if len(out) + len(value) > out.most:
-                    raise _TooDeep
-                for inner_key, inner in value.items():
-                    if type(inner_key) is not str:
-                        inner_key = str(inner_key)
-                    if inner_key not in SCHEMA_WORDS:
-                        out.append(inner_key)
-                        if ("_" in inner_key or "-" in inner_key) and inner_key.count("_") + inner_key.count("-") >= 2:
-                            out.append(inner_key.replace("_", " ").replace("-", " "))
-                    if type(inner) is str:
-                        if not (inner_key == "type" and inner in JSON_TYPES):
-                            out.append(inner)
-                    else:
-                        _strings(inner, inner_key, out, 1)
-            else:
+            else:  # an object (an input schema) reads its entries and their objects in place there
                 _strings(value, key, out, 0)
     except _TooDeep:
         return None
